@@ -1,0 +1,2 @@
+//! `trac-runtime`: monitors and the audit loop.
+#![deny(missing_docs)]

@@ -1,0 +1,1 @@
+//! Spec files in RON (stub).
