@@ -1,1 +1,394 @@
-fn main() {}
+//! `trac`: audit agent traces against LTL rules, and check formulas.
+//!
+//! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde_json::json;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use trac_runtime::audit::{AuditOptions, Auditor, PropertyEnd, VerdictRecord};
+use trac_runtime::trace;
+use trac_runtime::Verdict;
+use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
+
+#[derive(Parser)]
+#[command(
+    name = "trac",
+    version,
+    about = "Runtime verification of AI agents against temporal rules (LTL).",
+    long_about = "Runtime verification of AI agents against temporal rules (LTL).\n\nExit codes: 0 no violation, 1 violations found, 2 bad input or usage."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Audit one or more traces: per property and step, violated / satisfied / pending, with witnesses.
+    Audit(AuditArgs),
+    /// Parse a formula: print it normalized, in English, and its atomic propositions.
+    Check {
+        /// The formula, in Spot syntax, optionally prefixed by `forall VAR:`.
+        formula: String,
+    },
+}
+
+#[derive(clap::Args)]
+struct AuditArgs {
+    /// A spec file (RON) with propositions, labeling rules and properties. Repeatable.
+    #[arg(long = "spec", value_name = "FILE")]
+    specs: Vec<PathBuf>,
+    /// An ad-hoc property over the labels (ids f1, f2, ...). Repeatable.
+    #[arg(long = "formula", value_name = "FORMULA")]
+    formulas: Vec<String>,
+    /// Plain TRAC: do not restart a property after a violation (count at most one per property).
+    #[arg(long)]
+    no_reset: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs.
+    #[arg(required = true, value_name = "TRACE")]
+    traces: Vec<PathBuf>,
+}
+
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// For people: per property its verdict, violation count and steps, and witnesses.
+    Text,
+    /// One JSON document: an array of trace reports.
+    Json,
+    /// One JSON object per verdict, then one `"end": true` object per trace and property.
+    Jsonl,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(2),
+            };
+        }
+    };
+    match cli.command {
+        Command::Check { formula } => check(&formula),
+        Command::Audit(args) => audit(&args),
+    }
+}
+
+fn check(src: &str) -> ExitCode {
+    let mut arena = trac_spec::Arena::new();
+    let prop = match trac_spec::parse_property(&mut arena, src) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("{}", e.render(src));
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = trac_spec::progress::validate(&arena, prop.body) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let printed = trac_spec::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
+    let english = trac_spec::english::render(&arena, prop.body, &Default::default());
+    let atoms: Vec<String> = arena
+        .atoms(prop.body)
+        .into_iter()
+        .map(|s| arena.sym_name(s).to_string())
+        .collect();
+    println!("formula:      {printed}");
+    match &prop.var {
+        Some(v) => println!("english:      for every {v}, {english}"),
+        None => println!("english:      {english}"),
+    }
+    println!("propositions: {}", atoms.join(", "));
+    ExitCode::SUCCESS
+}
+
+fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
+    let mut specs = Vec::new();
+    let mut errors = Vec::new();
+    for path in &args.specs {
+        match Spec::from_path(path).and_then(|s| s.check()) {
+            Ok(c) => specs.push(c),
+            Err(e) => errors.push(e.to_string()),
+        }
+    }
+    if !args.formulas.is_empty() {
+        let mut properties = Vec::new();
+        for (i, f) in args.formulas.iter().enumerate() {
+            let mut arena = trac_spec::Arena::new();
+            if let Err(e) = trac_spec::parse_property(&mut arena, f) {
+                errors.push(format!("--formula f{}: {}", i + 1, e.render(f)));
+                continue;
+            }
+            properties.push(PropertyDecl {
+                id: format!("f{}", i + 1),
+                description: format!("--formula {f}"),
+                formula: f.clone(),
+                ..Default::default()
+            });
+        }
+        if errors.is_empty() {
+            let spec = Spec {
+                name: "command line".into(),
+                properties,
+                ..Default::default()
+            };
+            match spec.check() {
+                Ok(c) => specs.push(c),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+    }
+    if specs.is_empty() && errors.is_empty() {
+        errors.push("nothing to check: give at least one --spec FILE or --formula FORMULA".into());
+    }
+    if errors.is_empty() {
+        Ok(specs)
+    } else {
+        Err(errors.join("\n"))
+    }
+}
+
+struct TraceOutcome {
+    name: String,
+    steps: usize,
+    records: Vec<VerdictRecord>,
+    ends: Vec<PropertyEnd>,
+    error: Option<String>,
+}
+
+fn audit(args: &AuditArgs) -> ExitCode {
+    let specs = match load_specs(args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = AuditOptions {
+        reset: !args.no_reset,
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut outcomes = Vec::new();
+    let mut bad_input = false;
+    let mut violations = 0usize;
+    let mut props = Vec::new();
+    for path in &args.traces {
+        let name = path.display().to_string();
+        let mut auditor = match Auditor::new(&specs, &opts) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        props = auditor.properties();
+        let mut outcome = TraceOutcome {
+            name: name.clone(),
+            steps: 0,
+            records: Vec::new(),
+            ends: Vec::new(),
+            error: None,
+        };
+        let emit = |out: &mut dyn Write, recs: Vec<VerdictRecord>, o: &mut TraceOutcome| {
+            if args.format == Format::Jsonl {
+                for r in &recs {
+                    let _ = writeln!(out, "{}", jsonl_record(&name, r));
+                }
+            }
+            o.records.extend(recs);
+        };
+        match trace::open(path) {
+            Err(e) => {
+                outcome.error = Some(e.to_string());
+            }
+            Ok(reader) => {
+                emit(&mut out, auditor.initial(), &mut outcome);
+                for ev in reader {
+                    match ev {
+                        Ok(ev) => {
+                            let recs = auditor.step(&ev);
+                            emit(&mut out, recs, &mut outcome);
+                        }
+                        Err(e) => {
+                            outcome.error = Some(e.to_string());
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        outcome.steps = auditor.steps();
+        outcome.ends = auditor.finish();
+        if args.format == Format::Jsonl {
+            for e in &outcome.ends {
+                let _ = writeln!(out, "{}", jsonl_end(&name, outcome.steps, e));
+            }
+        }
+        if let Some(e) = &outcome.error {
+            bad_input = true;
+            eprintln!("error: {e}");
+            if outcome.steps > 0 {
+                eprintln!(
+                    "note: the {} step(s) read before the error were audited; their verdicts are reported",
+                    outcome.steps
+                );
+            }
+        }
+        violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
+        outcomes.push(outcome);
+    }
+    match args.format {
+        Format::Text => print_text(&mut out, &props, &outcomes),
+        Format::Json => {
+            let doc: Vec<_> = outcomes
+                .iter()
+                .map(|o| {
+                    json!({
+                        "trace": o.name,
+                        "steps": o.steps,
+                        "properties": props,
+                        "verdicts": o.records,
+                        "end": o.ends,
+                        "error": o.error,
+                    })
+                })
+                .collect();
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&doc).expect("reports serialize")
+            );
+        }
+        Format::Jsonl => {}
+    }
+    let _ = out.flush();
+    if bad_input {
+        ExitCode::from(2)
+    } else if violations > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
+    json!({
+        "trace": trace,
+        "property": r.property,
+        "step": r.step,
+        "verdict": r.verdict,
+        "value": r.value,
+        "residual": r.residual,
+        "restarted_with": r.restarted_with,
+        "witness": r.witness,
+    })
+    .to_string()
+}
+
+fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd) -> String {
+    json!({
+        "trace": trace,
+        "property": e.property,
+        "end": true,
+        "steps": steps,
+        "verdict": e.verdict,
+        "violations": e.violations,
+        "ltlf": e.ltlf,
+        "instances": e.instances,
+    })
+    .to_string()
+}
+
+fn print_text(
+    out: &mut dyn Write,
+    props: &[trac_runtime::audit::PropertyInfo],
+    outcomes: &[TraceOutcome],
+) {
+    for o in outcomes {
+        let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
+        for p in props {
+            let Some(end) = o.ends.iter().find(|e| e.property == p.id) else {
+                continue;
+            };
+            let recs: Vec<&VerdictRecord> =
+                o.records.iter().filter(|r| r.property == p.id).collect();
+            let viol: Vec<&&VerdictRecord> = recs
+                .iter()
+                .filter(|r| r.verdict == Verdict::Violated)
+                .collect();
+            let steps: Vec<String> = viol
+                .iter()
+                .map(|r| match &r.value {
+                    Some(v) => format!("{} ({v})", r.step),
+                    None => r.step.to_string(),
+                })
+                .collect();
+            // A property violated at least once is reported as violated even when TRAC_R
+            // restarted it and it is pending again at the end.
+            let status = if end.violations > 0 {
+                Verdict::Violated
+            } else {
+                end.verdict
+            };
+            let _ = writeln!(
+                out,
+                "{:<10} {:<9} {} violation(s){}{}  [at end: {}; ltlf: {}]",
+                p.id,
+                status.as_str(),
+                end.violations,
+                if steps.is_empty() { "" } else { " at steps " },
+                steps.join(", "),
+                end.verdict,
+                end.ltlf
+            );
+            if !p.description.is_empty() {
+                let _ = writeln!(out, "           rule:    {}", p.description);
+            }
+            let _ = writeln!(out, "           formula: {}", p.formula);
+            for r in &recs {
+                let value = r
+                    .value
+                    .as_ref()
+                    .map(|v| format!(" for {v}"))
+                    .unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "           {} at step {}{}; witness:",
+                    r.verdict, r.step, value
+                );
+                for c in &r.witness {
+                    let held = if c.held.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {{{}}}", c.held.join(", "))
+                    };
+                    let _ = writeln!(
+                        out,
+                        "             step {:>3}: {}{}  =>  {}",
+                        c.step, c.text, held, c.residual
+                    );
+                }
+            }
+        }
+        if let Some(e) = &o.error {
+            let _ = writeln!(out, "stopped early: {e}");
+        }
+    }
+    let total: usize = outcomes
+        .iter()
+        .flat_map(|o| o.ends.iter())
+        .map(|e| e.violations)
+        .sum();
+    let _ = writeln!(out, "{} violation(s) in {} trace(s)", total, outcomes.len());
+}

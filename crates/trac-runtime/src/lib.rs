@@ -1,2 +1,19 @@
 //! `trac-runtime`: monitors and the audit loop.
+//!
+//! - [`monitor`]: the [`Monitor`] trait, LTL3 [`Verdict`]s, the progression monitor (TRAC, TRAC_R).
+//! - [`parametric`]: one monitor instance per parameter value (trace slicing).
+//! - [`labels`]: label sets (valuations) and step inputs.
+//! - [`labeler`]: labeling functions from trace events to atomic propositions.
+//! - [`trace`]: trace readers (JSON Lines, plain-text action logs).
+//! - [`audit`]: the audit loop, verdict records and witnesses.
 #![deny(missing_docs)]
+
+pub mod audit;
+pub mod labeler;
+pub mod labels;
+pub mod monitor;
+pub mod parametric;
+pub mod trace;
+
+pub use labels::{LabelSet, StepInput};
+pub use monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};

@@ -640,7 +640,8 @@ impl Arena {
         }
         let node = self.node(x).clone();
         let ops = node.operands();
-        let mapped: smallvec::SmallVec<[Formula; 2]> = ops.iter().map(|&c| self.map_rec(c, f, memo)).collect();
+        let mapped: smallvec::SmallVec<[Formula; 2]> =
+            ops.iter().map(|&c| self.map_rec(c, f, memo)).collect();
         let rebuilt = if mapped == ops {
             x
         } else {

@@ -1,26 +1,181 @@
-//! Parser for Spot's LTL syntax (stub; replaced by the real parser).
+//! Parser for LTL formulas in Spot's syntax, extended with NuSMV's past-time operators.
+//!
+//! [`parse`] reads one formula, [`parse_property`] a formula with an optional universally
+//! quantified parameter (`forall item: G(take(item) -> X examine(item))`). Formulas are built
+//! through the [`Arena`]'s normalizing constructors, so the result is already in normal form.
+//! The parser never panics: every input either parses or yields a [`ParseError`] with a message
+//! and the byte span of the offending text, which [`ParseError::render`] shows under the source
+//! line with carets.
+//!
+//! # Grammar
+//!
+//! ```text
+//! property = [ "forall" ident ":" ] formula ;
+//! formula  = equiv ;
+//! equiv    = or    { ( "->" | "=>" | "-->" | "<->" | "<=>" | "<-->" ) or } ;    (* right assoc. *)
+//! or       = xor   { ( "|" | "||" | "\/" | "+" ) xor } ;
+//! xor      = and   { ( "xor" | "^" ) and } ;                                  (* left assoc. *)
+//! and      = until { ( "&" | "&&" | "/\" | "*" ) until } ;
+//! until    = unary { ( "U" | "W" | "R" | "V" | "M" | "S" ) unary } ;          (* right assoc. *)
+//! unary    = prefix unary | primary ;
+//! prefix   = "!" | "~" | "X" | "()" | "X[!]" | "X[" digits "]" | "X[" digits "!]"
+//!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H" ;
+//! primary  = "true" | "false" | "1" | "0" | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! atom     = ident [ "(" arg ")" ] | string ;         (* no space between ident and "(" *)
+//! arg      = value | string ;
+//! ident    = ( letter | "_" | "." ) { letter | digit | "_" | "." } ;   (* see lexing below *)
+//! value    = { letter | digit | "_" | "." | "-" }- ;
+//! string   = '"' { any character but '"' and '\' | '\' any character } '"' ;
+//! ```
+//!
+//! Precedence, from loosest to tightest, is Spot's (`spot/parsetl/parsetl.yy`:
+//! `%right OP_IMPLIES OP_EQUIV`, `%left OP_OR`, `%left OP_XOR`, `%left OP_AND`,
+//! `%right OP_U OP_R OP_M OP_W`, then the prefix operators): `->`/`<->` (one level, right
+//! associative: `a -> b -> c` is `a -> (b -> c)`), `|`, `xor` (so `a xor b | c` is
+//! `(a xor b) | c`), `&`, the binary temporal operators `U W R M S` (one level, right
+//! associative), and the prefix operators, which bind tightest (`!a U b` is `(!a) U b`,
+//! `X a U b` is `(X a) U b`, `G a & b` is `(G a) & b`). Since `S` (since) has the precedence
+//! of `U`. Whitespace (any Unicode white space) and `/* ... */` comments (nesting) may appear
+//! between tokens.
+//!
+//! Other accepted spellings, all from Spot: `TRUE`/`True` and `FALSE`/`False` (the constants
+//! are case-insensitive); Wring's postfix `a=0` (`!a`) and `a=1` (`a`) on atomic propositions;
+//! Spot's Unicode operators `¬ ∧ ∩ ∨ ∪ ⊕ → ⟶ ⇒ ⟹ ↔ ⇔ □ ⬜ ◻ ◇ ⋄ ♢ ○ ◯ Ⓧ`; `X[n]` / `X[n!]`
+//! for `n` nested `X` / `X[!]`; `X[]a` is `X G a` and `F[]a` is `F G a`. Not supported (an error
+//! rather than a different reading): PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...) and the
+//! bounded `F[n..m]` / `G[n..m]`.
+//!
+//! # Lexing of identifiers (following Spot's `spot/parsetl/scantl.ll`)
+//!
+//! Atomic propositions are ASCII identifiers: a letter, `_` or `.`, followed by letters, digits,
+//! `_` and `.`. Where a formula is expected:
+//! - An identifier cannot start with `F`, `G` or `X` (Spot's rule
+//!   `[a-zA-EH-WYZ_.][a-zA-Z0-9_.]*`): those letters are always the prefix operators, so a run of
+//!   them glued to an identifier is a chain of prefix operators: `GFa` is `G(F(a))`, `Xb` is
+//!   `X(b)`, `FOO` is `F(OO)`, `GXFoo` is `G(X(F(oo)))`. Exception: when followed by a digit the
+//!   letter starts an identifier (`[FGX][0-9][a-zA-Z0-9_.]*`), so `X0`, `F1` and `G2x` are
+//!   atomic propositions (write `X 0` for `X false`).
+//! - Other identifiers are read greedily: `aUb`, `Ua`, `xorb` and `Ya` are atomic propositions.
+//!   An identifier that is exactly `true` or `false` (any case), `xor`, or one of the operator
+//!   letters `U W R V M S Y Z O H` is that keyword or operator.
+//! - `Falsehood` is the constant `false` followed by `hood` (a syntax error), because Spot tries
+//!   the case-insensitive constant `false` before the `F` operator; `falsehood` is an atom.
+//! - An identifier immediately followed by `(` (no space) is a parametric proposition:
+//!   `take(item)`, `load(package1)`, `delivered("red hot pepper")` are the atoms named
+//!   `take(item)`, `load(package1)` and `delivered(red hot pepper)` (one argument; spaces around
+//!   it are dropped; a quoted argument is stored without its quotes). Operators are not
+//!   identifiers, so `F(a)`, `X(a)` and `Y(a)` apply the operator to `a`.
+//!
+//! Where a binary operator is expected (after an operand), Spot's `not_prop` start condition
+//! applies: an identifier cannot start with a binary temporal operator letter, so `(a)Ub` and
+//! `a Ub` are `a U b`. (Spot excludes `M R U V W` and `F G X` there; we also split `S`, which Spot
+//! has no since-operator for; an identifier in that position is an error anyway, so this only
+//! turns errors into parses.)
+//!
+//! Double-quoted atoms take any name (`"package 1 loaded"`, `"G"`, `"take(x y)"`); inside quotes
+//! a backslash escapes the next character (`\"`, `\\`), as in Spot.
+//!
+//! # Where tools disagree
+//!
+//! - **Past operators.** Spot has none. NuSMV writes `Y`, `Z`, `O`, `H` (prefix) and `S`
+//!   (binary); we follow NuSMV's letters and give `S` the precedence of `U`. Because these letters
+//!   are not Spot operators, Spot reads `Ya`, `Hello` or `Ok` as atomic propositions; we keep that
+//!   reading (`Y`, `Z`, `O`, `H`, `S` are operators only as standalone words, like `U W R V M` in
+//!   Spot), so every Spot formula keeps its meaning. Write `Y a` or `Y(a)`, and `H Y a` rather
+//!   than `HYa` (which is one atom). NuSMV agrees that `Ya` is an identifier (its operators are
+//!   reserved words that must be separated), but NuSMV also reads `Xa` and `GFa` as identifiers,
+//!   where we follow Spot. Yann Thierry-Mieg's Spot fork with past operators instead treats
+//!   `Y`, `O`, `H` like `F`, `G`, `X` (so `Ya` is `Y(a)` there).
+//! - **Constants.** Spot accepts `true`, `false`, `1`, `0` (case-insensitive words); NuSMV writes
+//!   `TRUE`/`FALSE`, accepted here too.
+//! - **Precedence of `xor`.** Spot binds `xor` tighter than `|` and looser than `&` (followed
+//!   here). NuSMV gives `xor` and `|` the same level.
+//! - **`->` and `<->`.** Spot puts both on one right-associative level (followed here); NuSMV
+//!   gives `<->` a lower precedence than `->`, and some tools make `->` left associative.
+//! - **Release.** Spot spells it `R` or `V`; NuSMV uses `V`. NuSMV's past `T` (trigger) is not
+//!   supported: `T` is an atomic proposition, as in Spot.
+//! - **Next.** `X` is weak next and `X[!]` strong next on finite traces (Spot's LTLf reading);
+//!   `()` is Spot's (Spin's) spelling of `X`.
+
 use crate::formula::{Arena, Formula};
+use std::fmt;
 use std::ops::Range;
+
+/// Maximum syntactic nesting depth of a parsed formula (operators on a path from the root to a
+/// leaf, counting `X[n]` as `n`). Deeper input is rejected so that recursive algorithms on the
+/// result (printing, progression, ...) cannot overflow the stack. Parentheses do not count.
+pub const MAX_DEPTH: usize = 1000;
 
 /// A parse error: a message and the byte span of the offending input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
-    /// What went wrong.
+    /// What went wrong, e.g. ``expected a formula after `&` ``.
     pub message: String,
-    /// Byte range in the source string.
+    /// Byte range in the source string (empty at the end of the input).
     pub span: Range<usize>,
 }
 
 impl ParseError {
-    /// The error rendered with the source line and a caret under the span.
+    fn new(message: impl Into<String>, span: Range<usize>) -> ParseError {
+        ParseError {
+            message: message.into(),
+            span,
+        }
+    }
+
+    /// The error rendered with the offending source line and carets under the span:
+    ///
+    /// ```text
+    /// error: expected a formula after `&`
+    ///   |
+    /// 1 | G (a & )
+    ///   |        ^
+    /// ```
+    ///
+    /// The gutter shows the line number (1-based) of the span's start; columns are counted in
+    /// characters, and tabs before the caret are kept so the caret lines up. A span running past
+    /// the end of its line is underlined to the end of the line. No trailing newline.
     pub fn render(&self, src: &str) -> String {
-        format!("{}\n{}\n{}^", self.message, src, " ".repeat(self.span.start))
+        let start = floor_char_boundary(src, self.span.start);
+        let line_start = src[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = src[start..].find('\n').map_or(src.len(), |i| start + i);
+        let line = src[line_start..line_end].trim_end_matches('\r');
+        let line_no = src[..line_start].matches('\n').count() + 1;
+        let end = floor_char_boundary(src, self.span.end.clamp(start, line_end));
+        let width = src[start..end].chars().count().max(1);
+        let pad = " ".repeat(line_no.to_string().len());
+        let indent: String = src[line_start..start]
+            .chars()
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        let text_line = if line.is_empty() {
+            format!("{line_no} |")
+        } else {
+            format!("{line_no} | {line}")
+        };
+        format!(
+            "error: {}\n{pad} |\n{text_line}\n{pad} | {indent}{}",
+            self.message,
+            "^".repeat(width)
+        )
     }
 }
 
-impl std::fmt::Display for ParseError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} at {}..{}", self.message, self.span.start, self.span.end)
+fn floor_char_boundary(s: &str, i: usize) -> usize {
+    let mut i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at {}..{}",
+            self.message, self.span.start, self.span.end
+        )
     }
 }
 
@@ -30,18 +185,920 @@ impl std::error::Error for ParseError {}
 /// `forall item: G(take(item) -> X examine(item))`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Property {
-    /// The quantified variable, if any.
+    /// The quantified variable, if any (`item` above).
     pub var: Option<String>,
-    /// The body.
+    /// The body; atoms mention the variable as their argument (`take(item)`).
     pub body: Formula,
 }
 
-/// Parses one LTL formula in Spot syntax.
-pub fn parse(_arena: &mut Arena, src: &str) -> Result<Formula, ParseError> {
-    Err(ParseError { message: "parser not implemented".into(), span: 0..src.len() })
+/// Parses one LTL formula in Spot syntax (see the [module docs](self) for the grammar).
+///
+/// A `forall VAR:` prefix is rejected here; use [`parse_property`] for quantified properties.
+pub fn parse(arena: &mut Arena, src: &str) -> Result<Formula, ParseError> {
+    if let Some(q) = quantifier(src)? {
+        return Err(ParseError::new(
+            "a `forall` quantifier is only allowed in a property",
+            q.span,
+        ));
+    }
+    Parser::new(arena, src, 0).run()
 }
 
-/// Parses `[forall VAR:] FORMULA`.
+/// Parses `[forall VAR:] FORMULA`; error spans are relative to the whole `src`.
+///
+/// `forall` starts a quantifier when followed by white space, an identifier and `:`
+/// (`forall item:`); `forall item` without the colon is an error. Otherwise `forall` is an
+/// ordinary atomic proposition (`forall U b`, `forall_x`, `forall(x)`).
 pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseError> {
-    Ok(Property { var: None, body: parse(arena, src)? })
+    match quantifier(src)? {
+        Some(q) => Ok(Property {
+            var: Some(q.var),
+            body: Parser::new(arena, src, q.body_start).run()?,
+        }),
+        None => Ok(Property {
+            var: None,
+            body: Parser::new(arena, src, 0).run()?,
+        }),
+    }
+}
+
+struct Quantifier {
+    var: String,
+    span: Range<usize>,
+    body_start: usize,
+}
+
+/// Recognizes a leading `forall VAR:`. `Ok(None)` when the input does not start with a
+/// quantifier; an error when it starts with `forall VAR` but lacks the colon.
+fn quantifier(src: &str) -> Result<Option<Quantifier>, ParseError> {
+    let start = src.len() - src.trim_start().len();
+    let rest = &src[start..];
+    let Some(after) = rest.strip_prefix("forall") else {
+        return Ok(None);
+    };
+    let trimmed = after.trim_start();
+    if trimmed.len() == after.len() {
+        return Ok(None); // `forall` glued to something else: an atom such as `forall_x`.
+    }
+    let len = ident_len(trimmed);
+    let var = &trimmed[..len];
+    if !var.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return Ok(None);
+    }
+    let colon_rest = trimmed[len..].trim_start();
+    let colon_at = src.len() - colon_rest.len();
+    if !colon_rest.starts_with(':') {
+        if !is_plain_ident(var) || trimmed[len..].starts_with('(') {
+            return Ok(None); // e.g. `forall U b`: the atom `forall` until `b`.
+        }
+        let end = colon_at + colon_rest.chars().next().map_or(0, char::len_utf8);
+        return Err(ParseError::new(
+            format!("expected `:` after `forall {var}`"),
+            colon_at..end,
+        ));
+    }
+    Ok(Some(Quantifier {
+        var: var.to_string(),
+        span: start..colon_at + 1,
+        body_start: colon_at + 1,
+    }))
+}
+
+/// Length of the identifier-character run `[A-Za-z0-9_.]*` at the start of `s`.
+fn ident_len(s: &str) -> usize {
+    s.bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
+        .count()
+}
+
+/// True if `s` lexes, where a formula is expected, as exactly one atomic proposition named `s`
+/// (used by the printer to decide whether a name needs quotes).
+pub(crate) fn is_plain_ident(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(&c) = b.first() else { return false };
+    if !(c.is_ascii_alphabetic() || c == b'_' || c == b'.') || ident_len(s) != s.len() {
+        return false;
+    }
+    if matches!(c, b'F' | b'G' | b'X') && !b.get(1).is_some_and(u8::is_ascii_digit) {
+        return false;
+    }
+    !(s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") || s == "xor")
+        && word_operator(s).is_none()
+}
+
+/// True if `s` can be written unquoted as the argument of a parametric proposition.
+pub(crate) fn is_plain_value(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(is_value_byte)
+}
+
+fn is_value_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'
+}
+
+/// The operator named by a standalone one-letter word.
+fn word_operator(s: &str) -> Option<Lexeme> {
+    Some(match s {
+        "U" => Lexeme::Binary(BinOp::Until),
+        "W" => Lexeme::Binary(BinOp::WeakUntil),
+        "R" | "V" => Lexeme::Binary(BinOp::Release),
+        "M" => Lexeme::Binary(BinOp::StrongRelease),
+        "S" => Lexeme::Binary(BinOp::Since),
+        "Y" => Lexeme::Prefix(PrefixOp::Yesterday),
+        "Z" => Lexeme::Prefix(PrefixOp::WeakYesterday),
+        "O" => Lexeme::Prefix(PrefixOp::Once),
+        "H" => Lexeme::Prefix(PrefixOp::Historically),
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lexer
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum PrefixOp {
+    Not,
+    Next,
+    StrongNext,
+    /// `X[n]` (weak) or `X[n!]` (strong).
+    NextN(u32, bool),
+    Finally,
+    Globally,
+    Yesterday,
+    WeakYesterday,
+    Once,
+    Historically,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum BinOp {
+    Implies,
+    Equiv,
+    Or,
+    Xor,
+    And,
+    Until,
+    WeakUntil,
+    Release,
+    StrongRelease,
+    Since,
+}
+
+impl BinOp {
+    /// Precedence level, loosest first.
+    fn level(self) -> u8 {
+        match self {
+            BinOp::Implies | BinOp::Equiv => 0,
+            BinOp::Or => 1,
+            BinOp::Xor => 2,
+            BinOp::And => 3,
+            BinOp::Until
+            | BinOp::WeakUntil
+            | BinOp::Release
+            | BinOp::StrongRelease
+            | BinOp::Since => 4,
+        }
+    }
+
+    fn right_assoc(self) -> bool {
+        matches!(self.level(), 0 | 4)
+    }
+}
+
+/// Punctuation-like lexemes that need no payload.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Lexeme {
+    Prefix(PrefixOp),
+    Binary(BinOp),
+    PostNeg,
+    PostPos,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Tok {
+    Atom(String),
+    True,
+    False,
+    Prefix(PrefixOp),
+    Binary(BinOp),
+    LParen,
+    RParen,
+    /// Wring's `=0`.
+    PostNeg,
+    /// Wring's `=1`.
+    PostPos,
+    End,
+}
+
+impl From<Lexeme> for Tok {
+    fn from(l: Lexeme) -> Tok {
+        match l {
+            Lexeme::Prefix(p) => Tok::Prefix(p),
+            Lexeme::Binary(b) => Tok::Binary(b),
+            Lexeme::PostNeg => Tok::PostNeg,
+            Lexeme::PostPos => Tok::PostPos,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Token {
+    tok: Tok,
+    span: Range<usize>,
+}
+
+/// Fixed-spelling operators, longest spelling first where one is a prefix of another.
+const PUNCT: &[(&str, Lexeme)] = {
+    use BinOp::*;
+    use Lexeme::{Binary as B, PostNeg, PostPos, Prefix as P};
+    use PrefixOp::*;
+    &[
+        ("<-->", B(Equiv)),
+        ("<->", B(Equiv)),
+        ("<=>", B(Equiv)),
+        ("<>", P(Finally)),
+        ("-->", B(Implies)),
+        ("->", B(Implies)),
+        ("=>", B(Implies)),
+        ("=0", PostNeg),
+        ("=1", PostPos),
+        ("&&", B(And)),
+        ("&", B(And)),
+        ("||", B(Or)),
+        ("|", B(Or)),
+        ("/\\", B(And)),
+        ("\\/", B(Or)),
+        ("+", B(Or)),
+        ("*", B(And)),
+        ("^", B(Xor)),
+        ("[]", P(Globally)),
+        ("!", P(Not)),
+        ("~", P(Not)),
+        ("¬", P(Not)),
+        ("∧", B(And)),
+        ("∩", B(And)),
+        ("∨", B(Or)),
+        ("∪", B(Or)),
+        ("⊕", B(Xor)),
+        ("→", B(Implies)),
+        ("⟶", B(Implies)),
+        ("⇒", B(Implies)),
+        ("⟹", B(Implies)),
+        ("↔", B(Equiv)),
+        ("⇔", B(Equiv)),
+        ("□", P(Globally)),
+        ("⬜", P(Globally)),
+        ("◻", P(Globally)),
+        ("◇", P(Finally)),
+        ("⋄", P(Finally)),
+        ("♢", P(Finally)),
+        ("○", P(Next)),
+        ("◯", P(Next)),
+        ("Ⓧ", P(StrongNext)),
+    ]
+};
+
+/// ASCII characters that only occur in operators; a run of them that is no known operator is
+/// reported as an unknown operator.
+fn is_operator_char(c: char) -> bool {
+    "=<>-@#$%?;:,/\\[]{}'`*&|+^!~".contains(c)
+}
+
+struct Lexer<'s> {
+    src: &'s str,
+    pos: usize,
+    /// End of the last token, where the end-of-input token is reported.
+    last_end: usize,
+}
+
+impl<'s> Lexer<'s> {
+    fn new(src: &'s str, pos: usize) -> Lexer<'s> {
+        Lexer {
+            src,
+            pos,
+            last_end: pos,
+        }
+    }
+
+    fn rest(&self) -> &'s str {
+        &self.src[self.pos..]
+    }
+
+    fn skip_ws(&self, mut i: usize) -> usize {
+        let s = &self.src[i..];
+        i += s.len() - s.trim_start().len();
+        i
+    }
+
+    /// Skips white space and (nested) `/* ... */` comments.
+    fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        loop {
+            self.pos = self.skip_ws(self.pos);
+            if !self.rest().starts_with("/*") {
+                return Ok(());
+            }
+            let start = self.pos;
+            let bytes = self.src.as_bytes();
+            let mut i = start;
+            let mut level = 0usize;
+            loop {
+                if i >= bytes.len() {
+                    return Err(ParseError::new("unclosed comment", start..start + 2));
+                }
+                if bytes[i..].starts_with(b"/*") {
+                    level += 1;
+                    i += 2;
+                } else if bytes[i..].starts_with(b"*/") {
+                    level -= 1;
+                    i += 2;
+                    if level == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            self.pos = i;
+        }
+    }
+
+    fn token(&mut self, tok: Tok, start: usize, end: usize) -> Token {
+        self.pos = end;
+        self.last_end = end;
+        Token {
+            tok,
+            span: start..end,
+        }
+    }
+
+    /// The next token. `operand` tells whether the parser expects a formula (Spot's `INITIAL`
+    /// start condition) or an operator after one (`not_prop`).
+    fn next(&mut self, operand: bool) -> Result<Token, ParseError> {
+        self.skip_trivia()?;
+        let start = self.pos;
+        let rest = self.rest();
+        let Some(c) = rest.chars().next() else {
+            let at = self.last_end;
+            return Ok(Token {
+                tok: Tok::End,
+                span: at..at,
+            });
+        };
+        match c {
+            '(' if operand && rest.starts_with("()") => {
+                return Ok(self.token(Tok::Prefix(PrefixOp::Next), start, start + 2))
+            }
+            '(' => return Ok(self.token(Tok::LParen, start, start + 1)),
+            ')' => return Ok(self.token(Tok::RParen, start, start + 1)),
+            '"' => {
+                let (name, end) = self.string(start)?;
+                return Ok(self.token(Tok::Atom(name), start, end));
+            }
+            _ => {}
+        }
+        if c.is_ascii_digit() {
+            let len = ident_len(rest);
+            return match &rest[..len] {
+                "1" => Ok(self.token(Tok::True, start, start + 1)),
+                "0" => Ok(self.token(Tok::False, start, start + 1)),
+                word => Err(ParseError::new(
+                    format!(
+                        "`{word}` is not an atomic proposition: names cannot start with a digit \
+                         (write it in double quotes: `\"{word}\"`)"
+                    ),
+                    start..start + len,
+                )),
+            };
+        }
+        if c.is_ascii_alphabetic() || c == '_' || c == '.' {
+            return self.word(start, operand);
+        }
+        for (spelling, lexeme) in PUNCT {
+            if rest.starts_with(spelling) {
+                return Ok(self.token((*lexeme).into(), start, start + spelling.len()));
+            }
+        }
+        if is_operator_char(c) {
+            let len: usize = rest
+                .chars()
+                .take_while(|&c| is_operator_char(c))
+                .map(char::len_utf8)
+                .sum();
+            return Err(ParseError::new(
+                format!("unknown operator `{}`", &rest[..len]),
+                start..start + len,
+            ));
+        }
+        Err(ParseError::new(
+            format!(
+                "unexpected character `{}` (atomic propositions with such characters must be \
+                 written in double quotes)",
+                c.escape_debug()
+            ),
+            start..start + c.len_utf8(),
+        ))
+    }
+
+    /// A word starting with an ASCII letter, `_` or `.` at `start`.
+    fn word(&mut self, start: usize, operand: bool) -> Result<Token, ParseError> {
+        let rest = self.rest();
+        let b = rest.as_bytes();
+        let c = b[0];
+        if !operand && matches!(c, b'U' | b'W' | b'R' | b'V' | b'M' | b'S') {
+            // Spot's `not_prop`: after an operand, `Ub` is `U b`.
+            let lexeme = word_operator(&rest[..1]).unwrap_or(Lexeme::Binary(BinOp::Until));
+            return Ok(self.token(lexeme.into(), start, start + 1));
+        }
+        if c == b'F'
+            && rest
+                .get(..5)
+                .is_some_and(|w| w.eq_ignore_ascii_case("false"))
+        {
+            return Ok(self.token(Tok::False, start, start + 5));
+        }
+        if matches!(c, b'F' | b'G' | b'X') && !b.get(1).is_some_and(u8::is_ascii_digit) {
+            return self.temporal_letter(c, start);
+        }
+        let len = ident_len(rest);
+        let word = &rest[..len];
+        let end = start + len;
+        if word.eq_ignore_ascii_case("true") {
+            return Ok(self.token(Tok::True, start, end));
+        }
+        if word.eq_ignore_ascii_case("false") {
+            return Ok(self.token(Tok::False, start, end));
+        }
+        if word == "xor" {
+            return Ok(self.token(Tok::Binary(BinOp::Xor), start, end));
+        }
+        if let Some(lexeme) = word_operator(word) {
+            return Ok(self.token(lexeme.into(), start, end));
+        }
+        if self.src[end..].starts_with('(') {
+            let (arg, arg_end) = self.argument(word, end)?;
+            let name = format!("{word}({arg})");
+            return Ok(self.token(Tok::Atom(name), start, arg_end));
+        }
+        Ok(self.token(Tok::Atom(word.to_string()), start, end))
+    }
+
+    /// `F`, `G` or `X` at `start` (not followed by a digit), with Spot's bracket forms.
+    fn temporal_letter(&mut self, c: u8, start: usize) -> Result<Token, ParseError> {
+        let after = self.skip_ws(start + 1);
+        let bracket = self.src[after..].starts_with('[') && !self.src[after..].starts_with("[]");
+        let op = match c {
+            b'F' => PrefixOp::Finally,
+            b'G' => PrefixOp::Globally,
+            _ => PrefixOp::Next,
+        };
+        if !bracket {
+            return Ok(self.token(Tok::Prefix(op), start, start + 1));
+        }
+        if c != b'X' {
+            return Err(ParseError::new(
+                format!(
+                    "unsupported operator `{}[...]`: bounded `F` and `G` are not supported",
+                    c as char
+                ),
+                start..after + 1,
+            ));
+        }
+        // X[!], X[n], X[n!]
+        let bad = |end: usize| {
+            ParseError::new(
+                "malformed `X[...]`: expected `X[!]`, `X[n]` or `X[n!]`",
+                start..end,
+            )
+        };
+        let mut i = self.skip_ws(after + 1);
+        let digits = self.src[i..].bytes().take_while(u8::is_ascii_digit).count();
+        let count = if digits > 0 {
+            let n: u64 = self.src[i..i + digits].parse().unwrap_or(u64::MAX);
+            if n > MAX_DEPTH as u64 {
+                return Err(ParseError::new(
+                    format!("repetition count too large (at most {MAX_DEPTH})"),
+                    i..i + digits,
+                ));
+            }
+            i = self.skip_ws(i + digits);
+            Some(n as u32)
+        } else {
+            None
+        };
+        let strong = self.src[i..].starts_with('!');
+        if strong {
+            i = self.skip_ws(i + 1);
+        }
+        if !self.src[i..].starts_with(']') || (count.is_none() && !strong) {
+            let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+            return Err(bad(end));
+        }
+        let op = match count {
+            None => PrefixOp::StrongNext,
+            Some(n) => PrefixOp::NextN(n, strong),
+        };
+        Ok(self.token(Tok::Prefix(op), start, i + 1))
+    }
+
+    /// The argument of a parametric proposition `word(`, with `open` at the `(`. Returns the
+    /// argument and the end of the closing `)`.
+    fn argument(&self, word: &str, open: usize) -> Result<(String, usize), ParseError> {
+        let mut i = self.skip_ws(open + 1);
+        let arg = if self.src[i..].starts_with('"') {
+            let (s, end) = self.string(i)?;
+            i = end;
+            s
+        } else {
+            let len = self.src[i..]
+                .bytes()
+                .take_while(|&b| is_value_byte(b))
+                .count();
+            if len == 0 {
+                let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+                return Err(ParseError::new(
+                    format!("expected an argument after `{word}(`"),
+                    i..end,
+                ));
+            }
+            let s = self.src[i..i + len].to_string();
+            i += len;
+            s
+        };
+        i = self.skip_ws(i);
+        if !self.src[i..].starts_with(')') {
+            let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+            return Err(ParseError::new(
+                format!("expected `)` after the argument of `{word}(`"),
+                i..end,
+            ));
+        }
+        Ok((arg, i + 1))
+    }
+
+    /// A double-quoted string starting at `start`; returns its content and the end offset.
+    fn string(&self, start: usize) -> Result<(String, usize), ParseError> {
+        let mut out = String::new();
+        let mut chars = self.src[start + 1..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => return Ok((out, start + 1 + i + 1)),
+                '\\' => match chars.next() {
+                    Some((_, e)) => out.push(e),
+                    None => break,
+                },
+                _ => out.push(c),
+            }
+        }
+        Err(ParseError::new(
+            "unterminated string",
+            start..self.src.len(),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser: operator precedence with explicit stacks (no recursion, so no stack overflow).
+
+/// An operand on the value stack. `&` / `|` chains are collected before building, so long
+/// chains cost linear time.
+enum Val {
+    F(Formula),
+    And(Vec<Formula>),
+    Or(Vec<Formula>),
+}
+
+struct Operand {
+    val: Val,
+    /// Syntactic depth.
+    depth: usize,
+    /// A bare atomic proposition (may take Wring's `=0` / `=1`).
+    atom: bool,
+}
+
+enum Pending {
+    Prefix(PrefixOp, Range<usize>),
+    Binary(BinOp, Range<usize>),
+    Paren(Range<usize>),
+}
+
+struct Parser<'a, 's> {
+    arena: &'a mut Arena,
+    lex: Lexer<'s>,
+    src: &'s str,
+    values: Vec<Operand>,
+    ops: Vec<Pending>,
+}
+
+fn internal() -> ParseError {
+    ParseError::new("internal parser error", 0..0)
+}
+
+impl<'a, 's> Parser<'a, 's> {
+    fn new(arena: &'a mut Arena, src: &'s str, start: usize) -> Parser<'a, 's> {
+        Parser {
+            arena,
+            lex: Lexer::new(src, start),
+            src,
+            values: Vec::new(),
+            ops: Vec::new(),
+        }
+    }
+
+    fn text(&self, t: &Token) -> String {
+        match t.tok {
+            Tok::End => "end of formula".to_string(),
+            _ => self.src[t.span.clone()].to_string(),
+        }
+    }
+
+    fn run(mut self) -> Result<Formula, ParseError> {
+        let mut expect_operand = true;
+        let mut prev: Option<Token> = None;
+        loop {
+            let t = self.lex.next(expect_operand)?;
+            if expect_operand {
+                match &t.tok {
+                    Tok::Atom(name) => {
+                        let f = self.arena.atom(name);
+                        self.push(f, 1, true);
+                        expect_operand = false;
+                    }
+                    Tok::True => {
+                        self.push(Formula::TRUE, 1, false);
+                        expect_operand = false;
+                    }
+                    Tok::False => {
+                        self.push(Formula::FALSE, 1, false);
+                        expect_operand = false;
+                    }
+                    Tok::Prefix(op) => self.ops.push(Pending::Prefix(*op, t.span.clone())),
+                    Tok::LParen => self.ops.push(Pending::Paren(t.span.clone())),
+                    Tok::PostNeg | Tok::PostPos => {
+                        return Err(ParseError::new(
+                            format!("`{}` can only follow an atomic proposition", self.text(&t)),
+                            t.span,
+                        ))
+                    }
+                    Tok::End | Tok::RParen | Tok::Binary(_) => {
+                        let msg = match (&prev, &t.tok) {
+                            (Some(p), _) => format!("expected a formula after `{}`", self.text(p)),
+                            (None, Tok::End) => "empty formula".to_string(),
+                            (None, Tok::RParen) => "unexpected `)`".to_string(),
+                            (None, _) => format!("expected a formula before `{}`", self.text(&t)),
+                        };
+                        return Err(ParseError::new(msg, t.span));
+                    }
+                }
+            } else {
+                match &t.tok {
+                    Tok::Binary(op) => {
+                        let op = *op;
+                        while let Some(top) = self.ops.last() {
+                            let reduce = match top {
+                                Pending::Prefix(..) => true,
+                                Pending::Binary(b, _) => {
+                                    b.level() > op.level()
+                                        || (b.level() == op.level() && !op.right_assoc())
+                                }
+                                Pending::Paren(_) => false,
+                            };
+                            if !reduce {
+                                break;
+                            }
+                            self.reduce()?;
+                        }
+                        // A pending `&` / `|` chain that `op` cannot extend is built now, so
+                        // handles (and the printer's operand order) follow the source order.
+                        self.settle_top(Some(op));
+                        self.ops.push(Pending::Binary(op, t.span.clone()));
+                        expect_operand = true;
+                    }
+                    Tok::RParen => loop {
+                        match self.ops.last() {
+                            None => return Err(ParseError::new("unexpected `)`", t.span)),
+                            Some(Pending::Paren(_)) => {
+                                self.ops.pop();
+                                self.settle_top(None);
+                                if let Some(v) = self.values.last_mut() {
+                                    v.atom = false;
+                                }
+                                break;
+                            }
+                            Some(_) => self.reduce()?,
+                        }
+                    },
+                    Tok::End => {
+                        while let Some(top) = self.ops.last() {
+                            if let Pending::Paren(span) = top {
+                                return Err(ParseError::new("unclosed parenthesis", span.clone()));
+                            }
+                            self.reduce()?;
+                        }
+                        let v = self.values.pop().ok_or_else(internal)?;
+                        if !self.values.is_empty() {
+                            return Err(internal());
+                        }
+                        return Ok(self.materialize(v.val));
+                    }
+                    Tok::PostNeg | Tok::PostPos => {
+                        let prev_atom =
+                            prev.as_ref().is_some_and(|p| matches!(p.tok, Tok::Atom(_)));
+                        let v = self.values.last_mut().ok_or_else(internal)?;
+                        if !(v.atom && prev_atom) {
+                            return Err(ParseError::new(
+                                format!(
+                                    "`{}` can only follow an atomic proposition",
+                                    &self.src[t.span.clone()]
+                                ),
+                                t.span,
+                            ));
+                        }
+                        v.atom = false;
+                        if t.tok == Tok::PostNeg {
+                            if let Val::F(f) = v.val {
+                                v.val = Val::F(self.arena.not(f));
+                                v.depth += 1;
+                            }
+                        }
+                    }
+                    Tok::Atom(_) | Tok::True | Tok::False | Tok::Prefix(_) | Tok::LParen => {
+                        let mut msg = format!("missing binary operator before `{}`", self.text(&t));
+                        if let (Tok::LParen, Some(p)) = (&t.tok, &prev) {
+                            if matches!(p.tok, Tok::Atom(_)) && p.span.end < t.span.start {
+                                msg.push_str(&format!(
+                                    " (a parametric proposition is written without a space: \
+                                     `{}(...)`)",
+                                    self.text(p)
+                                ));
+                            }
+                        }
+                        return Err(ParseError::new(msg, t.span));
+                    }
+                }
+            }
+            prev = Some(t);
+        }
+    }
+
+    fn push(&mut self, f: Formula, depth: usize, atom: bool) {
+        self.values.push(Operand {
+            val: Val::F(f),
+            depth,
+            atom,
+        });
+    }
+
+    /// Builds the top value if it is an `&` / `|` chain that `next` does not extend.
+    fn settle_top(&mut self, next: Option<BinOp>) {
+        let Some(top) = self.values.last_mut() else {
+            return;
+        };
+        let keep = matches!(
+            (&top.val, next),
+            (Val::And(_), Some(BinOp::And)) | (Val::Or(_), Some(BinOp::Or))
+        );
+        if !keep && !matches!(top.val, Val::F(_)) {
+            let val = std::mem::replace(&mut top.val, Val::F(Formula::TRUE));
+            let f = self.materialize(val);
+            if let Some(top) = self.values.last_mut() {
+                top.val = Val::F(f);
+            }
+        }
+    }
+
+    fn materialize(&mut self, v: Val) -> Formula {
+        match v {
+            Val::F(f) => f,
+            Val::And(list) => self.arena.and(list),
+            Val::Or(list) => self.arena.or(list),
+        }
+    }
+
+    fn check_depth(depth: usize, span: &Range<usize>) -> Result<(), ParseError> {
+        if depth > MAX_DEPTH {
+            return Err(ParseError::new(
+                format!("formula is nested too deeply (more than {MAX_DEPTH} levels)"),
+                span.clone(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Applies the operator on top of the operator stack.
+    fn reduce(&mut self) -> Result<(), ParseError> {
+        match self.ops.pop().ok_or_else(internal)? {
+            Pending::Paren(_) => Err(internal()),
+            Pending::Prefix(op, span) => {
+                let v = self.values.pop().ok_or_else(internal)?;
+                let extra = match op {
+                    PrefixOp::NextN(n, _) => n as usize,
+                    _ => 1,
+                };
+                let depth = v.depth + extra;
+                Self::check_depth(depth, &span)?;
+                let a = self.materialize(v.val);
+                let ar = &mut *self.arena;
+                let f = match op {
+                    PrefixOp::Not => ar.not(a),
+                    PrefixOp::Next => ar.next(a),
+                    PrefixOp::StrongNext => ar.strong_next(a),
+                    PrefixOp::NextN(n, strong) => {
+                        let mut f = a;
+                        for _ in 0..n {
+                            f = if strong {
+                                ar.strong_next(f)
+                            } else {
+                                ar.next(f)
+                            };
+                        }
+                        f
+                    }
+                    PrefixOp::Finally => ar.finally(a),
+                    PrefixOp::Globally => ar.globally(a),
+                    PrefixOp::Yesterday => ar.yesterday(a),
+                    PrefixOp::WeakYesterday => ar.weak_yesterday(a),
+                    PrefixOp::Once => ar.once(a),
+                    PrefixOp::Historically => ar.historically(a),
+                };
+                self.push(f, depth, false);
+                Ok(())
+            }
+            Pending::Binary(op, span) => {
+                let r = self.values.pop().ok_or_else(internal)?;
+                let l = self.values.pop().ok_or_else(internal)?;
+                let r_depth = r.depth;
+                let rf = self.materialize(r.val);
+                let (val, depth) = match (op, l.val) {
+                    (BinOp::And, Val::And(mut list)) => {
+                        list.push(rf);
+                        (Val::And(list), l.depth.max(r_depth + 1))
+                    }
+                    (BinOp::Or, Val::Or(mut list)) => {
+                        list.push(rf);
+                        (Val::Or(list), l.depth.max(r_depth + 1))
+                    }
+                    (op, lv) => {
+                        let depth = l.depth.max(r_depth) + 1;
+                        let lf = self.materialize(lv);
+                        let ar = &mut *self.arena;
+                        let val = match op {
+                            BinOp::And => Val::And(vec![lf, rf]),
+                            BinOp::Or => Val::Or(vec![lf, rf]),
+                            BinOp::Implies => Val::F(ar.implies(lf, rf)),
+                            BinOp::Equiv => Val::F(ar.equiv(lf, rf)),
+                            BinOp::Xor => Val::F(ar.xor(lf, rf)),
+                            BinOp::Until => Val::F(ar.until(lf, rf)),
+                            BinOp::WeakUntil => Val::F(ar.weak_until(lf, rf)),
+                            BinOp::Release => Val::F(ar.release(lf, rf)),
+                            BinOp::StrongRelease => Val::F(ar.strong_release(lf, rf)),
+                            BinOp::Since => Val::F(ar.since(lf, rf)),
+                        };
+                        (val, depth)
+                    }
+                };
+                Self::check_depth(depth, &span)?;
+                self.values.push(Operand {
+                    val,
+                    depth,
+                    atom: false,
+                });
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(src: &str) -> (Arena, Formula) {
+        let mut a = Arena::new();
+        let f = parse(&mut a, src).unwrap_or_else(|e| panic!("{}", e.render(src)));
+        (a, f)
+    }
+
+    #[test]
+    fn wring_postfix_negation() {
+        let (mut a, f) = p("a=0 U b=1");
+        let x = a.atom("a");
+        let nx = a.not(x);
+        let b = a.atom("b");
+        assert_eq!(f, a.until(nx, b));
+    }
+
+    #[test]
+    fn paren_then_operator_letter_splits() {
+        let (mut a, f) = p("(a)Ub");
+        let x = a.atom("a");
+        let b = a.atom("b");
+        assert_eq!(f, a.until(x, b));
+    }
+
+    #[test]
+    fn nested_comments_are_skipped() {
+        let (mut a, f) = p("a /* x /* y */ z */ & b");
+        let x = a.atom("a");
+        let b = a.atom("b");
+        assert_eq!(f, a.and2(x, b));
+    }
 }

@@ -465,7 +465,10 @@ mod tests {
         let g = a.globally(imp);
         let past = PastState::new(&a, g);
         let vp = |s: Sym| a.sym_name(s) == "p";
-        assert!(eval_last(&a, g, &vp, &past), "p at the last step: X q holds weakly");
+        assert!(
+            eval_last(&a, g, &vp, &past),
+            "p at the last step: X q holds weakly"
+        );
         let sxq = a.strong_next(q);
         let imp = a.implies(p, sxq);
         let g2 = a.globally(imp);

@@ -1,1 +1,1222 @@
-//! Spec files in RON (stub).
+//! Spec files in RON: propositions, labeling rules and properties.
+//!
+//! A spec names the atomic propositions of a domain, says how to compute them from an agent's
+//! actions (labeling [`Rule`]s), and lists the properties (LTL formulas) to check:
+//!
+//! ```ron
+//! (
+//!   name: "textworld",
+//!   propositions: [
+//!     (name: "take", param: Some("item"), description: "the agent takes {item}", rule: Some(Words("take {item...}"))),
+//!     (name: "look", description: "the agent looks around", rule: Some(Words("look around"))),
+//!   ],
+//!   properties: [
+//!     (id: "R1", description: "take an item, examine it next", formula: "forall item: G(take(item) -> X examine(item))"),
+//!   ],
+//! )
+//! ```
+//!
+//! Loading is two steps: [`Spec::from_path`] / [`Spec::from_str`] read the RON (syntax and type
+//! errors), then [`Spec::check`] parses every formula and checks the spec's consistency, reporting
+//! all problems at once as `file:line:column: message` lines pointing inside the RON file.
+//!
+//! # Labeling rules
+//! - `Words("look around")`: the pattern's words must occur contiguously in the action text's
+//!   words. Words are maximal runs of letters, digits and `_`; anything else separates words, in
+//!   the pattern and in the text (so `to l1` matches `to-l1`, and `package1` never matches
+//!   `package10`). `{x}` captures exactly one word; `{x...}` captures one or more words, lazily up to
+//!   the next pattern word, or up to the end of the text when it is last.
+//! - `Regex(r)`: a `regex` crate regex, searched anywhere in the text; the named group
+//!   `(?P<param>...)` gives the parameter value.
+//! - `AnyOf([..])`, `AllOf([..])`, `Not(..)`: union, conjunction and negation of rules.
+//!
+//! Matching is case-insensitive unless the spec sets `case_sensitive: true`.
+
+use crate::formula::{Arena, Formula};
+use crate::parser::{parse_property, ParseError};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::path::Path;
+
+/// A spec file: propositions with their labeling rules, and the properties to monitor.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Spec {
+    /// The spec's name (for reports).
+    pub name: String,
+    /// Free text describing the spec.
+    #[serde(default)]
+    pub description: String,
+    /// Labeling rules match case-sensitively; by default they ignore case and lowercase the
+    /// captured values.
+    #[serde(default)]
+    pub case_sensitive: bool,
+    /// The atomic propositions. When empty, formulas may use any atom, taken from the labels
+    /// written in the trace.
+    #[serde(default)]
+    pub propositions: Vec<PropositionDecl>,
+    /// The properties to monitor.
+    pub properties: Vec<PropertyDecl>,
+    /// Where the spec was read from, used by [`Spec::check`] to point errors into the file;
+    /// `None` for a spec built in code (errors then name only the spec). Not part of the RON.
+    #[serde(skip)]
+    pub source: Option<SpecSource>,
+}
+
+/// The file name and text a [`Spec`] was read from.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SpecSource {
+    /// The file name as given to [`Spec::from_str`] (or the path of [`Spec::from_path`]).
+    pub file: String,
+    /// The full RON text.
+    pub text: String,
+}
+
+/// An atomic proposition, optionally with one parameter (`take(item)`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PropositionDecl {
+    /// The proposition's name, used in formulas (`take`, `look`).
+    pub name: String,
+    /// The parameter's name, for a parametric proposition: its labels are `name(value)`.
+    #[serde(default)]
+    pub param: Option<String>,
+    /// Plain-English description; may contain the `{param}` placeholder, e.g.
+    /// `"the agent takes {item}"`.
+    #[serde(default)]
+    pub description: String,
+    /// How to compute the proposition from an action's text; `None`: the label must come from the
+    /// trace.
+    #[serde(default)]
+    pub rule: Option<Rule>,
+}
+
+impl PropositionDecl {
+    /// The description with the `{param}` placeholder replaced by `value` (left as is when
+    /// `value` is `None` or the proposition has no parameter). Falls back to the name when the
+    /// description is empty.
+    pub fn describe(&self, value: Option<&str>) -> String {
+        if self.description.is_empty() {
+            return match value {
+                Some(v) => format!("{}({})", self.name, v),
+                None => self.name.clone(),
+            };
+        }
+        match (&self.param, value) {
+            (Some(p), Some(v)) => self.description.replace(&format!("{{{p}}}"), v),
+            _ => self.description.clone(),
+        }
+    }
+}
+
+/// A labeling rule, evaluated on an action's text. See the [module docs](self) for the
+/// semantics.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Rule {
+    /// A word sequence with optional `{x}` / `{x...}` placeholders.
+    Words(String),
+    /// A regex (regex crate syntax), searched anywhere in the text.
+    Regex(String),
+    /// Holds when any of the rules holds; values are the union of theirs.
+    AnyOf(Vec<Rule>),
+    /// Holds when all of the rules hold; values come from the first rule that captures any.
+    AllOf(Vec<Rule>),
+    /// Holds when the rule does not; captures nothing.
+    Not(Box<Rule>),
+}
+
+impl Rule {
+    /// The regex (regex crate syntax) of a `Words` or `Regex` leaf, with `(?i)` prepended unless
+    /// `case_sensitive`; `None` for `AnyOf`, `AllOf` and `Not`. A placeholder `{x}` of a `Words`
+    /// pattern becomes the named group `x`.
+    ///
+    /// Errors: a malformed `Words` pattern (see [`WordsPattern::parse`]). The regex itself is not
+    /// compiled here.
+    pub fn leaf_regex(&self, case_sensitive: bool) -> Option<Result<String, String>> {
+        let flags = if case_sensitive { "" } else { "(?i)" };
+        match self {
+            Rule::Words(w) => Some(WordsPattern::parse(w).map(|p| format!("{flags}{}", p.regex))),
+            Rule::Regex(r) => Some(Ok(format!("{flags}{r}"))),
+            _ => None,
+        }
+    }
+
+    /// The `Words` and `Regex` leaves of the rule, in pre-order (the order they are written).
+    pub fn leaves(&self) -> Vec<&Rule> {
+        let mut out = Vec::new();
+        fn rec<'a>(r: &'a Rule, out: &mut Vec<&'a Rule>) {
+            match r {
+                Rule::Words(_) | Rule::Regex(_) => out.push(r),
+                Rule::AnyOf(v) | Rule::AllOf(v) => v.iter().for_each(|c| rec(c, out)),
+                Rule::Not(c) => rec(c, out),
+            }
+        }
+        rec(self, &mut out);
+        out
+    }
+}
+
+/// A `Words` pattern compiled to a regex.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordsPattern {
+    /// The regex (regex crate syntax, without case flag): pattern words joined by `\W+`, with word
+    /// boundaries at both ends; placeholders are named groups.
+    pub regex: String,
+    /// The placeholder names, in order.
+    pub placeholders: Vec<String>,
+}
+
+enum WordsToken {
+    Word(String),
+    One(String),
+    Many(String),
+}
+
+impl WordsPattern {
+    /// Compiles a `Words` pattern such as `"take {item...} from {place}"`.
+    ///
+    /// Errors (as a message): an unclosed `{` or a stray `}`, a placeholder name that is not an
+    /// identifier, a placeholder used twice, a pattern without any word or placeholder.
+    pub fn parse(pattern: &str) -> Result<WordsPattern, String> {
+        let mut toks = Vec::new();
+        let mut chars = pattern.char_indices().peekable();
+        let mut word = String::new();
+        while let Some((i, c)) = chars.next() {
+            if is_word_char(c) {
+                word.push(c);
+                continue;
+            }
+            if !word.is_empty() {
+                toks.push(WordsToken::Word(std::mem::take(&mut word)));
+            }
+            if c == '{' {
+                let mut inner = String::new();
+                let mut closed = false;
+                for (_, d) in chars.by_ref() {
+                    if d == '}' {
+                        closed = true;
+                        break;
+                    }
+                    inner.push(d);
+                }
+                if !closed {
+                    return Err(format!(
+                        "unclosed `{{` at byte {i} in Words pattern {pattern:?}"
+                    ));
+                }
+                let inner = inner.trim();
+                let (name, many) = match inner.strip_suffix("...") {
+                    Some(n) => (n.trim(), true),
+                    None => (inner, false),
+                };
+                if !is_identifier(name) {
+                    return Err(format!(
+                        "invalid placeholder `{{{inner}}}` in Words pattern {pattern:?}: expected `{{name}}` or `{{name...}}`"
+                    ));
+                }
+                toks.push(if many {
+                    WordsToken::Many(name.to_string())
+                } else {
+                    WordsToken::One(name.to_string())
+                });
+            } else if c == '}' {
+                return Err(format!(
+                    "stray `}}` at byte {i} in Words pattern {pattern:?}"
+                ));
+            }
+        }
+        if !word.is_empty() {
+            toks.push(WordsToken::Word(word));
+        }
+        if toks.is_empty() {
+            return Err(format!("Words pattern {pattern:?} has no words"));
+        }
+        let mut regex = String::from(r"\b");
+        let mut placeholders: Vec<String> = Vec::new();
+        let n = toks.len();
+        for (k, t) in toks.iter().enumerate() {
+            if k > 0 {
+                regex.push_str(r"\W+");
+            }
+            match t {
+                WordsToken::Word(w) => regex.push_str(&regex::escape(w)),
+                WordsToken::One(name) | WordsToken::Many(name) => {
+                    if placeholders.contains(name) {
+                        return Err(format!(
+                            "placeholder `{{{name}}}` appears twice in Words pattern {pattern:?}"
+                        ));
+                    }
+                    placeholders.push(name.clone());
+                    let body = match t {
+                        WordsToken::One(_) => r"\w+",
+                        _ if k + 1 == n => r"\w+(?:\W+\w+)*",
+                        _ => r"\w+(?:\W+\w+)*?",
+                    };
+                    regex.push_str(&format!("(?P<{name}>{body})"));
+                }
+            }
+        }
+        regex.push_str(r"\b");
+        Ok(WordsPattern {
+            regex,
+            placeholders,
+        })
+    }
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut cs = s.chars();
+    matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// A property to monitor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct PropertyDecl {
+    /// Identifier used in reports (`R1`); unique in the spec.
+    pub id: String,
+    /// Plain-English statement of the rule.
+    #[serde(default)]
+    pub description: String,
+    /// `[forall VAR:] FORMULA` in Spot syntax.
+    pub formula: String,
+    /// How the end of the trace is judged.
+    #[serde(default)]
+    pub semantics: Semantics,
+    /// After the property is satisfied, start monitoring it afresh at the next step (TRAC_R).
+    #[serde(default)]
+    pub reset_on_satisfaction: bool,
+}
+
+/// How a property's verdict is judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum Semantics {
+    /// Three-valued LTL: satisfied / violated as soon as every infinite extension agrees,
+    /// inconclusive otherwise.
+    #[default]
+    Ltl3,
+    /// LTL on finite traces: the end of the trace is the end of the run.
+    Ltlf,
+}
+
+/// A checked spec: every formula parsed, every atom accounted for.
+#[derive(Clone, Debug)]
+pub struct CheckedSpec {
+    /// The spec as read.
+    pub spec: Spec,
+    /// One entry per property, in the spec's order.
+    pub properties: Vec<CheckedProperty>,
+}
+
+impl CheckedSpec {
+    /// Proposition name → description (possibly with a `{param}` placeholder).
+    pub fn descriptions(&self) -> HashMap<String, String> {
+        self.spec
+            .propositions
+            .iter()
+            .map(|p| (p.name.clone(), p.description.clone()))
+            .collect()
+    }
+}
+
+/// A property with its parsed formula.
+#[derive(Clone, Debug)]
+pub struct CheckedProperty {
+    /// The declaration.
+    pub decl: PropertyDecl,
+    /// The property's own arena, holding `formula`.
+    pub arena: Arena,
+    /// The quantified variable of `forall VAR: ...`, if any.
+    pub var: Option<String>,
+    /// The body of the formula (with `var` free when quantified).
+    pub formula: Formula,
+}
+
+/// One problem found in a spec.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The spec file's name.
+    pub file: String,
+    /// 1-based line and column (in characters) in the file, when known.
+    pub position: Option<(usize, usize)>,
+    /// What is wrong; may span several lines (e.g. a caret rendering of a formula).
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some((l, c)) => write!(f, "{}:{}:{}: {}", self.file, l, c, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Errors reading or checking a spec: one or more [`Diagnostic`]s, sorted by position.
+///
+/// Displays as one `file:line:column: message` per diagnostic, separated by newlines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The problems, in order of position in the file (those without a position last).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, d) in self.diagnostics.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl SpecError {
+    fn single(file: &str, position: Option<(usize, usize)>, message: String) -> SpecError {
+        SpecError {
+            diagnostics: vec![Diagnostic {
+                file: file.to_string(),
+                position,
+                message,
+            }],
+        }
+    }
+}
+
+impl Spec {
+    /// Reads a spec from a RON file. The spec remembers the path and text (see
+    /// [`Spec::source`]) so that [`Spec::check`] can point into the file.
+    ///
+    /// Errors: the file cannot be read (`path: cannot read spec: ...`), or as [`Spec::from_str`].
+    pub fn from_path(path: &Path) -> Result<Spec, SpecError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| SpecError::single(&file, None, format!("cannot read spec: {e}")))?;
+        Spec::from_str(&text, &file)
+    }
+
+    /// Reads a spec from RON text; `file` names it in error messages. `Some(..)` around optional
+    /// values may be omitted (ron's `implicit_some`).
+    ///
+    /// Errors: a RON syntax error or a value of the wrong shape (unknown field, missing field,
+    /// wrong type), as `file:line:column: message` with ron's position.
+    #[allow(clippy::should_implement_trait)]
+    pub fn from_str(src: &str, file: &str) -> Result<Spec, SpecError> {
+        let options = ron::Options::default()
+            .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+        match options.from_str::<Spec>(src) {
+            Ok(mut spec) => {
+                spec.source = Some(SpecSource {
+                    file: file.to_string(),
+                    text: src.to_string(),
+                });
+                Ok(spec)
+            }
+            Err(e) => {
+                let pos = (e.position.line > 0).then_some((e.position.line, e.position.col));
+                // ron writes "named `x`in `Spec`"; add the missing space.
+                let msg = e.code.to_string().replace("`in ", "` in ");
+                Err(SpecError::single(file, pos, msg))
+            }
+        }
+    }
+
+    /// Parses every property's formula (each in a fresh [`Arena`]) and checks the spec.
+    ///
+    /// Errors (all of them are reported, sorted by position in the file):
+    /// - duplicate proposition names or property ids, empty names, parameters that are not
+    ///   identifiers;
+    /// - a labeling rule that does not compile (bad regex, malformed `Words` pattern), a
+    ///   placeholder in a proposition without parameter or naming another parameter, a rule of a
+    ///   parametric proposition that does not capture its parameter;
+    /// - a formula that does not parse (with a caret rendering of the formula);
+    /// - an atom that is not a declared proposition (unless the spec declares none), a parameter
+    ///   given to a proposition that has none or missing for one that has one, a variable
+    ///   (a declared parameter name) used without `forall`, a `forall` variable never used.
+    pub fn check(&self) -> Result<CheckedSpec, SpecError> {
+        let mut cx = CheckCx::new(self);
+        cx.check_propositions();
+        let properties = cx.check_properties();
+        if cx.diags.is_empty() {
+            Ok(CheckedSpec {
+                spec: self.clone(),
+                properties,
+            })
+        } else {
+            let mut diags = cx.diags;
+            diags.sort_by_key(|d| d.position.unwrap_or((usize::MAX, usize::MAX)));
+            Err(SpecError { diagnostics: diags })
+        }
+    }
+}
+
+struct CheckCx<'a> {
+    spec: &'a Spec,
+    file: String,
+    text: &'a str,
+    map: SourceMap,
+    diags: Vec<Diagnostic>,
+}
+
+impl<'a> CheckCx<'a> {
+    fn new(spec: &'a Spec) -> CheckCx<'a> {
+        let (file, text) = match &spec.source {
+            Some(s) => (s.file.clone(), s.text.as_str()),
+            None => (format!("spec `{}`", spec.name), ""),
+        };
+        let map = SourceMap::build(text);
+        CheckCx {
+            spec,
+            file,
+            text,
+            map,
+            diags: Vec::new(),
+        }
+    }
+
+    fn error(&mut self, offset: Option<usize>, message: String) {
+        let position = offset.map(|o| line_col(self.text, o));
+        self.diags.push(Diagnostic {
+            file: self.file.clone(),
+            position,
+            message,
+        });
+    }
+
+    fn prop_item(&self, i: usize) -> Option<&Item> {
+        self.map.propositions.get(i)
+    }
+
+    fn property_item(&self, i: usize) -> Option<&Item> {
+        self.map.properties.get(i)
+    }
+
+    fn check_propositions(&mut self) {
+        let spec = self.spec;
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, p) in spec.propositions.iter().enumerate() {
+            let item = self.prop_item(i).cloned();
+            let name_at = item.as_ref().map(|it| it.value_start("name"));
+            if p.name.trim().is_empty() {
+                self.error(name_at, "empty proposition name".into());
+            } else if p.name.contains(['(', ')']) {
+                self.error(
+                    name_at,
+                    format!(
+                        "invalid proposition name `{}`: use `param` for a parameter, not parentheses",
+                        p.name
+                    ),
+                );
+            }
+            if let Some(&first) = seen.get(p.name.as_str()) {
+                let first_at = self
+                    .prop_item(first)
+                    .map(|it| line_col(self.text, it.value_start("name")));
+                let msg = match first_at {
+                    Some((l, c)) => format!(
+                        "duplicate proposition `{}` (first declared at {l}:{c})",
+                        p.name
+                    ),
+                    None => format!("duplicate proposition `{}`", p.name),
+                };
+                self.error(name_at, msg);
+            } else {
+                seen.insert(&p.name, i);
+            }
+            if let Some(param) = &p.param {
+                if !is_identifier(param) {
+                    let at = item.as_ref().map(|it| it.value_start("param"));
+                    self.error(
+                        at,
+                        format!(
+                            "proposition `{}`: parameter `{param}` is not an identifier",
+                            p.name
+                        ),
+                    );
+                }
+            }
+            if let Some(rule) = &p.rule {
+                self.check_rule(p, rule, item.as_ref());
+            }
+        }
+    }
+
+    fn check_rule(&mut self, p: &PropositionDecl, rule: &Rule, item: Option<&Item>) {
+        let lits: Vec<usize> = item
+            .and_then(|it| it.fields.get("rule"))
+            .map(|f| f.strings.iter().map(|s| s.start).collect())
+            .unwrap_or_default();
+        let rule_at = item.map(|it| it.value_start("rule"));
+        let mut ok = true;
+        for (k, leaf) in rule.leaves().into_iter().enumerate() {
+            let at = lits.get(k).copied().or(rule_at);
+            let src = match leaf.leaf_regex(self.spec.case_sensitive) {
+                Some(Ok(s)) => s,
+                Some(Err(m)) => {
+                    self.error(at, format!("proposition `{}`: {m}", p.name));
+                    ok = false;
+                    continue;
+                }
+                None => continue,
+            };
+            if let Err(e) = regex::Regex::new(&src) {
+                self.error(
+                    at,
+                    format!("proposition `{}`: invalid regex: {}", p.name, one_line(&e)),
+                );
+                ok = false;
+                continue;
+            }
+            if let Rule::Words(w) = leaf {
+                let names = WordsPattern::parse(w)
+                    .map(|w| w.placeholders)
+                    .unwrap_or_default();
+                for name in names {
+                    match &p.param {
+                        None => {
+                            self.error(
+                                at,
+                                format!(
+                                    "proposition `{}`: placeholder `{{{name}}}` but the proposition has no `param`",
+                                    p.name
+                                ),
+                            );
+                            ok = false;
+                        }
+                        Some(param) if *param != name => {
+                            self.error(
+                                at,
+                                format!(
+                                    "proposition `{}`: placeholder `{{{name}}}` is not its parameter `{param}`",
+                                    p.name
+                                ),
+                            );
+                            ok = false;
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if ok {
+            if let Some(param) = &p.param {
+                if !captures(rule, param) {
+                    self.error(
+                        rule_at,
+                        format!(
+                            "proposition `{}`: the rule does not capture parameter `{param}`: use `{{{param}}}` or `{{{param}...}}` in Words, `(?P<{param}>...)` in Regex{}",
+                            p.name,
+                            if matches!(rule, Rule::AnyOf(_)) {
+                                " (every alternative of AnyOf must capture it)"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    fn check_properties(&mut self) -> Vec<CheckedProperty> {
+        let spec = self.spec;
+        let mut out = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let props: HashMap<&str, &PropositionDecl> = spec
+            .propositions
+            .iter()
+            .map(|p| (p.name.as_str(), p))
+            .collect();
+        let params: HashSet<&str> = spec
+            .propositions
+            .iter()
+            .filter_map(|p| p.param.as_deref())
+            .collect();
+        let mut declared: Vec<&str> = props.keys().copied().collect();
+        declared.sort_unstable();
+        for (i, decl) in spec.properties.iter().enumerate() {
+            let item = self.property_item(i).cloned();
+            let id_at = item.as_ref().map(|it| it.value_start("id"));
+            if decl.id.trim().is_empty() {
+                self.error(id_at, "empty property id".into());
+            }
+            if let Some(&first) = seen.get(decl.id.as_str()) {
+                let first_at = self
+                    .property_item(first)
+                    .map(|it| line_col(self.text, it.value_start("id")));
+                let msg = match first_at {
+                    Some((l, c)) => format!(
+                        "duplicate property id `{}` (first declared at {l}:{c})",
+                        decl.id
+                    ),
+                    None => format!("duplicate property id `{}`", decl.id),
+                };
+                self.error(id_at, msg);
+            } else {
+                seen.insert(&decl.id, i);
+            }
+            let lit = item
+                .as_ref()
+                .and_then(|it| it.fields.get("formula"))
+                .and_then(|f| f.strings.first().cloned());
+            let locate = |off: usize| -> Option<usize> {
+                lit.as_ref().map(|l| l.source_offset(self.text, off))
+            };
+            let mut arena = Arena::new();
+            let parsed = match parse_property(&mut arena, &decl.formula) {
+                Ok(p) => p,
+                Err(e) => {
+                    let at = locate(e.span.start);
+                    self.error(at, parse_message(&decl.id, &e, &decl.formula));
+                    continue;
+                }
+            };
+            let pid = &decl.id;
+            let mut used_var = false;
+            for sym in arena.atoms(parsed.body) {
+                let parts = arena.sym_parts(sym).clone();
+                let at = locate(find_atom(&decl.formula, &parts.name, &parts.base));
+                if parts.arg.is_some() && parts.arg == parsed.var {
+                    used_var = true;
+                }
+                if props.is_empty() {
+                    continue;
+                }
+                let Some(p) = props.get(parts.base.as_str()) else {
+                    self.error(
+                        at,
+                        format!(
+                            "property `{pid}`: unknown proposition `{}`; declared: {}",
+                            parts.base,
+                            declared.join(", ")
+                        ),
+                    );
+                    continue;
+                };
+                match (&p.param, &parts.arg) {
+                    (None, Some(arg)) => self.error(
+                        at,
+                        format!(
+                            "property `{pid}`: proposition `{}` has no parameter, but is used as `{}({arg})`",
+                            p.name, p.name
+                        ),
+                    ),
+                    (Some(param), None) => self.error(
+                        at,
+                        format!(
+                            "property `{pid}`: proposition `{}` has parameter `{param}`: write `{}(<value>)`, or quantify it: `forall {param}: ... {}({param}) ...`",
+                            p.name, p.name, p.name
+                        ),
+                    ),
+                    (Some(_), Some(arg)) => {
+                        if Some(arg) != parsed.var.as_ref() && params.contains(arg.as_str()) {
+                            self.error(
+                                at,
+                                format!(
+                                    "property `{pid}`: variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`{}",
+                                    parts.name,
+                                    match &parsed.var {
+                                        Some(v) => format!(" (the formula quantifies `{v}`)"),
+                                        None => String::new(),
+                                    }
+                                ),
+                            )
+                        }
+                    }
+                    (None, None) => {}
+                }
+            }
+            if let Some(var) = &parsed.var {
+                if !used_var {
+                    self.error(
+                        locate(find_atom(&decl.formula, var, var)),
+                        format!(
+                            "property `{pid}`: quantified variable `{var}` is not used in the formula"
+                        ),
+                    );
+                }
+            }
+            out.push(CheckedProperty {
+                decl: decl.clone(),
+                arena,
+                var: parsed.var,
+                formula: parsed.body,
+            });
+        }
+        out
+    }
+}
+
+/// `property `id`: message` followed by the parser's caret rendering, indented.
+fn parse_message(id: &str, e: &ParseError, formula: &str) -> String {
+    let rendered = e.render(formula);
+    let mut lines: Vec<&str> = rendered.lines().collect();
+    // The rendering usually starts with the message itself; do not repeat it.
+    if lines.first().is_some_and(|l| l.trim() == e.message.trim()) {
+        lines.remove(0);
+    }
+    let mut msg = format!("property `{id}`: {}", e.message);
+    for l in lines {
+        msg.push_str("\n    ");
+        msg.push_str(l);
+    }
+    msg
+}
+
+fn one_line(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(s) => s
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .map(|l| l.trim_start_matches("error:").trim().to_string())
+            .next()
+            .unwrap_or_else(|| s.clone()),
+        other => other.to_string(),
+    }
+}
+
+/// Whether every way the rule can hold yields a value for `param`.
+fn captures(rule: &Rule, param: &str) -> bool {
+    match rule {
+        Rule::Words(w) => WordsPattern::parse(w)
+            .map(|p| p.placeholders.iter().any(|n| n == param))
+            .unwrap_or(false),
+        Rule::Regex(r) => regex::Regex::new(r)
+            .map(|re| re.capture_names().flatten().any(|n| n == param))
+            .unwrap_or(false),
+        Rule::AnyOf(v) => !v.is_empty() && v.iter().all(|r| captures(r, param)),
+        Rule::AllOf(v) => v.iter().any(|r| captures(r, param)),
+        Rule::Not(_) => false,
+    }
+}
+
+/// Byte offset in `formula` where the atom is written (0 if not found).
+fn find_atom(formula: &str, name: &str, base: &str) -> usize {
+    let bounded = |needle: &str| -> Option<usize> {
+        if needle.is_empty() {
+            return None;
+        }
+        let mut from = 0;
+        while let Some(k) = formula[from..].find(needle) {
+            let s = from + k;
+            let e = s + needle.len();
+            let before = formula[..s].chars().next_back();
+            let after = formula[e..].chars().next();
+            let ok_before = !before.is_some_and(is_word_char);
+            let ok_after = !after.is_some_and(is_word_char) || needle.ends_with(')');
+            if ok_before && ok_after {
+                return Some(s);
+            }
+            from = s + needle.len().max(1);
+        }
+        None
+    };
+    bounded(name).or_else(|| bounded(base)).unwrap_or(0)
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |k| k + 1);
+    (line, text[line_start..offset].chars().count() + 1)
+}
+
+// ---------------------------------------------------------------------------------------------
+// A lenient scanner of the RON text, run after ron accepted it, that finds where the fields of
+// each proposition and property are written.
+
+/// A string literal in the RON source.
+#[derive(Clone, Debug)]
+struct Lit {
+    /// Offset of the literal's first byte (`"` or `r`).
+    start: usize,
+    /// Offset of the first byte of the content.
+    content: usize,
+    /// Offset just past the content (before the closing quote).
+    content_end: usize,
+    raw: bool,
+}
+
+impl Lit {
+    /// The source offset of byte `off` of the decoded string.
+    fn source_offset(&self, text: &str, off: usize) -> usize {
+        if self.raw {
+            return (self.content + off).min(self.content_end);
+        }
+        let body = &text[self.content..self.content_end];
+        let mut decoded = 0usize;
+        let mut it = body.char_indices().peekable();
+        while let Some((i, c)) = it.next() {
+            if decoded >= off {
+                return self.content + i;
+            }
+            if c != '\\' {
+                decoded += c.len_utf8();
+                continue;
+            }
+            let esc = it.next().map(|(_, e)| e);
+            let ch = match esc {
+                Some('x') => {
+                    let h: String = (0..2).filter_map(|_| it.next().map(|(_, d)| d)).collect();
+                    u8::from_str_radix(&h, 16).map_or('?', char::from)
+                }
+                Some('u') => {
+                    let mut h = String::new();
+                    for (_, d) in it.by_ref() {
+                        if d == '}' {
+                            break;
+                        }
+                        if d != '{' {
+                            h.push(d);
+                        }
+                    }
+                    u32::from_str_radix(&h, 16)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .unwrap_or('?')
+                }
+                _ => 'x',
+            };
+            decoded += ch.len_utf8();
+        }
+        self.content_end
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Field {
+    /// Offset of the field's value.
+    value: usize,
+    /// The string literals inside the value, in order.
+    strings: Vec<Lit>,
+}
+
+/// One struct in a list (a proposition or a property).
+#[derive(Clone, Debug, Default)]
+struct Item {
+    start: usize,
+    fields: HashMap<String, Field>,
+}
+
+impl Item {
+    /// Where the field's value is written, else where the struct starts.
+    fn value_start(&self, field: &str) -> usize {
+        self.fields.get(field).map_or(self.start, |f| f.value)
+    }
+}
+
+#[derive(Default)]
+struct SourceMap {
+    propositions: Vec<Item>,
+    properties: Vec<Item>,
+}
+
+#[derive(Clone, Debug)]
+enum Tok {
+    Open(u8, usize),
+    Close(usize),
+    Ident(String, usize),
+    Colon,
+    Comma,
+    Str(Lit),
+    Other(usize),
+}
+
+fn lex(text: &str) -> Vec<Tok> {
+    let b = text.as_bytes();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let mut depth = 0;
+                while i < b.len() {
+                    if b[i..].starts_with(b"/*") {
+                        depth += 1;
+                        i += 2;
+                    } else if b[i..].starts_with(b"*/") {
+                        depth -= 1;
+                        i += 2;
+                        if depth == 0 {
+                            break;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'#' => {
+                // `#![enable(...)]` attributes: skip to the closing bracket.
+                let mut depth = 0;
+                while i < b.len() {
+                    match b[i] {
+                        b'[' => depth += 1,
+                        b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                i += 1;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'(' | b'[' | b'{' => {
+                toks.push(Tok::Open(c, i));
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                toks.push(Tok::Close(i));
+                i += 1;
+            }
+            b':' => {
+                toks.push(Tok::Colon);
+                i += 1;
+            }
+            b',' => {
+                toks.push(Tok::Comma);
+                i += 1;
+            }
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(b.len());
+                toks.push(Tok::Str(Lit {
+                    start,
+                    content: start + 1,
+                    content_end: end,
+                    raw: false,
+                }));
+                i = end + 1;
+            }
+            b'r' if matches!(b.get(i + 1), Some(b'"') | Some(b'#')) => {
+                let start = i;
+                let mut j = i + 1;
+                let hashes = b[j..].iter().take_while(|&&x| x == b'#').count();
+                j += hashes;
+                if b.get(j) != Some(&b'"') {
+                    toks.push(Tok::Ident("r".into(), i));
+                    i += 1;
+                    continue;
+                }
+                let content = j + 1;
+                let mut closing = "\"".to_string();
+                closing.push_str(&"#".repeat(hashes));
+                let end = text[content..]
+                    .find(&closing)
+                    .map_or(b.len(), |k| content + k);
+                toks.push(Tok::Str(Lit {
+                    start,
+                    content,
+                    content_end: end,
+                    raw: true,
+                }));
+                i = (end + closing.len()).min(b.len());
+            }
+            b'\'' => {
+                let start = i;
+                i += 1;
+                if b.get(i) == Some(&b'\\') {
+                    i += 2;
+                }
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+                toks.push(Tok::Other(start));
+            }
+            _ if c == b'_' || c.is_ascii_alphabetic() => {
+                let start = i;
+                while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                    i += 1;
+                }
+                toks.push(Tok::Ident(text[start..i].to_string(), start));
+            }
+            _ => {
+                toks.push(Tok::Other(i));
+                i += 1;
+            }
+        }
+    }
+    toks
+}
+
+impl SourceMap {
+    fn build(text: &str) -> SourceMap {
+        let toks = lex(text);
+        let mut map = SourceMap::default();
+        // The top-level struct: the first `(`.
+        let Some(open) = toks.iter().position(|t| matches!(t, Tok::Open(b'(', _))) else {
+            return map;
+        };
+        for (key, _, value) in struct_fields(&toks, open) {
+            let list = match key.as_str() {
+                "propositions" => &mut map.propositions,
+                "properties" => &mut map.properties,
+                _ => continue,
+            };
+            // value: `[` item, item, ... `]`
+            if let Some(Tok::Open(b'[', _)) = toks.get(value) {
+                for elem in elements(&toks, value) {
+                    let mut k = elem;
+                    if let Some(Tok::Ident(_, _)) = toks.get(k) {
+                        k += 1;
+                    }
+                    let Some(Tok::Open(b'(', start)) = toks.get(k) else {
+                        list.push(Item::default());
+                        continue;
+                    };
+                    let mut item = Item {
+                        start: *start,
+                        fields: HashMap::new(),
+                    };
+                    for (fk, _, fv) in struct_fields(&toks, k) {
+                        let end = value_end(&toks, fv);
+                        let strings = toks[fv..end]
+                            .iter()
+                            .filter_map(|t| match t {
+                                Tok::Str(l) => Some(l.clone()),
+                                _ => None,
+                            })
+                            .collect();
+                        item.fields.insert(
+                            fk,
+                            Field {
+                                value: tok_offset(&toks[fv]),
+                                strings,
+                            },
+                        );
+                    }
+                    list.push(item);
+                }
+            }
+        }
+        map
+    }
+}
+
+fn tok_offset(t: &Tok) -> usize {
+    match t {
+        Tok::Open(_, o) | Tok::Close(o) | Tok::Ident(_, o) | Tok::Other(o) => *o,
+        Tok::Str(l) => l.start,
+        Tok::Colon | Tok::Comma => 0,
+    }
+}
+
+/// Index just past the value starting at token `i` (up to the next `,` or closing bracket at the
+/// same depth).
+fn value_end(toks: &[Tok], mut i: usize) -> usize {
+    let mut depth = 0i32;
+    while i < toks.len() {
+        match toks[i] {
+            Tok::Open(..) => depth += 1,
+            Tok::Close(_) => {
+                if depth == 0 {
+                    return i;
+                }
+                depth -= 1;
+            }
+            Tok::Comma if depth == 0 => return i,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
+/// The start tokens of the elements of the bracket group opened at `open`.
+fn elements(toks: &[Tok], open: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut i = open + 1;
+    while i < toks.len() {
+        if matches!(toks[i], Tok::Close(_)) {
+            break;
+        }
+        out.push(i);
+        i = value_end(toks, i);
+        if matches!(toks.get(i), Some(Tok::Comma)) {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// `(key, key token, value token)` for the fields of the struct opened at `open`.
+fn struct_fields(toks: &[Tok], open: usize) -> Vec<(String, usize, usize)> {
+    let mut out = Vec::new();
+    for e in elements(toks, open) {
+        if let (Some(Tok::Ident(k, _)), Some(Tok::Colon)) = (toks.get(e), toks.get(e + 1)) {
+            if e + 2 < toks.len() {
+                out.push((k.clone(), e, e + 2));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_regex_shape() {
+        let p = WordsPattern::parse("take {item...} from {place}").unwrap();
+        assert_eq!(p.placeholders, vec!["item", "place"]);
+        assert_eq!(
+            p.regex,
+            r"\btake\W+(?P<item>\w+(?:\W+\w+)*?)\W+from\W+(?P<place>\w+)\b"
+        );
+        assert!(WordsPattern::parse("take {item").is_err());
+        assert!(WordsPattern::parse("take }").is_err());
+        assert!(WordsPattern::parse("{a} {a}").is_err());
+        assert!(WordsPattern::parse(" -- ").is_err());
+    }
+
+    #[test]
+    fn escaped_offsets_map_to_source() {
+        let text = r#"(formula: "a \"b\" \u{e9}c")"#;
+        let toks = lex(text);
+        let lit = toks
+            .iter()
+            .find_map(|t| match t {
+                Tok::Str(l) => Some(l.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let decoded = "a \"b\" \u{e9}c";
+        let c_at = decoded.find('c').unwrap();
+        assert_eq!(&text[lit.source_offset(text, c_at)..][..1], "c");
+        let b_at = decoded.find('b').unwrap();
+        assert_eq!(&text[lit.source_offset(text, b_at)..][..1], "b");
+    }
+
+    #[test]
+    fn line_col_counts_chars() {
+        assert_eq!(line_col("ab\ncé d", 8), (2, 5));
+        assert_eq!(line_col("x", 0), (1, 1));
+    }
+}

@@ -1,0 +1,182 @@
+//! End-to-end tests of the `trac` binary: exit codes, output formats, errors on bad input.
+
+use std::io::Write;
+use std::process::{Command, Output};
+
+fn trac(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trac"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .output()
+        .expect("run trac")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_file(name: &str, content: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("trac-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(content.as_bytes())
+        .unwrap();
+    p
+}
+
+#[test]
+fn formula_over_trace_labels_counts_trac_r_violations() {
+    let t = temp_file(
+        "looks.jsonl",
+        &"{\"output\": \"look around\", \"labels\": [\"look\"]}\n".repeat(5),
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G(look -> X !look)",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let steps: Vec<u64> = lines
+        .iter()
+        .filter(|v| v["verdict"] == "violated" && v.get("end").is_none())
+        .map(|v| v["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, vec![2, 3, 4, 5]);
+    let end = lines.last().unwrap();
+    assert_eq!(end["end"], true);
+    assert_eq!(end["property"], "f1");
+    assert_eq!(end["violations"], 4);
+    assert_eq!(end["verdict"], "pending");
+    assert_eq!(end["ltlf"], "violated");
+    for v in &lines[..4] {
+        for key in ["trace", "property", "step", "verdict", "residual"] {
+            assert!(v.get(key).is_some(), "missing {key} in {v}");
+        }
+    }
+
+    let o = trac(&[
+        "audit",
+        "--no-reset",
+        "--formula",
+        "G(look -> X !look)",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let n = stdout(&o)
+        .lines()
+        .filter(|l| l.contains("\"violated\"") && !l.contains("\"end\""))
+        .count();
+    assert_eq!(n, 1, "plain TRAC reports one violation");
+}
+
+#[test]
+fn clean_trace_exits_zero_and_decided_before_first_step_is_step_zero() {
+    let t = temp_file("clean.jsonl", "{\"labels\": [\"a\"]}\n{\"labels\": []}\n");
+    let o = trac(&["audit", "--formula", "G !b", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "false",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let first: serde_json::Value =
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(first["step"], 0);
+    assert_eq!(first["verdict"], "violated");
+}
+
+#[test]
+fn bad_formula_shows_a_caret_and_exits_2() {
+    let o = trac(&["check", "G (a & )"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains('^'), "no caret in: {err}");
+    assert!(err.contains("G (a & )"), "formula not shown in: {err}");
+    let t = temp_file("one.jsonl", "{\"labels\": []}\n");
+    let o = trac(&["audit", "--formula", "F (", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("f1"), "{}", stderr(&o));
+}
+
+#[test]
+fn check_prints_normalized_formula_english_and_propositions() {
+    let o = trac(&["check", "G G (take(item) -> X examine(item)) & true"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("formula:      G(take(item) -> X examine(item))")
+            || s.contains("formula:      G (take(item) -> X examine(item))"),
+        "{s}"
+    );
+    assert!(
+        s.contains("propositions: examine(item), take(item)")
+            || s.contains("propositions: take(item), examine(item)"),
+        "{s}"
+    );
+    assert!(s.contains("english:"), "{s}");
+}
+
+#[test]
+fn malformed_trace_line_keeps_earlier_verdicts_and_exits_2() {
+    let t = temp_file(
+        "broken.jsonl",
+        "{\"labels\": [\"bad\"]}\n{\"labels\": [\"ok\"]}\n{\"labels\": [\"bad\"\n{\"labels\": [\"bad\"]}\n",
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G !bad",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    assert!(out.contains("\"step\":1"), "verdict of step 1 lost: {out}");
+    let err = stderr(&o);
+    assert!(err.contains("broken.jsonl:3:"), "no file:line in: {err}");
+}
+
+#[test]
+fn missing_files_and_bad_specs_exit_2() {
+    let o = trac(&["audit", "--formula", "G a", "/nonexistent/trace.jsonl"]);
+    assert_eq!(o.status.code(), Some(2));
+    let spec = temp_file(
+        "bad.ron",
+        "(name: \"x\", properties: [(id: \"P\", formula: \"G (a U\")])",
+    );
+    let t = temp_file("t.jsonl", "{}\n");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("bad.ron:1:"), "no file:line:column in: {err}");
+    assert!(err.contains('P'), "property not named in: {err}");
+    let o = trac(&["audit"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = trac(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,494 @@
+//! The audit loop: read a trace, label each step, run every property's monitor, and collect
+//! verdicts with witnesses.
+//!
+//! [`Auditor`] is the streaming core (one event in, the verdicts reached at that step out);
+//! [`audit_path`] and [`audit_events`] wrap it to produce a [`TraceReport`]. A bad trace line stops
+//! the audit but keeps everything computed before it: the report holds the verdicts so far, the
+//! end-of-trace verdicts of the prefix read, and the error.
+
+use crate::labeler::{Labeler, RuleLabeler};
+use crate::labels::{LabelSet, StepInput};
+use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
+use crate::parametric::ParametricMonitor;
+use crate::trace::{self, Event, TraceError};
+use serde::Serialize;
+use std::path::Path;
+use trac_spec::spec::{CheckedSpec, Semantics};
+
+/// Options of an audit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditOptions {
+    /// TRAC_R: restart a property after each violation to count violations (default `true`).
+    /// `false` is plain TRAC: a violated property stays violated.
+    pub reset: bool,
+}
+
+impl Default for AuditOptions {
+    fn default() -> Self {
+        AuditOptions { reset: true }
+    }
+}
+
+/// An error that prevents an audit from starting.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// The trace could not be opened.
+    #[error("{0}")]
+    Trace(#[from] TraceError),
+    /// A property or labeling rule is unusable.
+    #[error("{0}")]
+    Spec(String),
+}
+
+/// Static facts about one audited property.
+#[derive(Clone, Debug, Serialize)]
+pub struct PropertyInfo {
+    /// The property's id.
+    pub id: String,
+    /// Its description from the spec.
+    pub description: String,
+    /// The formula, normalized, in Spot syntax (with its `forall` prefix if parametric).
+    pub formula: String,
+    /// `ltl3` or `ltlf`.
+    pub semantics: &'static str,
+}
+
+/// A verdict reached at one step, with its witness.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerdictRecord {
+    /// The property's id.
+    pub property: String,
+    /// 1-based step; 0 for a verdict decided before the first step.
+    pub step: usize,
+    /// `violated` or `satisfied`.
+    pub verdict: Verdict,
+    /// For a parametric property, the value of its variable.
+    pub value: Option<String>,
+    /// The residual formula at the verdict: `false` or `true` (Spot syntax).
+    pub residual: String,
+    /// The residual the property restarted with (TRAC_R), if it restarted.
+    pub restarted_with: Option<String>,
+    /// The witness: the steps since the property's last (re)start that changed its residual,
+    /// ending with the verdict step.
+    pub witness: Vec<Change>,
+}
+
+/// The state of one instance of a property at the end of the trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct InstanceEnd {
+    /// The parameter value (None for a non-parametric property).
+    pub value: Option<String>,
+    /// LTL3 verdict at the end of the trace (after restarts).
+    pub verdict: Verdict,
+    /// Finite-trace (LTLf) verdict of the whole trace.
+    pub ltlf: Verdict,
+    /// Residual formula at the end.
+    pub residual: String,
+    /// Number of violations reported.
+    pub violations: usize,
+}
+
+/// One property at the end of the trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct PropertyEnd {
+    /// The property's id.
+    pub property: String,
+    /// LTL3 verdict at the end: violated if any instance is currently violated, satisfied if
+    /// every instance is satisfied, pending otherwise. For `ltlf` properties, the LTLf verdict.
+    pub verdict: Verdict,
+    /// Number of violations reported over the trace (all instances).
+    pub violations: usize,
+    /// Finite-trace verdict: violated if any instance's LTLf verdict is.
+    pub ltlf: Verdict,
+    /// Per-instance details (one entry for a non-parametric property).
+    pub instances: Vec<InstanceEnd>,
+}
+
+enum Runner {
+    Plain(ProgressionMonitor),
+    Param(ParametricMonitor),
+}
+
+struct Prop {
+    info: PropertyInfo,
+    semantics: Semantics,
+    runner: Runner,
+    violations: Vec<(usize, Option<String>)>,
+}
+
+/// The streaming audit of one trace against a set of checked specs.
+pub struct Auditor {
+    props: Vec<Prop>,
+    labelers: Vec<RuleLabeler>,
+    history: Vec<Event>,
+    steps: usize,
+}
+
+/// How many past events the labelers see.
+const HISTORY: usize = 64;
+
+impl Auditor {
+    /// An auditor for every property of `specs`.
+    ///
+    /// # Errors
+    /// A property whose past-time operator contains a future-time one, a duplicate property id
+    /// across specs, or a labeling rule that cannot be built.
+    pub fn new(specs: &[CheckedSpec], opts: &AuditOptions) -> Result<Auditor, AuditError> {
+        let mut props = Vec::new();
+        let mut labelers = Vec::new();
+        let mut ids = std::collections::HashSet::new();
+        for spec in specs {
+            labelers
+                .push(RuleLabeler::new(&spec.spec).map_err(|e| AuditError::Spec(e.to_string()))?);
+            for p in &spec.properties {
+                if !ids.insert(p.decl.id.clone()) {
+                    return Err(AuditError::Spec(format!(
+                        "duplicate property id `{}` across specs",
+                        p.decl.id
+                    )));
+                }
+                trac_spec::progress::validate(&p.arena, p.formula)
+                    .map_err(|e| AuditError::Spec(format!("property {}: {e}", p.decl.id)))?;
+                let policy = ResetPolicy {
+                    on_violation: opts.reset,
+                    on_satisfaction: opts.reset && p.decl.reset_on_satisfaction,
+                };
+                let printed = trac_spec::print(&p.arena, p.formula);
+                let formula = match &p.var {
+                    Some(v) => format!("forall {v}: {printed}"),
+                    None => printed,
+                };
+                let runner = match &p.var {
+                    Some(v) => Runner::Param(ParametricMonitor::new(
+                        p.arena.clone(),
+                        p.formula,
+                        v,
+                        policy,
+                    )),
+                    None => {
+                        Runner::Plain(ProgressionMonitor::new(p.arena.clone(), p.formula, policy))
+                    }
+                };
+                props.push(Prop {
+                    info: PropertyInfo {
+                        id: p.decl.id.clone(),
+                        description: p.decl.description.clone(),
+                        formula,
+                        semantics: match p.decl.semantics {
+                            Semantics::Ltl3 => "ltl3",
+                            Semantics::Ltlf => "ltlf",
+                        },
+                    },
+                    semantics: p.decl.semantics,
+                    runner,
+                    violations: Vec::new(),
+                });
+            }
+        }
+        Ok(Auditor {
+            props,
+            labelers,
+            history: Vec::new(),
+            steps: 0,
+        })
+    }
+
+    /// The audited properties, in spec order.
+    pub fn properties(&self) -> Vec<PropertyInfo> {
+        self.props.iter().map(|p| p.info.clone()).collect()
+    }
+
+    /// Verdicts decided before the first step (reported at step 0).
+    pub fn initial(&self) -> Vec<VerdictRecord> {
+        let mut out = Vec::new();
+        for p in &self.props {
+            let (v, residual) = match &p.runner {
+                Runner::Plain(m) => (m.initial(), m.residual()),
+                Runner::Param(m) => (m.initial(), m.template().residual()),
+            };
+            if let Some(v) = v {
+                out.push(VerdictRecord {
+                    property: p.info.id.clone(),
+                    step: 0,
+                    verdict: v,
+                    value: None,
+                    residual,
+                    restarted_with: None,
+                    witness: Vec::new(),
+                });
+            }
+        }
+        out
+    }
+
+    /// The labels of `event`: the union of every spec's labeling function (which also keeps the
+    /// labels given in the event itself).
+    pub fn label(&mut self, event: &Event) -> LabelSet {
+        let mut labels = LabelSet::new();
+        if let Some(given) = &event.labels {
+            for l in given {
+                labels.insert(l.clone());
+            }
+        }
+        for l in &mut self.labelers {
+            for label in l.label(event, &self.history) {
+                labels.insert(label);
+            }
+        }
+        labels
+    }
+
+    /// Reads one event; returns the verdicts reached at this step.
+    pub fn step(&mut self, event: &Event) -> Vec<VerdictRecord> {
+        let labels = self.label(event);
+        self.steps += 1;
+        let input = StepInput {
+            step: self.steps,
+            text: event.text(),
+            labels: &labels,
+        };
+        let mut out = Vec::new();
+        for p in &mut self.props {
+            match &mut p.runner {
+                Runner::Plain(m) => {
+                    if let Some(v) = m.step(&input) {
+                        if v == Verdict::Violated {
+                            p.violations.push((input.step, None));
+                        }
+                        out.push(record(&p.info.id, input.step, v, None, m));
+                    }
+                }
+                Runner::Param(pm) => {
+                    for (value, v) in pm.step(&input) {
+                        let m = pm
+                            .instance(&value)
+                            .expect("verdicts come from existing instances");
+                        if v == Verdict::Violated {
+                            p.violations.push((input.step, Some(value.clone())));
+                        }
+                        out.push(record(&p.info.id, input.step, v, Some(value), m));
+                    }
+                }
+            }
+        }
+        self.history.push(event.clone());
+        if self.history.len() > 2 * HISTORY {
+            self.history.drain(..HISTORY);
+        }
+        out
+    }
+
+    /// Number of steps read.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Every property's state at the end of the trace read so far.
+    pub fn finish(&self) -> Vec<PropertyEnd> {
+        self.props
+            .iter()
+            .map(|p| {
+                let mut instances = Vec::new();
+                let count = |value: Option<&str>| {
+                    p.violations
+                        .iter()
+                        .filter(|(_, v)| v.as_deref() == value)
+                        .count()
+                };
+                match &p.runner {
+                    Runner::Plain(m) => instances.push(InstanceEnd {
+                        value: None,
+                        verdict: m.verdict(),
+                        ltlf: m.ltlf(),
+                        residual: m.residual(),
+                        violations: count(None),
+                    }),
+                    Runner::Param(pm) => {
+                        for (v, m) in pm.instances() {
+                            instances.push(InstanceEnd {
+                                value: Some(v.to_string()),
+                                verdict: m.verdict(),
+                                ltlf: m.ltlf(),
+                                residual: m.residual(),
+                                violations: count(Some(v)),
+                            });
+                        }
+                    }
+                }
+                let ltlf = if instances.iter().any(|i| i.ltlf == Verdict::Violated) {
+                    Verdict::Violated
+                } else {
+                    Verdict::Satisfied
+                };
+                let ltl3 = if instances.iter().any(|i| i.verdict == Verdict::Violated) {
+                    Verdict::Violated
+                } else if !instances.is_empty()
+                    && instances.iter().all(|i| i.verdict == Verdict::Satisfied)
+                {
+                    Verdict::Satisfied
+                } else {
+                    Verdict::Pending
+                };
+                PropertyEnd {
+                    property: p.info.id.clone(),
+                    verdict: match p.semantics {
+                        Semantics::Ltl3 => ltl3,
+                        Semantics::Ltlf => ltlf,
+                    },
+                    violations: p.violations.len(),
+                    ltlf,
+                    instances,
+                }
+            })
+            .collect()
+    }
+}
+
+fn record(
+    id: &str,
+    step: usize,
+    verdict: Verdict,
+    value: Option<String>,
+    m: &ProgressionMonitor,
+) -> VerdictRecord {
+    let restarted = Verdict::of_residual(m.residual_formula()) != verdict;
+    VerdictRecord {
+        property: id.to_string(),
+        step,
+        verdict,
+        value,
+        residual: verdict.residual_str().to_string(),
+        restarted_with: if restarted { Some(m.residual()) } else { None },
+        witness: m.witness().to_vec(),
+    }
+}
+
+/// Everything an audit of one trace found.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceReport {
+    /// The trace's name (its path as given).
+    pub trace: String,
+    /// Steps read.
+    pub steps: usize,
+    /// The audited properties.
+    pub properties: Vec<PropertyInfo>,
+    /// Every verdict reached, in step order (step 0 first).
+    pub records: Vec<VerdictRecord>,
+    /// Every property's state at the end of the trace.
+    pub ends: Vec<PropertyEnd>,
+    /// The trace error that stopped the audit early, if any.
+    #[serde(skip)]
+    pub error: Option<TraceError>,
+}
+
+/// One property's part of a [`TraceReport`].
+#[derive(Clone, Debug)]
+pub struct PropertyReport<'a> {
+    /// Static facts.
+    pub info: &'a PropertyInfo,
+    /// The property's verdicts, in step order.
+    pub records: Vec<&'a VerdictRecord>,
+    /// Its end-of-trace state.
+    pub end: &'a PropertyEnd,
+}
+
+impl PropertyReport<'_> {
+    /// Sorted, deduplicated 1-based steps with a violation (0 if decided before the first step).
+    pub fn violation_steps(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .records
+            .iter()
+            .filter(|r| r.verdict == Verdict::Violated)
+            .map(|r| r.step)
+            .collect();
+        v.dedup();
+        v
+    }
+
+    /// `(step, value)` of every violation, sorted.
+    pub fn violations_by_value(&self) -> Vec<(usize, Option<String>)> {
+        let mut v: Vec<(usize, Option<String>)> = self
+            .records
+            .iter()
+            .filter(|r| r.verdict == Verdict::Violated)
+            .map(|r| (r.step, r.value.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+impl TraceReport {
+    /// The part of the report about property `id`.
+    ///
+    /// # Panics
+    /// If no audited property has that id (a programming error in the caller).
+    pub fn property(&self, id: &str) -> PropertyReport<'_> {
+        self.try_property(id)
+            .unwrap_or_else(|| panic!("no property `{id}` in this audit"))
+    }
+
+    /// The part of the report about property `id`, if it exists.
+    pub fn try_property(&self, id: &str) -> Option<PropertyReport<'_>> {
+        let info = self.properties.iter().find(|p| p.id == id)?;
+        let end = self.ends.iter().find(|e| e.property == id)?;
+        Some(PropertyReport {
+            info,
+            records: self.records.iter().filter(|r| r.property == id).collect(),
+            end,
+        })
+    }
+
+    /// Total number of violations over all properties.
+    pub fn violation_count(&self) -> usize {
+        self.ends.iter().map(|e| e.violations).sum()
+    }
+}
+
+/// Audits a stream of events (stops at the first trace error, keeping what was computed).
+pub fn audit_events(
+    specs: &[CheckedSpec],
+    name: &str,
+    events: impl IntoIterator<Item = Result<Event, TraceError>>,
+    opts: &AuditOptions,
+) -> Result<TraceReport, AuditError> {
+    let mut auditor = Auditor::new(specs, opts)?;
+    let mut records = auditor.initial();
+    let mut error = None;
+    for ev in events {
+        match ev {
+            Ok(ev) => records.extend(auditor.step(&ev)),
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    Ok(TraceReport {
+        trace: name.to_string(),
+        steps: auditor.steps(),
+        properties: auditor.properties(),
+        records,
+        ends: auditor.finish(),
+        error,
+    })
+}
+
+/// Audits the trace file at `path` (JSON Lines or plain-text log, detected by [`trace::open`]).
+///
+/// # Errors
+/// The file cannot be opened or read, or the specs cannot be monitored. A malformed line is not an
+/// error here: it ends the audit and is returned in [`TraceReport::error`].
+pub fn audit_path(
+    spec: &CheckedSpec,
+    path: &Path,
+    opts: &AuditOptions,
+) -> Result<TraceReport, AuditError> {
+    let reader = trace::open(path)?;
+    audit_events(
+        std::slice::from_ref(spec),
+        &path.display().to_string(),
+        reader,
+        opts,
+    )
+}

@@ -1,0 +1,493 @@
+//! Monitors: the [`Monitor`] trait, LTL3 [`Verdict`]s, and the progression monitor
+//! ([`ProgressionMonitor`]) implementing TRAC and TRAC_R.
+//!
+//! # TRAC and TRAC_R
+//! TRAC (Alamdari, Klassen & McIlraith, arXiv 2605.16198, §4) progresses a property's formula
+//! through the trace and reports a verdict when the residual formula becomes `true` (⊤) or `false`
+//! (⊥). TRAC_R (§4.2) restarts the property after a verdict to count violations. Here a restart
+//! after a violation at step `t` restarts the property from its original formula **at step `t`
+//! itself** (`residual = prg(φ, σ_t)`), so obligations created at step `t` are kept; the paper's
+//! code restarts at `t + 1` and loses them. At most one verdict is reported per step: if the
+//! restarted formula is violated again at `t`, the next step starts afresh from `φ`. A satisfied
+//! property stays satisfied unless [`ResetPolicy::on_satisfaction`] is set. History kept for
+//! past-time subformulas is never reset: a restart checks `φ` at position `t` of the same trace.
+
+use crate::labels::StepInput;
+use std::fmt;
+use trac_spec::formula::{Arena, Formula, Sym};
+use trac_spec::progress::{eval_empty, eval_last, progress, PastState};
+
+/// An LTL3 verdict (Bauer, Leucker & Schallhart, TOSEM 2011): ⊤, ⊥ or ?.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// ⊤: every continuation of the trace satisfies the property.
+    Satisfied,
+    /// ⊥: no continuation of the trace satisfies the property.
+    Violated,
+    /// ?: not decided yet.
+    Pending,
+}
+
+impl Verdict {
+    /// `satisfied`, `violated` or `pending`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Satisfied => "satisfied",
+            Verdict::Violated => "violated",
+            Verdict::Pending => "pending",
+        }
+    }
+
+    /// The verdict of a residual formula: ⊤ for `true`, ⊥ for `false`, ? otherwise.
+    pub fn of_residual(f: Formula) -> Verdict {
+        match f {
+            Formula::TRUE => Verdict::Satisfied,
+            Formula::FALSE => Verdict::Violated,
+            _ => Verdict::Pending,
+        }
+    }
+
+    /// The residual formula of a decided verdict: `true`, `false`, or `?` when pending.
+    pub fn residual_str(self) -> &'static str {
+        match self {
+            Verdict::Satisfied => "true",
+            Verdict::Violated => "false",
+            Verdict::Pending => "?",
+        }
+    }
+
+    /// ⊤ for `true`, ⊥ for `false` (for two-valued verdicts such as LTLf's).
+    pub fn of_bool(b: bool) -> Verdict {
+        if b {
+            Verdict::Satisfied
+        } else {
+            Verdict::Violated
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// When a monitor restarts its property after a verdict.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ResetPolicy {
+    /// TRAC_R: restart after a violation (at the violating step itself). Without it (plain TRAC)
+    /// a violated property stays violated.
+    pub on_violation: bool,
+    /// Restart after the property is satisfied too.
+    pub on_satisfaction: bool,
+}
+
+impl Default for ResetPolicy {
+    /// TRAC_R: reset on violation, not on satisfaction.
+    fn default() -> Self {
+        ResetPolicy {
+            on_violation: true,
+            on_satisfaction: false,
+        }
+    }
+}
+
+/// One step that changed a monitor's residual formula: part of a witness.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Change {
+    /// 1-based step number in the trace.
+    pub step: usize,
+    /// The step's text (the agent's action or output).
+    pub text: String,
+    /// The property's atomic propositions that held at this step, sorted.
+    pub held: Vec<String>,
+    /// The residual formula after this step (Spot syntax).
+    pub residual: String,
+}
+
+/// The most steps kept in a monitor's explanation; older ones are dropped (and counted).
+pub const MAX_EXPLANATION: usize = 32;
+
+/// A runtime monitor for one property.
+///
+/// Protocol: [`Monitor::initial`] once, then [`Monitor::step`] once per trace step, then
+/// [`Monitor::ltlf`] at the end of the trace.
+pub trait Monitor {
+    /// The verdict already decided before the first step (reported at step 0), if any.
+    fn initial(&self) -> Option<Verdict>;
+    /// Reads one step; returns the verdict reached at this step, if one was (at most one per step).
+    fn step(&mut self, input: &StepInput<'_>) -> Option<Verdict>;
+    /// The current verdict: of the restarted property after a TRAC_R restart.
+    fn verdict(&self) -> Verdict;
+    /// The current residual formula in Spot syntax.
+    fn residual(&self) -> String;
+    /// The steps since the last restart that changed the residual (at most [`MAX_EXPLANATION`]).
+    fn explanation(&self) -> &[Change];
+    /// The witness of the last verdict reached: the steps from the property's (re)start to the
+    /// verdict step that changed its residual, the last one ending in `true` or `false`.
+    fn witness(&self) -> &[Change];
+    /// The finite-trace (LTLf) verdict of the whole trace read so far, `X` read as weak next.
+    fn ltlf(&self) -> Verdict;
+    /// Back to the state before the first step.
+    fn reset(&mut self);
+}
+
+/// A progression monitor (TRAC / TRAC_R) for one formula, owning its arena.
+///
+/// Memory: the arena grows with the distinct residuals met (bounded by the progression closure of
+/// the formula); cost per step O(|residual|) plus one label lookup per atomic proposition.
+#[derive(Clone, Debug)]
+pub struct ProgressionMonitor {
+    arena: Arena,
+    original: Formula,
+    residual: Formula,
+    past: PastState,
+    atoms: Vec<(Sym, String)>,
+    policy: ResetPolicy,
+    verdict: Verdict,
+    steps: usize,
+    /// Before any restart: the residual before the last step, for the LTLf verdict.
+    prev_unreset: Formula,
+    /// The atoms that held at the last step.
+    last_true: Vec<Sym>,
+    /// First verdict (step, verdict) in the run without restarts.
+    first_decision: Option<(usize, Verdict)>,
+    explanation: Vec<Change>,
+    dropped: usize,
+    witness: Vec<Change>,
+}
+
+impl ProgressionMonitor {
+    /// A monitor for `formula` (an arena handle; the arena is moved in). `formula` should pass
+    /// [`trac_spec::progress::validate`].
+    pub fn new(arena: Arena, formula: Formula, policy: ResetPolicy) -> ProgressionMonitor {
+        let past = PastState::new(&arena, formula);
+        let atoms = arena
+            .atoms(formula)
+            .into_iter()
+            .map(|s| (s, arena.sym_name(s).to_string()))
+            .collect();
+        ProgressionMonitor {
+            original: formula,
+            residual: formula,
+            past,
+            atoms,
+            policy,
+            verdict: Verdict::of_residual(formula),
+            steps: 0,
+            prev_unreset: formula,
+            last_true: Vec::new(),
+            first_decision: None,
+            explanation: Vec::new(),
+            dropped: 0,
+            witness: Vec::new(),
+            arena,
+        }
+    }
+
+    /// The arena holding the formulas of this monitor.
+    pub fn arena(&self) -> &Arena {
+        &self.arena
+    }
+
+    /// The original formula.
+    pub fn formula(&self) -> Formula {
+        self.original
+    }
+
+    /// The current residual formula's handle.
+    pub fn residual_formula(&self) -> Formula {
+        self.residual
+    }
+
+    /// How many explanation entries were dropped because of [`MAX_EXPLANATION`].
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    /// A copy of this monitor (state included) whose formulas have `var` replaced by `value`
+    /// (trace slicing for parametric properties; see [`crate::parametric`]).
+    pub fn instantiate(&self, var: &str, value: &str) -> ProgressionMonitor {
+        let mut m = self.clone();
+        let a = &mut m.arena;
+        m.original = a.instantiate(self.original, var, value);
+        m.residual = a.instantiate(self.residual, var, value);
+        m.prev_unreset = a.instantiate(self.prev_unreset, var, value);
+        let mut past = PastState::new(a, m.original);
+        let mut bits = vec![false; past.nodes().len()];
+        for (i, &node) in self.past.nodes().iter().enumerate() {
+            let inst = a.instantiate(node, var, value);
+            if let Some(j) = past.nodes().iter().position(|&g| g == inst) {
+                bits[j] = self.past.bits()[i];
+            }
+        }
+        past.set_bits(&bits);
+        m.past = past;
+        m.atoms = a
+            .atoms(m.original)
+            .into_iter()
+            .map(|s| (s, a.sym_name(s).to_string()))
+            .collect();
+        m.last_true = m
+            .atoms
+            .iter()
+            .filter(|(_, n)| {
+                self.last_true
+                    .iter()
+                    .any(|&s| instantiate_name(self.arena.sym_name(s), var, value) == *n)
+            })
+            .map(|(s, _)| *s)
+            .collect();
+        m
+    }
+
+    fn record(&mut self, change: Change) {
+        if self.explanation.len() == MAX_EXPLANATION {
+            self.explanation.remove(0);
+            self.dropped += 1;
+        }
+        self.explanation.push(change);
+    }
+}
+
+fn instantiate_name(name: &str, var: &str, value: &str) -> String {
+    let parts = trac_spec::formula::AtomName::parse(name);
+    if parts.arg.as_deref() == Some(var) {
+        format!("{}({})", parts.base, value)
+    } else {
+        name.to_string()
+    }
+}
+
+impl Monitor for ProgressionMonitor {
+    fn initial(&self) -> Option<Verdict> {
+        match Verdict::of_residual(self.original) {
+            Verdict::Pending => None,
+            v => Some(v),
+        }
+    }
+
+    fn step(&mut self, input: &StepInput<'_>) -> Option<Verdict> {
+        self.steps += 1;
+        let true_syms: Vec<Sym> = self
+            .atoms
+            .iter()
+            .filter(|(_, name)| input.labels.contains(name))
+            .map(|(s, _)| *s)
+            .collect();
+        let v = |s: Sym| true_syms.contains(&s);
+        self.past.step(&self.arena, &v);
+        let before = self.residual;
+        if self.first_decision.is_none() {
+            self.prev_unreset = before;
+        }
+        self.last_true.clone_from(&true_syms);
+        let mut after = progress(&mut self.arena, before, &v, &self.past);
+        let reached = Verdict::of_residual(after);
+        let mut event = None;
+        if before != after || reached != Verdict::Pending {
+            let held = true_syms
+                .iter()
+                .map(|&s| self.arena.sym_name(s).to_string())
+                .collect();
+            let residual = trac_spec::print(&self.arena, after);
+            self.record(Change {
+                step: input.step,
+                text: input.text.to_string(),
+                held,
+                residual,
+            });
+        }
+        // A verdict is an event only when it is reached (not when a sticky verdict persists).
+        let fresh = reached != Verdict::Pending
+            && (Verdict::of_residual(before) == Verdict::Pending || self.restarts(reached));
+        if fresh {
+            event = Some(reached);
+            self.witness.clone_from(&self.explanation);
+            if self.first_decision.is_none() {
+                self.first_decision = Some((input.step, reached));
+            }
+        }
+        if reached != Verdict::Pending && self.restarts(reached) {
+            // Restart at this very step: keep the obligations the step creates.
+            let restarted = progress(&mut self.arena, self.original, &v, &self.past);
+            after = if Verdict::of_residual(restarted) == Verdict::Pending {
+                restarted
+            } else {
+                // Decided again at the same step: at most one verdict per step, start afresh.
+                self.original
+            };
+            self.verdict = Verdict::of_residual(after);
+            // The next explanation starts with this step if it created obligations.
+            self.explanation.clear();
+            self.dropped = 0;
+            if after != self.original {
+                let held = true_syms
+                    .iter()
+                    .map(|&s| self.arena.sym_name(s).to_string())
+                    .collect();
+                let residual = trac_spec::print(&self.arena, after);
+                self.record(Change {
+                    step: input.step,
+                    text: input.text.to_string(),
+                    held,
+                    residual,
+                });
+            }
+        } else {
+            self.verdict = reached;
+            if after == self.original && reached == Verdict::Pending {
+                // Back to the start: earlier steps no longer explain anything.
+                self.explanation.clear();
+                self.dropped = 0;
+            }
+        }
+        self.residual = after;
+        event
+    }
+
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    fn residual(&self) -> String {
+        trac_spec::print(&self.arena, self.residual)
+    }
+
+    fn explanation(&self) -> &[Change] {
+        &self.explanation
+    }
+
+    fn witness(&self) -> &[Change] {
+        &self.witness
+    }
+
+    fn ltlf(&self) -> Verdict {
+        if self.steps == 0 {
+            return Verdict::of_bool(eval_empty(&self.arena, self.original));
+        }
+        match self.first_decision {
+            // Decided before the last step: the remaining non-empty suffix must satisfy the
+            // residual `true`/`false`, whatever the semantics.
+            Some((t, v)) if t < self.steps => v,
+            _ => {
+                let last = &self.last_true;
+                let v = |s: Sym| last.contains(&s);
+                Verdict::of_bool(eval_last(&self.arena, self.prev_unreset, &v, &self.past))
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        self.residual = self.original;
+        self.past.reset(&self.arena);
+        self.verdict = Verdict::of_residual(self.original);
+        self.steps = 0;
+        self.prev_unreset = self.original;
+        self.last_true.clear();
+        self.first_decision = None;
+        self.explanation.clear();
+        self.dropped = 0;
+        self.witness.clear();
+    }
+}
+
+impl ProgressionMonitor {
+    fn restarts(&self, v: Verdict) -> bool {
+        match v {
+            Verdict::Violated => self.policy.on_violation,
+            Verdict::Satisfied => self.policy.on_satisfaction,
+            Verdict::Pending => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labels::LabelSet;
+
+    fn look_monitor(policy: ResetPolicy) -> ProgressionMonitor {
+        let mut a = Arena::new();
+        let look = a.atom("look");
+        let nl = a.not(look);
+        let xnl = a.next(nl);
+        let imp = a.implies(look, xnl);
+        let g = a.globally(imp);
+        ProgressionMonitor::new(a, g, policy)
+    }
+
+    fn run(m: &mut ProgressionMonitor, steps: &[&[&str]]) -> Vec<(usize, Verdict)> {
+        let mut out = Vec::new();
+        for (i, labels) in steps.iter().enumerate() {
+            let set: LabelSet = labels.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            if let Some(v) = m.step(&input) {
+                out.push((i + 1, v));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn trac_r_restarts_at_the_violating_step() {
+        let mut m = look_monitor(ResetPolicy::default());
+        let five = [&["look"][..]; 5];
+        let got = run(&mut m, &five);
+        let v = Verdict::Violated;
+        assert_eq!(got, vec![(2, v), (3, v), (4, v), (5, v)]);
+        // The witness of the last violation: look at 4 created the obligation, look at 5 broke it.
+        let w: Vec<usize> = m.witness().iter().map(|c| c.step).collect();
+        assert_eq!(w, vec![4, 5]);
+        assert_eq!(m.witness().last().unwrap().residual, "false");
+    }
+
+    #[test]
+    fn trac_without_reset_reports_once_and_stays_violated() {
+        let mut m = look_monitor(ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        });
+        let five = [&["look"][..]; 5];
+        assert_eq!(run(&mut m, &five), vec![(2, Verdict::Violated)]);
+        assert_eq!(m.verdict(), Verdict::Violated);
+        assert_eq!(m.ltlf(), Verdict::Violated);
+    }
+
+    #[test]
+    fn ltlf_reads_weak_next_at_the_end() {
+        let mut m = look_monitor(ResetPolicy::default());
+        run(&mut m, &[&[], &["look"]]);
+        assert_eq!(m.verdict(), Verdict::Pending);
+        assert_eq!(m.ltlf(), Verdict::Satisfied);
+        let mut a = Arena::new();
+        let p = a.atom("p");
+        let f = a.finally(p);
+        let mut m = ProgressionMonitor::new(a, f, ResetPolicy::default());
+        run(&mut m, &[&[], &[]]);
+        assert_eq!(m.ltlf(), Verdict::Violated);
+        run(&mut m, &[&["p"]]);
+        assert_eq!(m.ltlf(), Verdict::Satisfied);
+        assert_eq!(m.verdict(), Verdict::Satisfied);
+    }
+
+    #[test]
+    fn reset_on_satisfaction_counts_each_satisfaction() {
+        let mut a = Arena::new();
+        let p = a.atom("p");
+        let f = a.finally(p);
+        let policy = ResetPolicy {
+            on_violation: true,
+            on_satisfaction: true,
+        };
+        let mut m = ProgressionMonitor::new(a, f, policy);
+        let got = run(&mut m, &[&["p"], &[], &["p"]]);
+        assert_eq!(got, vec![(1, Verdict::Satisfied), (3, Verdict::Satisfied)]);
+        assert_eq!(m.verdict(), Verdict::Pending);
+    }
+}

@@ -1,0 +1,191 @@
+//! Trace readers: JSON Lines and plain-text logs, errors with positions, format detection.
+
+use std::io::Cursor;
+use std::path::Path;
+use trac_runtime::trace::{detect_format, open, Event, TraceError, TraceFormat, TraceReader};
+
+fn read(src: &str, format: TraceFormat) -> Vec<Result<Event, TraceError>> {
+    TraceReader::from_reader(Cursor::new(src.as_bytes().to_vec()), "t.jsonl", format).collect()
+}
+
+#[test]
+fn jsonl_events_fields_and_step_numbering() {
+    let src = concat!(
+        r#"{"session": "s1", "step": 7, "input": "You see a knife.", "output": "take knife", "labels": ["take(knife)"]}"#,
+        "\n\n   \n",
+        r#"{"output": "look", "extra": {"ignored": [1, 2]}}"#,
+        "\n",
+        r#"{"input": "only input"}"#,
+    );
+    let evs: Vec<Event> = read(src, TraceFormat::Jsonl)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(evs.len(), 3);
+    let e = &evs[0];
+    assert_eq!(e.session.as_deref(), Some("s1"));
+    assert_eq!((e.step, e.declared_step, e.line), (1, Some(7), 1));
+    assert_eq!(e.input.as_deref(), Some("You see a knife."));
+    assert_eq!(e.text(), "take knife");
+    assert_eq!(e.labels, Some(vec!["take(knife)".to_string()]));
+    assert!(e.raw.starts_with(r#"{"session": "s1""#));
+    assert_eq!(
+        (evs[1].step, evs[1].declared_step, evs[1].line),
+        (2, None, 4)
+    );
+    assert_eq!(evs[1].text(), "look");
+    assert_eq!(evs[1].labels, None);
+    assert_eq!((evs[2].step, evs[2].line), (3, 5));
+    assert_eq!(evs[2].text(), "only input");
+    assert_eq!(Event::default().text(), "");
+}
+
+#[test]
+fn jsonl_bad_lines_are_errors_and_reading_goes_on() {
+    let src = concat!(
+        r#"{"output": "a"}"#,
+        "\n",
+        r#"{"step": "three", "output": "b"}"#,
+        "\n",
+        r#"{"output": "c""#,
+        "\n",
+        r#"{"labels": "p"}"#,
+        "\n",
+        "[1, 2]\n",
+        r#"{"output": "d"}"#,
+        "\r\n",
+    );
+    let items = read(src, TraceFormat::Jsonl);
+    assert_eq!(items.len(), 6);
+    let msgs: Vec<String> = items
+        .iter()
+        .filter_map(|r| r.as_ref().err().map(|e| e.to_string()))
+        .collect();
+    assert_eq!(
+        msgs,
+        vec![
+            r#"t.jsonl:2:16: invalid type: string "three", expected u64"#.to_string(),
+            "t.jsonl:3:14: EOF while parsing an object".to_string(),
+            r#"t.jsonl:4:14: invalid type: string "p", expected a sequence"#.to_string(),
+            "t.jsonl:5:1: expected a JSON object `{...}`".to_string(),
+        ]
+    );
+    let ok: Vec<(usize, usize, String)> = items
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| (e.step, e.line, e.raw.clone()))
+        .collect();
+    assert_eq!(
+        ok,
+        vec![
+            (1, 1, r#"{"output": "a"}"#.to_string()),
+            (2, 6, r#"{"output": "d"}"#.to_string()),
+        ]
+    );
+}
+
+#[test]
+fn text_logs_strip_numbering_and_decoration() {
+    let src = "1. **DRIVE truck1 from l3 to-l1**  \n\n2.*LOAD package1 into a1 of truck1 at l1\n   \n Step 2: go door to the hallway\r\nStep: 19 Action: PREPARE MEAL: prepare meal\n7. ** **\nlook\n";
+    let items = read(src, TraceFormat::Text);
+    let got: Vec<String> = items
+        .iter()
+        .map(|r| match r {
+            Ok(e) => format!(
+                "{} {:?} {:?} L{}",
+                e.step,
+                e.declared_step,
+                e.text(),
+                e.line
+            ),
+            Err(e) => e.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            r#"1 Some(1) "DRIVE truck1 from l3 to-l1" L1"#,
+            r#"2 Some(2) "LOAD package1 into a1 of truck1 at l1" L3"#,
+            r#"3 Some(2) "go door to the hallway" L5"#,
+            r#"4 Some(19) "PREPARE MEAL: prepare meal" L6"#,
+            "t.jsonl:7:1: no action left on the line after removing its step number and markdown decoration",
+            r#"5 None "look" L8"#,
+        ]
+    );
+    let first = items[0].as_ref().unwrap();
+    assert_eq!(first.raw, "1. **DRIVE truck1 from l3 to-l1**  ");
+    assert_eq!(first.input, None);
+    assert_eq!(
+        items[2].as_ref().unwrap().raw,
+        " Step 2: go door to the hallway"
+    );
+}
+
+#[test]
+fn invalid_utf8_is_an_error_for_that_line_only() {
+    let bytes = b"take knife\nta\xffke\nlook\n".to_vec();
+    let items: Vec<_> =
+        TraceReader::from_reader(Cursor::new(bytes), "x.txt", TraceFormat::Text).collect();
+    assert_eq!(items.len(), 3);
+    assert_eq!(
+        items[1].as_ref().unwrap_err().to_string(),
+        "x.txt:2:3: invalid UTF-8"
+    );
+    assert_eq!(items[2].as_ref().unwrap().step, 2);
+}
+
+#[test]
+fn format_detection() {
+    assert_eq!(
+        detect_format(Path::new("a.jsonl"), "1. look"),
+        TraceFormat::Jsonl
+    );
+    assert_eq!(detect_format(Path::new("a.JSON"), ""), TraceFormat::Jsonl);
+    assert_eq!(
+        detect_format(Path::new("a.txt"), "  {\"output\": \"x\"}"),
+        TraceFormat::Jsonl
+    );
+    assert_eq!(
+        detect_format(Path::new("a.log"), "1. look"),
+        TraceFormat::Text
+    );
+    assert_eq!(detect_format(Path::new("noext"), ""), TraceFormat::Text);
+}
+
+fn temp_file(name: &str, contents: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("trac-trace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+#[test]
+fn open_sniffs_the_first_non_empty_line() {
+    let p = temp_file(
+        "log.txt",
+        "\n\n{\"output\": \"take knife\"}\n{\"output\": \"look\"}\n",
+    );
+    let r = open(&p).unwrap();
+    assert_eq!(r.format(), TraceFormat::Jsonl);
+    let evs: Vec<Event> = r.map(Result::unwrap).collect();
+    assert_eq!(
+        evs.iter().map(Event::text).collect::<Vec<_>>(),
+        ["take knife", "look"]
+    );
+    assert_eq!(evs[0].line, 3);
+
+    let p = temp_file("log2.txt", "1. take knife\n2. look\n");
+    let r = open(&p).unwrap();
+    assert_eq!(r.format(), TraceFormat::Text);
+    assert_eq!(r.count(), 2);
+
+    let missing = p.with_file_name("missing.txt");
+    let err = open(&missing).unwrap_err();
+    assert_eq!(err.line, 0);
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}: cannot read trace: ", missing.display())),
+        "{err}"
+    );
+}

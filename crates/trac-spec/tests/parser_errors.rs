@@ -1,0 +1,297 @@
+//! Parser errors: messages, spans, caret rendering, and fuzzing (never panics).
+
+use quickcheck::{Arbitrary, Gen, QuickCheck};
+use trac_spec::parser::{parse, parse_property, ParseError};
+use trac_spec::printer::print;
+use trac_spec::Arena;
+
+fn err(src: &str) -> ParseError {
+    let mut a = Arena::new();
+    match parse(&mut a, src) {
+        Ok(f) => panic!("`{src}` parsed as `{}`", print(&a, f)),
+        Err(e) => e,
+    }
+}
+
+#[track_caller]
+fn check(src: &str, message: &str, span: std::ops::Range<usize>) {
+    let e = err(src);
+    assert_eq!(
+        (e.message.as_str(), e.span.clone()),
+        (message, span),
+        "for `{src}`"
+    );
+}
+
+#[test]
+fn messages_and_spans() {
+    check("G (a & )", "expected a formula after `&`", 7..8);
+    check("a &", "expected a formula after `&`", 3..3);
+    check("a && ", "expected a formula after `&&`", 4..4);
+    check("G", "expected a formula after `G`", 1..1);
+    check("X[!]", "expected a formula after `X[!]`", 4..4);
+    check("a & & b", "expected a formula after `&`", 4..5);
+    check("( & b)", "expected a formula after `(`", 2..3);
+    check("& b", "expected a formula before `&`", 0..1);
+    check("", "empty formula", 0..0);
+    check("  /* only a comment */ ", "empty formula", 0..0);
+    check("(a & b", "unclosed parenthesis", 0..1);
+    check("G((a) & b", "unclosed parenthesis", 1..2);
+    check("a & b)", "unexpected `)`", 5..6);
+    check(")", "unexpected `)`", 0..1);
+    check("a = b", "unknown operator `=`", 2..3);
+    check("a == b", "unknown operator `==`", 2..4);
+    check("a <= b", "unknown operator `<=`", 2..4);
+    check("a - b", "unknown operator `-`", 2..3);
+    check("{a} |-> b", "unknown operator `{`", 0..1);
+    check("\"abc", "unterminated string", 0..4);
+    check("a & \"x\\\"", "unterminated string", 4..8);
+    check("take(\"abc) & b", "unterminated string", 5..14);
+    check("a b", "missing binary operator before `b`", 2..3);
+    check("a G b", "missing binary operator before `G`", 2..3);
+    check(
+        "take (item)",
+        "missing binary operator before `(` (a parametric proposition is written without a \
+         space: `take(...)`)",
+        5..6,
+    );
+    check("take()", "expected an argument after `take(`", 5..6);
+    check(
+        "take(a b)",
+        "expected `)` after the argument of `take(`",
+        7..8,
+    );
+    check("take(a", "expected `)` after the argument of `take(`", 6..6);
+    check("caf\u{e9}", "unexpected character `\u{e9}` (atomic propositions with such characters must be written in double quotes)", 3..5);
+    check("12", "`12` is not an atomic proposition: names cannot start with a digit (write it in double quotes: `\"12\"`)", 0..2);
+    check("(a)=0", "`=0` can only follow an atomic proposition", 3..5);
+    check("a /* b", "unclosed comment", 2..4);
+    check(
+        "F[1..2] a",
+        "unsupported operator `F[...]`: bounded `F` and `G` are not supported",
+        0..2,
+    );
+    check(
+        "X[a] b",
+        "malformed `X[...]`: expected `X[!]`, `X[n]` or `X[n!]`",
+        0..3,
+    );
+    check(
+        "X[99999999999] b",
+        "repetition count too large (at most 1000)",
+        2..13,
+    );
+    check("Falsehood", "missing binary operator before `hood`", 5..9);
+    check("U", "expected a formula before `U`", 0..1);
+    check("a U", "expected a formula after `U`", 3..3);
+}
+
+#[test]
+fn render_single_line() {
+    let src = "G (a & )";
+    assert_eq!(
+        err(src).render(src),
+        "error: expected a formula after `&`\n  |\n1 | G (a & )\n  |        ^"
+    );
+    let src = "a == b";
+    assert_eq!(
+        err(src).render(src),
+        "error: unknown operator `==`\n  |\n1 | a == b\n  |   ^^"
+    );
+    let src = "";
+    assert_eq!(
+        err(src).render(src),
+        "error: empty formula\n  |\n1 |\n  | ^"
+    );
+}
+
+#[test]
+fn render_multi_line() {
+    let src = "G (a &\n   ) | b";
+    assert_eq!(
+        err(src).render(src),
+        "error: expected a formula after `&`\n  |\n2 |    ) | b\n  |    ^"
+    );
+    // The end-of-input caret points just after the last token, not at a trailing newline.
+    let src = "G (a &\n\n";
+    assert_eq!(
+        err(src).render(src),
+        "error: expected a formula after `&`\n  |\n1 | G (a &\n  |       ^"
+    );
+    // A span running past its line is underlined to the end of the line; CRLF is trimmed.
+    let src = "a & \"open\r\nstring";
+    assert_eq!(
+        err(src).render(src),
+        "error: unterminated string\n  |\n1 | a & \"open\n  |     ^^^^^^"
+    );
+    // Line numbers widen the gutter.
+    let src = format!("{}a &&& b", "\n".repeat(11));
+    assert_eq!(
+        err(&src).render(&src),
+        "error: expected a formula after `&&`\n   |\n12 | a &&& b\n   |     ^"
+    );
+}
+
+#[test]
+fn render_counts_chars_not_bytes() {
+    let src = "\"π ≈ 3\" & (\"é\" | )";
+    assert_eq!(
+        err(src).render(src),
+        "error: expected a formula after `|`\n  |\n1 | \"π ≈ 3\" & (\"é\" | )\n  |                  ^"
+    );
+    let src = "\"日本\" & ¬ == b";
+    assert_eq!(
+        err(src).render(src),
+        "error: unknown operator `==`\n  |\n1 | \"日本\" & ¬ == b\n  |          ^^"
+    );
+    // Tabs before the caret are kept so the caret lines up.
+    let src = "\ta\t& )";
+    assert_eq!(
+        err(src).render(src),
+        "error: expected a formula after `&`\n  |\n1 | \ta\t& )\n  | \t \t  ^"
+    );
+}
+
+#[test]
+fn render_is_robust_to_bad_spans() {
+    let e = ParseError {
+        message: "m".into(),
+        span: 7..100,
+    };
+    assert_eq!(e.render("ab"), "error: m\n  |\n1 | ab\n  |   ^");
+    let e = ParseError {
+        message: "m".into(),
+        span: std::ops::Range { start: 2, end: 1 },
+    };
+    assert_eq!(e.render("é"), "error: m\n  |\n1 | é\n  |  ^");
+    assert_eq!(e.to_string(), "m at 2..1");
+}
+
+/// Checks the invariants of one parse attempt: no panic, spans inside the input and on char
+/// boundaries, rendering works, and successful parses survive a print/parse round trip.
+fn parse_is_total(src: &str) -> bool {
+    let mut a = Arena::new();
+    for quantified in [false, true] {
+        let r = if quantified {
+            parse_property(&mut a, src).map(|p| p.body)
+        } else {
+            parse(&mut a, src)
+        };
+        match r {
+            Ok(f) => {
+                let printed = print(&a, f);
+                match parse(&mut a, &printed) {
+                    Ok(g) if g == f => {}
+                    other => panic!("`{src}` printed as `{printed}` reparsed as {other:?}"),
+                }
+            }
+            Err(e) => {
+                let s = &e.span;
+                assert!(s.start <= s.end && s.end <= src.len(), "{e:?} for {src:?}");
+                assert!(src.is_char_boundary(s.start) && src.is_char_boundary(s.end));
+                let r = e.render(src);
+                assert!(r.starts_with("error: ") && r.contains('^'));
+            }
+        }
+    }
+    true
+}
+
+/// Strings made of the formula language's tokens, so the fuzzer reaches deep parser states.
+#[derive(Clone, Debug)]
+struct Soup(String);
+
+const PIECES: &[&str] = &[
+    "a",
+    "b",
+    "take(x)",
+    "take(",
+    "\"q q\"",
+    "\"",
+    "\\",
+    "(",
+    ")",
+    "()",
+    " ",
+    "\n",
+    "!",
+    "&",
+    "&&",
+    "|",
+    "->",
+    "<->",
+    "<>",
+    "[]",
+    "xor",
+    "^",
+    "X",
+    "X[!]",
+    "X[",
+    "]",
+    "F",
+    "G",
+    "U",
+    "W",
+    "R",
+    "V",
+    "M",
+    "S",
+    "Y",
+    "Z",
+    "O",
+    "H",
+    "true",
+    "False",
+    "0",
+    "1",
+    "=0",
+    "=",
+    "<",
+    "-",
+    "/*",
+    "*/",
+    "forall x:",
+    "forall",
+    ":",
+    "é",
+    "日",
+    "\t",
+    "Fa",
+    "GFa",
+    "aUb",
+    "X0",
+    "2",
+    ".",
+    "_",
+];
+
+impl Arbitrary for Soup {
+    fn arbitrary(g: &mut Gen) -> Soup {
+        let n = usize::arbitrary(g) % 16;
+        Soup((0..n).map(|_| *g.choose(PIECES).unwrap_or(&"a")).collect())
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = Soup>> {
+        Box::new(self.0.shrink().map(Soup))
+    }
+}
+
+#[test]
+fn fuzz_arbitrary_strings_never_panic() {
+    fn owned(s: String) -> bool {
+        parse_is_total(&s)
+    }
+    QuickCheck::new()
+        .tests(5000)
+        .quickcheck(owned as fn(String) -> bool);
+}
+
+#[test]
+fn fuzz_token_soup_never_panics() {
+    fn soup(s: Soup) -> bool {
+        parse_is_total(&s.0)
+    }
+    QuickCheck::new()
+        .tests(20_000)
+        .quickcheck(soup as fn(Soup) -> bool);
+}

@@ -1,0 +1,116 @@
+//! Spec errors: every kind, with its full message and position in the RON file.
+
+use trac_spec::spec::Spec;
+
+/// The error text of loading and checking `src` as `s.ron`.
+fn errors(src: &str) -> String {
+    match Spec::from_str(src, "s.ron") {
+        Err(e) => e.to_string(),
+        Ok(spec) => match spec.check() {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("expected errors"),
+        },
+    }
+}
+
+#[test]
+fn ron_syntax_and_shape_errors() {
+    assert_eq!(
+        errors("(name: \"x\", properties: [], extra: 1)"),
+        "s.ron:1:34: Unexpected field named `extra` in `Spec`, expected one of `name`, `description`, `case_sensitive`, `propositions`, `properties` instead"
+    );
+    assert_eq!(
+        errors("(name: \"x\")"),
+        "s.ron:1:11: Unexpected missing field `properties` in `Spec`"
+    );
+    assert_eq!(
+        errors("(name: \"x\",\n properties: [\n  (id: \"R1\", formula: 3),\n ])"),
+        "s.ron:3:23: Expected string"
+    );
+    assert_eq!(
+        errors("(name: \"x\",\n properties: [\n  (id: \"R1\", formula: \"p\" ,\n ])"),
+        "s.ron:4:2: Expected identifier"
+    );
+    assert_eq!(
+        errors("(name: \"x\", propositions: [(name: \"a\", rule: Some(Word(\"x\")))], properties: [])"),
+        "s.ron:1:55: Unexpected variant named `Word` in enum `Rule`, expected one of `Words`, `Regex`, `AnyOf`, `AllOf`, `Not` instead"
+    );
+    assert_eq!(
+        errors("(name: \"x\", properties: [(id: \"R1\", formula: \"p\", semantics: LTLf)])"),
+        "s.ron:1:66: Unexpected variant named `LTLf` in enum `Semantics`, expected either `Ltl3` or `Ltlf` instead"
+    );
+}
+
+#[test]
+fn proposition_and_rule_errors_are_all_reported() {
+    let src = r#"(
+  name: "rules",
+  propositions: [
+    (name: "take", param: Some("item"), rule: Some(Words("take {item...}"))),
+    (name: "take", rule: Some(Regex("take (knife"))),
+    (name: "look", rule: Words("look {x}")),
+    (name: "go", param: Some("dir"), rule: AnyOf([Words("go {dir}"), Regex("walk \\w+")])),
+    (name: "put", param: Some("obj"), rule: Some(Not(Words("put {obj}")))),
+    (name: "open", param: Some("2x"), rule: Some(Words("open {door}"))),
+    (name: "bad(x)", rule: Some(Words("a } b"))),
+    (name: "drop", param: Some("obj"), rule: Some(AnyOf([Words("drop {obj}"), Regex("(?P<obj>\\w+) falls")]))),
+    (name: "", rule: Some(Words("x {y"))),
+  ],
+  properties: [],
+)"#;
+    assert_eq!(
+        errors(src),
+        r#"s.ron:5:12: duplicate proposition `take` (first declared at 4:12)
+s.ron:5:37: proposition `take`: invalid regex: unclosed group
+s.ron:6:32: proposition `look`: placeholder `{x}` but the proposition has no `param`
+s.ron:7:44: proposition `go`: the rule does not capture parameter `dir`: use `{dir}` or `{dir...}` in Words, `(?P<dir>...)` in Regex (every alternative of AnyOf must capture it)
+s.ron:8:45: proposition `put`: the rule does not capture parameter `obj`: use `{obj}` or `{obj...}` in Words, `(?P<obj>...)` in Regex
+s.ron:9:27: proposition `open`: parameter `2x` is not an identifier
+s.ron:9:56: proposition `open`: placeholder `{door}` is not its parameter `2x`
+s.ron:10:12: invalid proposition name `bad(x)`: use `param` for a parameter, not parentheses
+s.ron:10:39: proposition `bad(x)`: stray `}` at byte 2 in Words pattern "a } b"
+s.ron:12:12: empty proposition name
+s.ron:12:33: proposition ``: unclosed `{` at byte 2 in Words pattern "x {y""#
+    );
+}
+
+#[test]
+fn a_regex_error_points_at_the_right_alternative() {
+    let src = "(name: \"x\", propositions: [\n  (name: \"a\", rule: AnyOf([\n    Words(\"a\"),\n    Regex(\"a[\"),\n  ])),\n], properties: [])";
+    assert_eq!(
+        errors(src),
+        "s.ron:4:11: proposition `a`: invalid regex: unclosed character class"
+    );
+}
+
+#[test]
+fn property_errors_point_into_the_formula() {
+    let src = r#"(
+  name: "p",
+  propositions: [
+    (name: "take", param: Some("item")),
+    (name: "look"),
+  ],
+  properties: [
+    (id: "R1", formula: "G(look -> X jump)"),
+    (id: "R1", formula: "G look(x)"),
+    (id: "R3", formula: "F take"),
+    (id: "R4", formula: "G(take(item) -> X look)"),
+    (id: "R5", formula: "forall x: G look"),
+    (id: "R6", formula: "forall x: G(take(x) -> X !take(item))"),
+    (id: "R7", formula: "G(take(knife) -> X look)"),
+    (formula: "G(look -> X \"jump high\")", id: "R8"),
+  ],
+)"#;
+    assert_eq!(
+        errors(src),
+        r#"s.ron:8:35: property `R1`: unknown proposition `jump`; declared: look, take
+s.ron:9:11: duplicate property id `R1` (first declared at 8:11)
+s.ron:9:28: property `R1`: proposition `look` has no parameter, but is used as `look(x)`
+s.ron:10:28: property `R3`: proposition `take` has parameter `item`: write `take(<value>)`, or quantify it: `forall item: ... take(item) ...`
+s.ron:11:28: property `R4`: variable `item` in `take(item)` is not quantified: write `forall item: ...`
+s.ron:12:33: property `R5`: quantified variable `x` is not used in the formula
+s.ron:13:52: property `R6`: variable `item` in `take(item)` is not quantified: write `forall item: ...` (the formula quantifies `x`)
+s.ron:15:28: property `R8`: unknown proposition `jump high`; declared: look, take"#
+    );
+}
