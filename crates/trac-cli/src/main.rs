@@ -356,6 +356,7 @@ fn print_text(
                 let _ = writeln!(out, "           rule:    {}", p.description);
             }
             let _ = writeln!(out, "           formula: {}", p.formula);
+            let _ = writeln!(out, "           meaning: {}", p.english);
             for r in &recs {
                 let value = r
                     .value

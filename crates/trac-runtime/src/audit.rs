@@ -49,6 +49,8 @@ pub struct PropertyInfo {
     pub description: String,
     /// The formula, normalized, in Spot syntax (with its `forall` prefix if parametric).
     pub formula: String,
+    /// The formula in plain English, with the spec's proposition descriptions.
+    pub english: String,
     /// `ltl3` or `ltlf`.
     pub semantics: &'static str,
 }
@@ -138,6 +140,7 @@ impl Auditor {
         let mut labelers = Vec::new();
         let mut ids = std::collections::HashSet::new();
         for spec in specs {
+            let descriptions = spec.descriptions();
             labelers
                 .push(RuleLabeler::new(&spec.spec).map_err(|e| AuditError::Spec(e.to_string()))?);
             for p in &spec.properties {
@@ -158,6 +161,11 @@ impl Auditor {
                     Some(v) => format!("forall {v}: {printed}"),
                     None => printed,
                 };
+                let english = trac_spec::english::render(&p.arena, p.formula, &descriptions);
+                let english = match &p.var {
+                    Some(v) => format!("for every {v}, {english}"),
+                    None => english,
+                };
                 let runner = match &p.var {
                     Some(v) => Runner::Param(ParametricMonitor::new(
                         p.arena.clone(),
@@ -174,6 +182,7 @@ impl Auditor {
                         id: p.decl.id.clone(),
                         description: p.decl.description.clone(),
                         formula,
+                        english,
                         semantics: match p.decl.semantics {
                             Semantics::Ltl3 => "ltl3",
                             Semantics::Ltlf => "ltlf",

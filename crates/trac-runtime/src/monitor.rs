@@ -242,6 +242,20 @@ impl ProgressionMonitor {
         m
     }
 
+    fn record_step(&mut self, input: &StepInput<'_>, true_syms: &[Sym], after: Formula) {
+        let held = true_syms
+            .iter()
+            .map(|&s| self.arena.sym_name(s).to_string())
+            .collect();
+        let residual = trac_spec::print(&self.arena, after);
+        self.record(Change {
+            step: input.step,
+            text: input.text.to_string(),
+            held,
+            residual,
+        });
+    }
+
     fn record(&mut self, change: Change) {
         if self.explanation.len() == MAX_EXPLANATION {
             self.explanation.remove(0);
@@ -287,17 +301,7 @@ impl Monitor for ProgressionMonitor {
         let reached = Verdict::of_residual(after);
         let mut event = None;
         if before != after || reached != Verdict::Pending {
-            let held = true_syms
-                .iter()
-                .map(|&s| self.arena.sym_name(s).to_string())
-                .collect();
-            let residual = trac_spec::print(&self.arena, after);
-            self.record(Change {
-                step: input.step,
-                text: input.text.to_string(),
-                held,
-                residual,
-            });
+            self.record_step(input, &true_syms, after);
         }
         // A verdict is an event only when it is reached (not when a sticky verdict persists).
         let fresh = reached != Verdict::Pending
@@ -323,17 +327,7 @@ impl Monitor for ProgressionMonitor {
             self.explanation.clear();
             self.dropped = 0;
             if after != self.original {
-                let held = true_syms
-                    .iter()
-                    .map(|&s| self.arena.sym_name(s).to_string())
-                    .collect();
-                let residual = trac_spec::print(&self.arena, after);
-                self.record(Change {
-                    step: input.step,
-                    text: input.text.to_string(),
-                    held,
-                    residual,
-                });
+                self.record_step(input, &true_syms, after);
             }
         } else {
             self.verdict = reached;
