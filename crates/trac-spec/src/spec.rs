@@ -762,7 +762,11 @@ fn parse_message(id: &str, e: &ParseError, formula: &str) -> String {
     let rendered = e.render(formula);
     let mut lines: Vec<&str> = rendered.lines().collect();
     // The rendering usually starts with the message itself; do not repeat it.
-    if lines.first().is_some_and(|l| l.trim() == e.message.trim()) {
+    let first_is_message = lines.first().is_some_and(|l| {
+        let l = l.trim();
+        l == e.message.trim() || l.strip_prefix("error:").map(str::trim) == Some(e.message.trim())
+    });
+    if first_is_message {
         lines.remove(0);
     }
     let mut msg = format!("property `{id}`: {}", e.message);

@@ -104,13 +104,76 @@ fn property_errors_point_into_the_formula() {
 )"#;
     assert_eq!(
         errors(src),
-        r#"s.ron:8:35: property `R1`: unknown proposition `jump`; declared: look, take
-s.ron:9:11: duplicate property id `R1` (first declared at 8:11)
+        r#"s.ron:8:38: property `R1`: unknown proposition `jump`; declared: look, take
+s.ron:9:10: duplicate property id `R1` (first declared at 8:10)
 s.ron:9:28: property `R1`: proposition `look` has no parameter, but is used as `look(x)`
 s.ron:10:28: property `R3`: proposition `take` has parameter `item`: write `take(<value>)`, or quantify it: `forall item: ... take(item) ...`
 s.ron:11:28: property `R4`: variable `item` in `take(item)` is not quantified: write `forall item: ...`
 s.ron:12:33: property `R5`: quantified variable `x` is not used in the formula
 s.ron:13:52: property `R6`: variable `item` in `take(item)` is not quantified: write `forall item: ...` (the formula quantifies `x`)
-s.ron:15:28: property `R8`: unknown proposition `jump high`; declared: look, take"#
+s.ron:15:30: property `R8`: unknown proposition `jump high`; declared: look, take"#
     );
+}
+
+#[test]
+fn formula_syntax_errors_show_the_file_position_and_a_caret() {
+    let src = r###"(
+  name: "p",
+  properties: [
+    (id: "R1", formula: "G(look -> )"),
+    (id: "R2",
+     formula: "F \"a b\" U"),
+    (id: "R3", formula: r#"G("x" -> X ))"#),
+  ],
+)"###;
+    // Columns count characters of the RON file: escapes (`\"`) and raw strings are accounted for.
+    assert_eq!(
+        errors(src),
+        r#"s.ron:4:36: property `R1`: expected a formula after `->`
+      |
+    1 | G(look -> )
+      |           ^
+s.ron:6:27: property `R2`: expected a formula after `U`
+      |
+    1 | F "a b" U
+      |          ^
+s.ron:7:39: property `R3`: expected a formula after `X`
+      |
+    1 | G("x" -> X ))
+      |            ^"#
+    );
+}
+
+#[test]
+fn specs_built_in_code_name_the_spec_instead_of_a_position() {
+    use trac_spec::spec::PropertyDecl;
+    let spec = Spec {
+        name: "inline".into(),
+        properties: vec![
+            PropertyDecl {
+                id: "A".into(),
+                formula: "forall x: G p".into(),
+                ..PropertyDecl::default()
+            },
+            PropertyDecl {
+                id: "B".into(),
+                formula: "G(".into(),
+                ..PropertyDecl::default()
+            },
+        ],
+        ..Spec::default()
+    };
+    let e = spec.check().unwrap_err();
+    assert_eq!(e.diagnostics.len(), 2);
+    assert_eq!(
+        e.diagnostics[0].to_string(),
+        "spec `inline`: property `A`: quantified variable `x` is not used in the formula"
+    );
+    assert!(
+        e.diagnostics[1]
+            .to_string()
+            .starts_with("spec `inline`: property `B`: "),
+        "{e}"
+    );
+    assert_eq!(e.diagnostics[1].position, None);
 }
