@@ -110,3 +110,101 @@ impl ParametricMonitor {
         self.index.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labels::LabelSet;
+
+    fn run(f: &str, var: &str, steps: &[&[&str]]) -> Vec<(usize, String, Verdict)> {
+        let mut arena = Arena::new();
+        let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
+        let mut m = ParametricMonitor::new(arena, formula, var, ResetPolicy::default());
+        let mut out = Vec::new();
+        for (i, labels) in steps.iter().enumerate() {
+            let set: LabelSet = labels.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            for (v, verdict) in m.step(&input) {
+                out.push((i + 1, v, verdict));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn one_instance_per_value_and_violations_name_the_value() {
+        let got = run(
+            "G(take(item) -> X examine(item))",
+            "item",
+            &[
+                &["take(a)"],
+                &["examine(a)", "take(b)"],
+                &["examine(a)"],
+                &[],
+            ],
+        );
+        assert_eq!(got, vec![(3, "b".to_string(), Verdict::Violated)]);
+    }
+
+    #[test]
+    fn instances_started_late_inherit_the_template_history() {
+        // "loaded at most once": the past operator must see the load of p2 at step 2 only, and
+        // values first seen at step 3 start with a clean history.
+        let got = run(
+            "G(load(p) -> !Y O load(p))",
+            "p",
+            &[
+                &["load(p1)"],
+                &["load(p2)"],
+                &["load(p3)", "load(p1)"],
+                &["load(p2)"],
+            ],
+        );
+        assert_eq!(
+            got,
+            vec![
+                (3, "p1".to_string(), Verdict::Violated),
+                (4, "p2".to_string(), Verdict::Violated)
+            ]
+        );
+    }
+
+    #[test]
+    fn literal_values_and_variables_mix() {
+        // Knife must never be taken after the value was dropped; a literal atom beside the variable.
+        let got = run(
+            "G(drop(x) -> X G !take(x)) & G !take(spoon)",
+            "x",
+            &[
+                &["drop(knife)"],
+                &["take(fork)"],
+                &["take(knife)"],
+                &["take(spoon)"],
+            ],
+        );
+        assert!(
+            got.contains(&(3, "knife".to_string(), Verdict::Violated)),
+            "{got:?}"
+        );
+        // fork is a value too (seen in `take(fork)`), never dropped: only the literal conjunct
+        // can fail for it.
+        assert!(
+            !got.contains(&(2, "fork".to_string(), Verdict::Violated)),
+            "{got:?}"
+        );
+        // The literal conjunct is violated in every instance that exists at step 4.
+        assert!(
+            got.contains(&(4, "knife".to_string(), Verdict::Violated)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(4, "fork".to_string(), Verdict::Violated)),
+            "{got:?}"
+        );
+        assert_eq!(got.len(), 4, "{got:?}");
+    }
+}
