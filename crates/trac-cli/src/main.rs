@@ -103,12 +103,15 @@ fn check(src: &str) -> ExitCode {
         .into_iter()
         .map(|s| arena.sym_name(s).to_string())
         .collect();
-    println!("formula:      {printed}");
-    match &prop.var {
-        Some(v) => println!("english:      for every {v}, {english}"),
-        None => println!("english:      {english}"),
-    }
-    println!("propositions: {}", atoms.join(", "));
+    let english = match &prop.var {
+        Some(v) => format!("for every {v}, {english}"),
+        None => english,
+    };
+    // Write errors (a closed pipe) are not failures of the check.
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "formula:      {printed}");
+    let _ = writeln!(out, "english:      {english}");
+    let _ = writeln!(out, "propositions: {}", atoms.join(", "));
     ExitCode::SUCCESS
 }
 
@@ -176,6 +179,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
     };
     let opts = AuditOptions {
         reset: !args.no_reset,
+        ..AuditOptions::default()
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -232,7 +236,11 @@ fn audit(args: &AuditArgs) -> ExitCode {
         outcome.ends = auditor.finish();
         if args.format == Format::Jsonl {
             for e in &outcome.ends {
-                let _ = writeln!(out, "{}", jsonl_end(&name, outcome.steps, e));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    jsonl_end(&name, outcome.steps, e, outcome.error.as_deref())
+                );
             }
         }
         if let Some(e) = &outcome.error {
@@ -296,11 +304,12 @@ fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
     .to_string()
 }
 
-fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd) -> String {
+fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> String {
     json!({
         "trace": trace,
         "property": e.property,
         "end": true,
+        "error": error,
         "steps": steps,
         "verdict": e.verdict,
         "violations": e.violations,

@@ -6,28 +6,53 @@
 //! the audit but keeps everything computed before it: the report holds the verdicts so far, the
 //! end-of-trace verdicts of the prefix read, and the error.
 
+use crate::engine::{Engine, EngineMonitor, Mismatch, TableCompiler};
 use crate::labeler::{Labeler, RuleLabeler};
 use crate::labels::{LabelSet, StepInput};
-use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
+use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::ParametricMonitor;
 use crate::trace::{self, Event, TraceError};
 use serde::Serialize;
 use std::path::Path;
+use std::sync::Arc;
 use trac_spec::spec::{CheckedSpec, Semantics};
 
 /// Options of an audit.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct AuditOptions {
     /// TRAC_R: restart a property after each violation to count violations (default `true`).
     /// `false` is plain TRAC: a violated property stays violated.
     pub reset: bool,
+    /// The monitoring engine (default [`Engine::Compiled`]).
+    pub engine: Engine,
+    /// The compiler of the compiled and cross-check engines (`trac_compile::Compiler::shared()`).
+    /// Without one, the compiled engine runs complete progression, whose verdicts are the same.
+    pub compiler: Option<Arc<dyn TableCompiler>>,
 }
 
 impl Default for AuditOptions {
     fn default() -> Self {
-        AuditOptions { reset: true }
+        AuditOptions {
+            reset: true,
+            engine: Engine::default(),
+            compiler: None,
+        }
     }
 }
+
+impl PartialEq for AuditOptions {
+    fn eq(&self, other: &Self) -> bool {
+        self.reset == other.reset
+            && self.engine == other.engine
+            && match (&self.compiler, &other.compiler) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            }
+    }
+}
+
+impl Eq for AuditOptions {}
 
 /// An error that prevents an audit from starting.
 #[derive(Debug, thiserror::Error)]
@@ -107,8 +132,8 @@ pub struct PropertyEnd {
 }
 
 enum Runner {
-    Plain(ProgressionMonitor),
-    Param(ParametricMonitor),
+    Plain(EngineMonitor),
+    Param(ParametricMonitor<EngineMonitor>),
 }
 
 struct Prop {
@@ -166,16 +191,20 @@ impl Auditor {
                     Some(v) => format!("for every {v}, {english}"),
                     None => english,
                 };
+                let monitor = EngineMonitor::new(
+                    opts.engine,
+                    &p.arena,
+                    p.formula,
+                    policy,
+                    p.decl.semantics,
+                    opts.compiler.as_deref(),
+                )
+                .map_err(|e| AuditError::Spec(format!("property {}: {e}", p.decl.id)))?;
                 let runner = match &p.var {
-                    Some(v) => Runner::Param(ParametricMonitor::new(
-                        p.arena.clone(),
-                        p.formula,
-                        v,
-                        policy,
+                    Some(v) => Runner::Param(ParametricMonitor::with_template(
+                        &p.arena, p.formula, v, monitor,
                     )),
-                    None => {
-                        Runner::Plain(ProgressionMonitor::new(p.arena.clone(), p.formula, policy))
-                    }
+                    None => Runner::Plain(monitor),
                 };
                 props.push(Prop {
                     info: PropertyInfo {
@@ -287,6 +316,28 @@ impl Auditor {
         out
     }
 
+    /// The first difference found by the cross-check engine, with the property id (and value
+    /// of a parametric instance): the audit should stop there.
+    pub fn mismatch(&self) -> Option<(String, Option<String>, Mismatch)> {
+        for p in &self.props {
+            match &p.runner {
+                Runner::Plain(m) => {
+                    if let Some(x) = m.mismatch() {
+                        return Some((p.info.id.clone(), None, x.clone()));
+                    }
+                }
+                Runner::Param(pm) => {
+                    for (v, m) in pm.instances() {
+                        if let Some(x) = m.mismatch() {
+                            return Some((p.info.id.clone(), Some(v.to_string()), x.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// Number of steps read.
     pub fn steps(&self) -> usize {
         self.steps
@@ -358,9 +409,9 @@ fn record(
     step: usize,
     verdict: Verdict,
     value: Option<String>,
-    m: &ProgressionMonitor,
+    m: &EngineMonitor,
 ) -> VerdictRecord {
-    let restarted = Verdict::of_residual(m.residual_formula()) != verdict;
+    let restarted = m.verdict() != verdict;
     VerdictRecord {
         property: id.to_string(),
         step,

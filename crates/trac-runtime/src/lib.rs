@@ -2,6 +2,10 @@
 //!
 //! - [`monitor`]: the [`Monitor`] trait, LTL3 [`Verdict`]s, the progression monitor (TRAC, TRAC_R).
 //! - [`parametric`]: one monitor instance per parameter value (trace slicing).
+//! - [`engine`]: the engines (progression, complete progression, compiled, cross-check).
+//! - [`table`]: compiled monitor tables (the format) and the table monitor.
+//! - [`generated`]: support for monitors generated at compile time (`trac_monitor!`), and
+//!   parametric properties on compiled tables.
 //! - [`labels`]: label sets (valuations) and step inputs.
 //! - [`labeler`]: labeling functions from trace events to atomic propositions.
 //! - [`trace`]: trace readers (JSON Lines, plain-text action logs).
@@ -9,10 +13,14 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod engine;
+pub mod generated;
 pub mod labeler;
 pub mod labels;
+pub mod lazy;
 pub mod monitor;
 pub mod parametric;
+pub mod table;
 pub mod trace;
 
 pub use labels::{LabelSet, StepInput};

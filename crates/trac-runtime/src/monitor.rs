@@ -16,6 +16,8 @@ use crate::labels::StepInput;
 use std::fmt;
 use trac_spec::formula::{Arena, Formula, Sym};
 use trac_spec::progress::{eval_empty, eval_last, progress, PastState};
+use trac_spec::sat::SatChecker;
+use trac_spec::spec::Semantics;
 
 /// An LTL3 verdict (Bauer, Leucker & Schallhart, TOSEM 2011): ⊤, ⊥ or ?.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -156,6 +158,23 @@ pub struct ProgressionMonitor {
     explanation: Vec<Change>,
     dropped: usize,
     witness: Vec<Change>,
+    /// The complete mode's state, when on.
+    complete: Option<Box<Complete>>,
+}
+
+/// The state of the complete mode of a [`ProgressionMonitor`].
+#[derive(Clone, Debug)]
+struct Complete {
+    semantics: Semantics,
+    sat: SatChecker,
+    /// The complete verdict before the first step.
+    initial: Verdict,
+    /// LTLf: whether the current run (restarts included) accepts the trace read so far.
+    acc: bool,
+    /// The run without restarts, for the LTLf verdict of the whole trace: its residual and
+    /// whether it accepts the trace read so far.
+    unreset: Formula,
+    unreset_acc: bool,
 }
 
 impl ProgressionMonitor {
@@ -182,7 +201,72 @@ impl ProgressionMonitor {
             explanation: Vec::new(),
             dropped: 0,
             witness: Vec::new(),
+            complete: None,
             arena,
+        }
+    }
+
+    /// A monitor for `formula`; with `complete`, LTL3 verdicts are complete: a state is violated
+    /// as soon as no infinite continuation satisfies the residual (with its past-time bits) and
+    /// satisfied as soon as every one does, decided lazily by [`SatChecker`] (memoized per
+    /// residual and past bits). Without `complete`, the same as [`ProgressionMonitor::new`].
+    pub fn with_options(
+        arena: Arena,
+        formula: Formula,
+        policy: ResetPolicy,
+        complete: bool,
+    ) -> ProgressionMonitor {
+        ProgressionMonitor::with_semantics(arena, formula, policy, complete, Semantics::Ltl3)
+    }
+
+    /// Like [`ProgressionMonitor::with_options`], with the semantics of the complete verdicts:
+    /// for [`Semantics::Ltlf`], violated as soon as neither the trace read so far nor any finite
+    /// extension satisfies the property (`X` weak at the end), satisfied as soon as the trace
+    /// and every finite extension do. `semantics` is ignored without `complete`.
+    pub fn with_semantics(
+        mut arena: Arena,
+        formula: Formula,
+        policy: ResetPolicy,
+        complete: bool,
+        semantics: Semantics,
+    ) -> ProgressionMonitor {
+        if !complete {
+            return ProgressionMonitor::new(arena, formula, policy);
+        }
+        let mut sat = SatChecker::new(&arena, formula);
+        let acc = eval_empty(&arena, formula);
+        let bits = sat.initial_bits();
+        let initial = judge(&mut arena, &mut sat, semantics, formula, &bits, acc);
+        let mut m = ProgressionMonitor::new(arena, formula, policy);
+        m.verdict = initial;
+        m.complete = Some(Box::new(Complete {
+            semantics,
+            sat,
+            initial,
+            acc,
+            unreset: formula,
+            unreset_acc: acc,
+        }));
+        m
+    }
+
+    /// Whether verdicts are complete (see [`ProgressionMonitor::with_options`]).
+    pub fn is_complete(&self) -> bool {
+        self.complete.is_some()
+    }
+
+    /// The verdict of a residual reached after a step: syntactic, or complete.
+    fn judge_now(&mut self, f: Formula, acc: bool) -> Verdict {
+        match &mut self.complete {
+            None => Verdict::of_residual(f),
+            Some(c) => judge(
+                &mut self.arena,
+                &mut c.sat,
+                c.semantics,
+                f,
+                self.past.bits(),
+                acc,
+            ),
         }
     }
 
@@ -224,6 +308,10 @@ impl ProgressionMonitor {
         }
         past.set_bits(&bits);
         m.past = past;
+        if let Some(c) = &mut m.complete {
+            c.unreset = a.instantiate(c.unreset, var, value);
+            c.sat = SatChecker::new(a, m.original);
+        }
         m.atoms = a
             .atoms(m.original)
             .into_iter()
@@ -265,6 +353,26 @@ impl ProgressionMonitor {
     }
 }
 
+/// The complete verdict of the state (`f`, `bits`), `acc` telling (LTLf) whether the trace read
+/// so far is accepted.
+fn judge(
+    arena: &mut Arena,
+    sat: &mut SatChecker,
+    semantics: Semantics,
+    f: Formula,
+    bits: &[bool],
+    acc: bool,
+) -> Verdict {
+    let v = match semantics {
+        Semantics::Ltl3 => sat.verdict(arena, f, bits),
+        Semantics::Ltlf => sat.ltlf_verdict(arena, f, bits, acc),
+    };
+    match v {
+        Some(b) => Verdict::of_bool(b),
+        None => Verdict::Pending,
+    }
+}
+
 fn instantiate_name(name: &str, var: &str, value: &str) -> String {
     let parts = trac_spec::formula::AtomName::parse(name);
     if parts.arg.as_deref() == Some(var) {
@@ -276,7 +384,11 @@ fn instantiate_name(name: &str, var: &str, value: &str) -> String {
 
 impl Monitor for ProgressionMonitor {
     fn initial(&self) -> Option<Verdict> {
-        match Verdict::of_residual(self.original) {
+        let v = match &self.complete {
+            Some(c) => c.initial,
+            None => Verdict::of_residual(self.original),
+        };
+        match v {
             Verdict::Pending => None,
             v => Some(v),
         }
@@ -297,15 +409,25 @@ impl Monitor for ProgressionMonitor {
             self.prev_unreset = before;
         }
         self.last_true.clone_from(&true_syms);
+        let mut acc = false;
+        if let Some(c) = &mut self.complete {
+            c.unreset_acc = eval_last(&self.arena, c.unreset, &v, &self.past);
+            c.unreset = progress(&mut self.arena, c.unreset, &v, &self.past);
+            acc = eval_last(&self.arena, before, &v, &self.past);
+        }
         let mut after = progress(&mut self.arena, before, &v, &self.past);
-        let reached = Verdict::of_residual(after);
+        let reached = self.judge_now(after, acc);
+        if self.complete.is_some() && reached != Verdict::Pending {
+            // A complete verdict is final for this run: show it as the residual.
+            after = self.arena.constant(reached == Verdict::Satisfied);
+        }
         let mut event = None;
         if before != after || reached != Verdict::Pending {
             self.record_step(input, &true_syms, after);
         }
         // A verdict is an event only when it is reached (not when a sticky verdict persists).
         let fresh = reached != Verdict::Pending
-            && (Verdict::of_residual(before) == Verdict::Pending || self.restarts(reached));
+            && (self.verdict == Verdict::Pending || self.restarts(reached));
         if fresh {
             event = Some(reached);
             self.witness.clone_from(&self.explanation);
@@ -316,13 +438,18 @@ impl Monitor for ProgressionMonitor {
         if reached != Verdict::Pending && self.restarts(reached) {
             // Restart at this very step: keep the obligations the step creates.
             let restarted = progress(&mut self.arena, self.original, &v, &self.past);
-            after = if Verdict::of_residual(restarted) == Verdict::Pending {
-                restarted
+            let racc =
+                self.complete.is_some() && eval_last(&self.arena, self.original, &v, &self.past);
+            if self.judge_now(restarted, racc) == Verdict::Pending {
+                after = restarted;
+                acc = racc;
+                self.verdict = Verdict::Pending;
             } else {
                 // Decided again at the same step: at most one verdict per step, start afresh.
-                self.original
-            };
-            self.verdict = Verdict::of_residual(after);
+                after = self.original;
+                acc = self.complete.is_some() && eval_empty(&self.arena, self.original);
+                self.verdict = self.judge_now(after, acc);
+            }
             // The next explanation starts with this step if it created obligations.
             self.explanation.clear();
             self.dropped = 0;
@@ -336,6 +463,9 @@ impl Monitor for ProgressionMonitor {
                 self.explanation.clear();
                 self.dropped = 0;
             }
+        }
+        if let Some(c) = &mut self.complete {
+            c.acc = acc;
         }
         self.residual = after;
         event
@@ -361,6 +491,9 @@ impl Monitor for ProgressionMonitor {
         if self.steps == 0 {
             return Verdict::of_bool(eval_empty(&self.arena, self.original));
         }
+        if let Some(c) = &self.complete {
+            return Verdict::of_bool(c.unreset_acc);
+        }
         match self.first_decision {
             // Decided before the last step: the remaining non-empty suffix must satisfy the
             // residual `true`/`false`, whatever the semantics.
@@ -384,6 +517,12 @@ impl Monitor for ProgressionMonitor {
         self.explanation.clear();
         self.dropped = 0;
         self.witness.clear();
+        if let Some(c) = &mut self.complete {
+            self.verdict = c.initial;
+            c.acc = eval_empty(&self.arena, self.original);
+            c.unreset = self.original;
+            c.unreset_acc = c.acc;
+        }
     }
 }
 

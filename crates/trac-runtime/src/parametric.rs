@@ -17,13 +17,27 @@ use crate::monitor::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use std::collections::HashMap;
 use trac_spec::formula::{Arena, AtomName, Formula};
 
-/// A monitor for a universally quantified property: one [`ProgressionMonitor`] per value.
+/// A monitor that can be copied, state included, for one value of a parametric variable.
+pub trait Instantiate: Monitor + Clone {
+    /// A copy of this monitor (state included) whose propositions `base(var)` become
+    /// `base(value)`.
+    fn instantiate(&self, var: &str, value: &str) -> Self;
+}
+
+impl Instantiate for ProgressionMonitor {
+    fn instantiate(&self, var: &str, value: &str) -> Self {
+        ProgressionMonitor::instantiate(self, var, value)
+    }
+}
+
+/// A monitor for a universally quantified property: one monitor (by default a
+/// [`ProgressionMonitor`]) per value.
 #[derive(Clone, Debug)]
-pub struct ParametricMonitor {
+pub struct ParametricMonitor<M = ProgressionMonitor> {
     var: String,
     bases: Vec<String>,
-    template: ProgressionMonitor,
-    instances: Vec<(String, ProgressionMonitor)>,
+    template: M,
+    instances: Vec<(String, M)>,
     index: HashMap<String, usize>,
 }
 
@@ -31,6 +45,15 @@ impl ParametricMonitor {
     /// A monitor for `forall var: formula`. The parametric propositions are the atoms
     /// `base(var)` of `formula`.
     pub fn new(arena: Arena, formula: Formula, var: &str, policy: ResetPolicy) -> Self {
+        let template = ProgressionMonitor::new(arena.clone(), formula, policy);
+        ParametricMonitor::with_template(&arena, formula, var, template)
+    }
+}
+
+impl<M: Instantiate> ParametricMonitor<M> {
+    /// A monitor for `forall var: formula` whose instances are copies of `template`, a monitor of
+    /// `formula` (with `var` free) of any engine.
+    pub fn with_template(arena: &Arena, formula: Formula, var: &str, template: M) -> Self {
         let mut bases: Vec<String> = arena
             .atoms(formula)
             .into_iter()
@@ -43,7 +66,7 @@ impl ParametricMonitor {
         ParametricMonitor {
             var: var.to_string(),
             bases,
-            template: ProgressionMonitor::new(arena, formula, policy),
+            template,
             instances: Vec::new(),
             index: HashMap::new(),
         }
@@ -55,17 +78,17 @@ impl ParametricMonitor {
     }
 
     /// The monitor standing for every value not seen yet.
-    pub fn template(&self) -> &ProgressionMonitor {
+    pub fn template(&self) -> &M {
         &self.template
     }
 
     /// The instances, in the order their values first appeared.
-    pub fn instances(&self) -> impl Iterator<Item = (&str, &ProgressionMonitor)> {
+    pub fn instances(&self) -> impl Iterator<Item = (&str, &M)> {
         self.instances.iter().map(|(v, m)| (v.as_str(), m))
     }
 
     /// The instance for `value`, if that value was seen.
-    pub fn instance(&self, value: &str) -> Option<&ProgressionMonitor> {
+    pub fn instance(&self, value: &str) -> Option<&M> {
         self.index.get(value).map(|&i| &self.instances[i].1)
     }
 

@@ -5,6 +5,8 @@
 //! - [`printer`]: Spot-syntax printer with minimal parentheses.
 //! - [`progress`]: LTL progression (Bacchus & Kabanza 2000), past-time tracking, finite-trace
 //!   evaluation at the end of a trace (LTLf, De Giacomo & Vardi 2013).
+//! - [`sat`]: satisfiability / validity of residuals (GPVW tableau, SCC emptiness) for complete
+//!   LTL3 and LTLf verdicts.
 //! - [`english`]: plain-English rendering.
 //! - [`spec`]: spec files in RON (propositions, labeling rules, properties).
 #![deny(missing_docs)]
@@ -14,6 +16,7 @@ pub mod formula;
 pub mod parser;
 pub mod printer;
 pub mod progress;
+pub mod sat;
 pub mod spec;
 
 pub use formula::{Arena, Formula, Node, Sym};

@@ -316,10 +316,12 @@ pub struct CheckedSpec {
 
 impl CheckedSpec {
     /// Proposition name → description (possibly with a `{param}` placeholder).
+    /// Propositions without a description are left out, so renderers fall back to the name.
     pub fn descriptions(&self) -> HashMap<String, String> {
         self.spec
             .propositions
             .iter()
+            .filter(|p| !p.description.trim().is_empty())
             .map(|p| (p.name.clone(), p.description.clone()))
             .collect()
     }

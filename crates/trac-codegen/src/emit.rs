@@ -1,0 +1,764 @@
+//! Rust code of a [`Model`]: the valuation, the verdicts, the monitor with its `static` tables.
+
+use crate::model::{Model, Property};
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+use trac_runtime::table::Table;
+use trac_spec::formula::AtomName;
+use trac_spec::spec::Semantics;
+
+fn u32s(v: &[u32]) -> TokenStream {
+    let lits = v.iter().map(|&n| Literal::u32_unsuffixed(n));
+    quote!(&[#(#lits),*])
+}
+
+fn docs(lines: &[String]) -> TokenStream {
+    let lines = lines.iter().map(|l| {
+        let l = if l.is_empty() {
+            String::new()
+        } else {
+            format!(" {l}")
+        };
+        quote!(#[doc = #l])
+    });
+    quote!(#(#lines)*)
+}
+
+/// The expression of a table proposition's truth value, `v` being the valuation and `value`
+/// the instance's value for a parametric property.
+fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
+    let parts = AtomName::parse(name);
+    let Some(p) = model.props.iter().find(|p| p.name == parts.base) else {
+        return quote!(false);
+    };
+    let field = &p.field;
+    match (&p.param, &parts.arg) {
+        (None, None) => quote!(v.#field),
+        (Some(_), Some(arg)) if property.var.as_ref() == Some(arg) => {
+            quote!(v.#field.contains(value))
+        }
+        (Some(_), Some(arg)) => quote!(v.#field.contains(#arg)),
+        // Excluded by the checks; a proposition that never holds keeps this total.
+        _ => quote!(false),
+    }
+}
+
+/// The number of `u64` words of a table's valuation.
+fn words(table: &Table) -> usize {
+    table.prop_count().div_ceil(64).max(1)
+}
+
+/// `[word0, word1, ..]` (`words` of them): the valuation of the table's propositions as bits.
+fn bits_expr(model: &Model, property: &Property, table: &Table, words: usize) -> TokenStream {
+    let names: Vec<&str> = table.prop_names().collect();
+    let mut out = Vec::new();
+    for w in 0..words {
+        let terms: Vec<TokenStream> = names
+            .iter()
+            .enumerate()
+            .skip(64 * w)
+            .take(64)
+            .map(|(i, n)| {
+                let e = prop_expr(model, property, n);
+                let shift = (i % 64) as u32;
+                if shift == 0 {
+                    quote!(u64::from(#e))
+                } else {
+                    let s = Literal::u32_unsuffixed(shift);
+                    quote!(u64::from(#e) << #s)
+                }
+            })
+            .collect();
+        if terms.is_empty() {
+            out.push(quote!(0));
+        } else {
+            out.push(quote!(#(#terms)|*));
+        }
+    }
+    quote!([#(#out),*])
+}
+
+/// The bases `p` of the parametric propositions `p(var)` of a table.
+fn param_bases(table: &Table, var: &str) -> Vec<String> {
+    let mut bases: Vec<String> = table
+        .prop_names()
+        .map(AtomName::parse)
+        .filter(|p| p.arg.as_deref() == Some(var))
+        .map(|p| p.base)
+        .collect();
+    bases.sort();
+    bases.dedup();
+    bases
+}
+
+fn table_expr(model: &Model, table: &Table) -> TokenStream {
+    let k = &model.krate;
+    let p = table.parts();
+    let semantics = match p.semantics {
+        Semantics::Ltl3 => quote!(Ltl3),
+        Semantics::Ltlf => quote!(Ltlf),
+    };
+    let minimized = p.minimized;
+    let formula = &p.formula;
+    let props = Literal::u32_unsuffixed(p.props);
+    let strings = &p.strings;
+    let string_ends = u32s(&p.string_ends);
+    let initial = Literal::u32_unsuffixed(p.initial);
+    let roots = u32s(&p.roots);
+    let nodes = u32s(&p.nodes);
+    let aux_initial = Literal::u32_unsuffixed(p.aux_initial);
+    let aux_roots = u32s(&p.aux_roots);
+    let aux_nodes = u32s(&p.aux_nodes);
+    let aux_info = u32s(&p.aux_info);
+    quote! {
+        #k::generated::StaticTable::from_parts_unchecked(#k::table::TableParts {
+            semantics: #k::generated::Semantics::#semantics,
+            minimized: #minimized,
+            formula: #formula,
+            props: #props,
+            strings: #strings,
+            string_ends: #string_ends,
+            initial: #initial,
+            roots: #roots,
+            nodes: #nodes,
+            aux_initial: #aux_initial,
+            aux_roots: #aux_roots,
+            aux_nodes: #aux_nodes,
+            aux_info: #aux_info,
+        })
+    }
+}
+
+/// The code of a model; `stub`: the same items with bodies that are never run (after errors).
+pub fn emit(model: &Model) -> TokenStream {
+    let stub = model.properties.iter().any(|p| p.table.is_none());
+    let k = &model.krate;
+    let vis = &model.vis;
+    let ident = &model.ident;
+    let name = ident.to_string();
+    let val = format_ident!("{}Valuation", ident);
+    let verdicts = format_ident!("{}Verdicts", ident);
+    let has_params = model.has_params();
+    let (lt_def, lt_use, lt_any) = if has_params {
+        (quote!(<'a>), quote!(<'a>), quote!(<'_>))
+    } else {
+        (quote!(), quote!(), quote!())
+    };
+    let krate_name = quote!(#k)
+        .to_string()
+        .replace(" ", "")
+        .trim_start_matches("::")
+        .to_string();
+    let n = model.properties.len();
+    let n_lit = Literal::usize_unsuffixed(n);
+    let unreachable = quote!(::core::unreachable!("trac_monitor! input has errors"));
+
+    // ---- The valuation.
+    let val_fields = model.props.iter().map(|p| {
+        let f = &p.field;
+        let d = docs(&p.doc.lines().map(str::to_string).collect::<Vec<_>>());
+        match &p.param {
+            None => quote!(#d pub #f: bool,),
+            Some(param) => {
+                let extra = docs(&[
+                    String::new(),
+                    format!(
+                        "Parametric (`{}({param})`): the values for which it holds.",
+                        p.name
+                    ),
+                ]);
+                quote!(#d #extra pub #f: #k::generated::Values<'a>,)
+            }
+        }
+    });
+    let from_labels_fields = model.props.iter().map(|p| {
+        let f = &p.field;
+        let label = &p.name;
+        match &p.param {
+            None => quote!(#f: labels.contains(#label),),
+            Some(_) => quote!(#f: #k::generated::Values::from_labels(labels, #label),),
+        }
+    });
+    let labels_ref = if has_params {
+        quote!(&'a #k::LabelSet)
+    } else {
+        quote!(&#k::LabelSet)
+    };
+    let derives = if has_params {
+        quote!(#[derive(Clone, Copy, Debug, Default)])
+    } else {
+        quote!(#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)])
+    };
+    let val_doc = format!(
+        " One step of [`{name}`]: which propositions hold (build it by hand, or with [`{val}::from_labels`])."
+    );
+    let valuation = quote! {
+        #[doc = #val_doc]
+        #derives
+        #vis struct #val #lt_def {
+            #(#val_fields)*
+        }
+
+        impl #lt_def #val #lt_use {
+            /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
+            /// `labels`; a parametric `p` holds for `v` iff the label `p(v)` is.
+            pub fn from_labels(labels: #labels_ref) -> Self {
+                Self { #(#from_labels_fields)* }
+            }
+        }
+    };
+
+    // ---- The verdicts of one step.
+    let verdict_fields = model.properties.iter().map(|p| {
+        let f = &p.field;
+        let d = format!(
+            " `{}`: the verdict reached at this step, if any{}.",
+            p.id,
+            if p.var.is_some() {
+                " (⊥ if an instance was violated, else ⊤ if one was satisfied)"
+            } else {
+                ""
+            }
+        );
+        quote!(#[doc = #d] pub #f: ::core::option::Option<#k::Verdict>,)
+    });
+    let field_idents: Vec<_> = model.properties.iter().map(|p| &p.field).collect();
+    let verdicts_doc =
+        format!(" The verdicts reached at one step by the properties of [`{name}`].");
+    let to_array_doc = format!(" The verdicts in property order (as [`{name}::PROPERTIES`]).");
+    let verdicts_def = quote! {
+        #[doc = #verdicts_doc]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        #vis struct #verdicts {
+            #(#verdict_fields)*
+        }
+
+        impl #verdicts {
+            #[doc = #to_array_doc]
+            pub fn to_array(&self) -> [::core::option::Option<#k::Verdict>; #n_lit] {
+                [#(self.#field_idents),*]
+            }
+
+            /// Whether a property was violated at this step.
+            pub fn any_violated(&self) -> bool {
+                self.to_array().contains(&::core::option::Option::Some(#k::Verdict::Violated))
+            }
+        }
+    };
+
+    // ---- The monitor.
+    let ids = model.properties.iter().map(|p| &p.id);
+    let formulas = model.properties.iter().map(|p| &p.formula);
+    let prop_names = model.props.iter().map(|p| match &p.param {
+        Some(param) => format!("{}({param})", p.name),
+        None => p.name.clone(),
+    });
+    let m_props = model.props.len();
+    let m_lit = Literal::usize_unsuffixed(m_props);
+    let monitor_fields = model.properties.iter().map(|p| {
+        let f = &p.field;
+        let d = format!(" The monitor of `{}`.", p.id);
+        if p.var.is_some() {
+            quote!(#[doc = #d] #f: #k::generated::ParamTableMonitor<&'static [u32], &'static str>,)
+        } else {
+            quote!(#[doc = #d] #f: #k::generated::StaticTableMonitor,)
+        }
+    });
+    let mut struct_doc = model.doc.clone();
+    if !struct_doc.is_empty() {
+        struct_doc.push(String::new());
+    }
+    struct_doc.push(format!(
+        "A monitor generated by `trac_monitor!`: one compiled table per property (`static`), read with [`{name}::step`] (typed valuation [`{val}`], no allocation) or [`{name}::step_labels`] (label sets, with witnesses). The accessors give each property's monitor, which implements `{krate_name}::Monitor`."
+    ));
+    struct_doc.push(String::new());
+    struct_doc.push("Properties:".to_string());
+    for p in &model.properties {
+        struct_doc.push(format!(
+            "- `{}`{}: `{}`",
+            p.id,
+            if p.var.is_some() { " (parametric)" } else { "" },
+            p.formula.replace('`', "'")
+        ));
+    }
+    let struct_doc = docs(&struct_doc);
+    let attrs = &model.attrs;
+
+    let statics: Vec<TokenStream> = model
+        .properties
+        .iter()
+        .map(|p| {
+            let s = format_ident!("TABLE_{}", p.field.to_string().to_uppercase());
+            match &p.table {
+                Some(t) => {
+                    let e = table_expr(model, t);
+                    quote!(static #s: #k::generated::StaticTable = #e;)
+                }
+                None => quote!(),
+            }
+        })
+        .collect();
+    let static_refs = model.properties.iter().map(|p| {
+        let s = format_ident!("TABLE_{}", p.field.to_string().to_uppercase());
+        quote!(&#s)
+    });
+    let tables_body = if stub {
+        unreachable.clone()
+    } else {
+        quote! {
+            #(#statics)*
+            [#(#static_refs),*]
+        }
+    };
+    let any_specials = model.properties.iter().any(|p| !p.specials.is_empty());
+    let special_statics: Vec<TokenStream> = model
+        .properties
+        .iter()
+        .map(|p| {
+            let up = p.field.to_string().to_uppercase();
+            let list = format_ident!("SPECIALS_{}", up);
+            let tables: Vec<TokenStream> = p
+                .specials
+                .iter()
+                .enumerate()
+                .map(|(j, (_, t))| {
+                    let s = format_ident!("TABLE_{}_{}", up, j);
+                    let e = table_expr(model, t);
+                    quote!(static #s: #k::generated::StaticTable = #e;)
+                })
+                .collect();
+            let entries = p.specials.iter().enumerate().map(|(j, (c, _))| {
+                let s = format_ident!("TABLE_{}_{}", up, j);
+                quote!((#c, &#s))
+            });
+            let count = Literal::usize_unsuffixed(p.specials.len());
+            if p.specials.is_empty() {
+                return quote!();
+            }
+            quote! {
+                #(#tables)*
+                static #list: [(&str, &#k::generated::StaticTable); #count] = [#(#entries),*];
+            }
+        })
+        .collect();
+    let special_refs = model.properties.iter().map(|p| {
+        let list = format_ident!("SPECIALS_{}", p.field.to_string().to_uppercase());
+        if p.specials.is_empty() {
+            quote!(&[])
+        } else {
+            quote!(&#list)
+        }
+    });
+    let specials_body = if stub {
+        unreachable.clone()
+    } else {
+        quote! {
+            #(#special_statics)*
+            [#(#special_refs),*]
+        }
+    };
+
+    let ctor_fields = model.properties.iter().enumerate().map(|(i, p)| {
+        let f = &p.field;
+        let i = Literal::usize_unsuffixed(i);
+        let on_sat = if p.reset_on_satisfaction {
+            quote!(reset)
+        } else {
+            quote!(false)
+        };
+        let policy = quote!(#k::ResetPolicy { on_violation: reset, on_satisfaction: #on_sat });
+        match &p.var {
+            None => quote!(#f: #k::generated::static_monitor(t[#i], #policy),),
+            Some(var) if p.specials.is_empty() => quote! {
+                #f: #k::generated::ParamTableMonitor::new(
+                    ::std::sync::Arc::new(t[#i].clone()),
+                    #var,
+                    #policy,
+                ),
+            },
+            Some(var) => quote! {
+                #f: #k::generated::ParamTableMonitor::with_specials(
+                    ::std::sync::Arc::new(t[#i].clone()),
+                    #var,
+                    #policy,
+                    s[#i]
+                        .iter()
+                        .map(|&(c, table)| (::std::string::String::from(c), ::std::sync::Arc::new(table.clone())))
+                        .collect(),
+                ),
+            },
+        }
+    });
+    let specials_let = if any_specials {
+        quote!(let s = Self::special_tables();)
+    } else {
+        quote!()
+    };
+    let ctor_body = if stub {
+        unreachable.clone()
+    } else {
+        quote! {
+            let t = Self::tables();
+            #specials_let
+            Self { #(#ctor_fields)* last: #verdicts::default() }
+        }
+    };
+
+    let step_fields = model.properties.iter().map(|p| {
+        let f = &p.field;
+        let Some(table) = &p.table else {
+            return quote!();
+        };
+        let w = words(table);
+        let bits = bits_expr(model, p, table, w);
+        match &p.var {
+            None => quote!(#f: self.#f.step_bits(&#bits),),
+            Some(var) => {
+                let bases = param_bases(table, var);
+                let each = bases.iter().map(|b| {
+                    let field = model.props.iter().find(|p| &p.name == b).map(|p| &p.field);
+                    match field {
+                        Some(field) => quote!(v.#field.for_each(&mut *each);),
+                        None => quote!(),
+                    }
+                });
+                let w_lit = Literal::usize_unsuffixed(w);
+                let special_bits = if p.specials.is_empty() {
+                    quote!(|_: usize| [0; #w_lit])
+                } else {
+                    let arms = p.specials.iter().enumerate().map(|(k, (_, t))| {
+                        let k = Literal::usize_unsuffixed(k);
+                        let b = bits_expr(model, p, t, w);
+                        quote!(#k => #b,)
+                    });
+                    quote!(|k: usize| match k { #(#arms)* _ => [0; #w_lit] })
+                };
+                quote! {
+                    #f: self.#f.step_with(
+                        |each: &mut dyn FnMut(&str)| { #(#each)* },
+                        |value: &str| #bits,
+                        #special_bits,
+                    ),
+                }
+            }
+        }
+    });
+    let step_body = if stub {
+        unreachable.clone()
+    } else {
+        quote! {
+            self.last = #verdicts { #(#step_fields)* };
+            self.last
+        }
+    };
+    // `value` is unused in the bits of a non-parametric property: no closure there.
+
+    let per = |f: &dyn Fn(&syn::Ident, bool) -> TokenStream| -> Vec<TokenStream> {
+        model
+            .properties
+            .iter()
+            .map(|p| f(&p.field, p.var.is_some()))
+            .collect()
+    };
+    let step_labels_fields = per(&|f, param| {
+        if param {
+            quote!(#f: #k::generated::combine(self.#f.step(input).into_iter().map(|(_, v)| v)),)
+        } else {
+            quote!(#f: #k::Monitor::step(&mut self.#f, input),)
+        }
+    });
+    let initial_fields = per(&|f, param| {
+        if param {
+            quote!(#f: self.#f.initial(),)
+        } else {
+            quote!(#f: #k::Monitor::initial(&self.#f),)
+        }
+    });
+    let verdict_elems = per(&|f, param| {
+        if param {
+            quote!(self.#f.verdict())
+        } else {
+            quote!(#k::Monitor::verdict(&self.#f))
+        }
+    });
+    let ltlf_elems = per(&|f, param| {
+        if param {
+            quote!(self.#f.ltlf())
+        } else {
+            quote!(#k::Monitor::ltlf(&self.#f))
+        }
+    });
+    let residual_elems: Vec<TokenStream> = model
+        .properties
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let f = &p.field;
+            let i = Literal::usize_unsuffixed(i);
+            if p.var.is_some() {
+                quote!(t[#i].residual(self.#f.template().state()))
+            } else {
+                quote!(t[#i].residual(self.#f.state()))
+            }
+        })
+        .collect();
+    let reset_stmts = per(&|f, param| {
+        if param {
+            quote!(self.#f.reset();)
+        } else {
+            quote!(#k::Monitor::reset(&mut self.#f);)
+        }
+    });
+    let event_stmts: Vec<TokenStream> = model
+        .properties
+        .iter()
+        .map(|p| {
+            let f = &p.field;
+            let id = &p.id;
+            if p.var.is_some() {
+                quote! {
+                    for (value, verdict) in self.#f.events() {
+                        f(#id, ::core::option::Option::Some(value), verdict);
+                    }
+                }
+            } else {
+                quote! {
+                    if let ::core::option::Option::Some(verdict) = self.last.#f {
+                        f(#id, ::core::option::Option::None, verdict);
+                    }
+                }
+            }
+        })
+        .collect();
+    let events_body = if stub {
+        unreachable.clone()
+    } else {
+        quote!(#(#event_stmts)*)
+    };
+    let (step_labels_body, initial_body, verdicts_body, ltlf_body, residuals_body, reset_body) =
+        if stub {
+            (
+                unreachable.clone(),
+                unreachable.clone(),
+                unreachable.clone(),
+                unreachable.clone(),
+                unreachable.clone(),
+                unreachable.clone(),
+            )
+        } else {
+            (
+                quote! {
+                    self.last = #verdicts { #(#step_labels_fields)* };
+                    self.last
+                },
+                quote!(#verdicts { #(#initial_fields)* }),
+                quote!([#(#verdict_elems),*]),
+                quote!([#(#ltlf_elems),*]),
+                quote! {
+                    let t = Self::tables();
+                    [#(#residual_elems),*]
+                },
+                quote! {
+                    #(#reset_stmts)*
+                    self.last = #verdicts::default();
+                },
+            )
+        };
+
+    // A clashing name is an error already: no accessor, so no follow-on error.
+    let accessors = model
+        .properties
+        .iter()
+        .filter(|p| !crate::model::is_reserved(&p.field.to_string()))
+        .map(|p| {
+            let f = &p.field;
+            let fm = format_ident!("{}_mut", f);
+            let ty = if p.var.is_some() {
+                quote!(#k::generated::ParamTableMonitor<&'static [u32], &'static str>)
+            } else {
+                quote!(#k::generated::StaticTableMonitor)
+            };
+            let what = if p.var.is_some() {
+                "its instances' monitors implement"
+            } else {
+                "it implements"
+            };
+            let d1 = format!(
+                " The monitor of property `{}` ({what} `{krate_name}::Monitor`).",
+                p.id
+            );
+            let d2 = format!(" The monitor of property `{}`, mutable.", p.id);
+            let pdoc = docs(&p.doc);
+            quote! {
+                #[doc = #d1]
+                #[doc = ""]
+                #pdoc
+                pub fn #f(&self) -> &#ty {
+                    &self.#f
+                }
+
+                #[doc = #d2]
+                pub fn #fm(&mut self) -> &mut #ty {
+                    &mut self.#f
+                }
+            }
+        });
+
+    // A single non-parametric property: the monitor itself is a `Monitor`.
+    let monitor_impl = match model.properties.as_slice() {
+        [p] if p.var.is_none() => {
+            let f = &p.field;
+            quote! {
+                impl #k::Monitor for #ident {
+                    fn initial(&self) -> ::core::option::Option<#k::Verdict> {
+                        #k::Monitor::initial(&self.#f)
+                    }
+                    fn step(&mut self, input: &#k::StepInput<'_>) -> ::core::option::Option<#k::Verdict> {
+                        #k::Monitor::step(&mut self.#f, input)
+                    }
+                    fn verdict(&self) -> #k::Verdict {
+                        #k::Monitor::verdict(&self.#f)
+                    }
+                    fn residual(&self) -> ::std::string::String {
+                        #k::Monitor::residual(&self.#f)
+                    }
+                    fn explanation(&self) -> &[#k::Change] {
+                        #k::Monitor::explanation(&self.#f)
+                    }
+                    fn witness(&self) -> &[#k::Change] {
+                        #k::Monitor::witness(&self.#f)
+                    }
+                    fn ltlf(&self) -> #k::Verdict {
+                        #k::Monitor::ltlf(&self.#f)
+                    }
+                    fn reset(&mut self) {
+                        #k::Monitor::reset(&mut self.#f)
+                    }
+                }
+            }
+        }
+        _ => quote!(),
+    };
+
+    let include = match &model.include {
+        Some(path) => quote!(
+            const _: &[u8] = ::core::include_bytes!(#path);
+        ),
+        None => quote!(),
+    };
+
+    let tables_doc =
+        format!(" The compiled tables, in property order (as [`{name}::PROPERTIES`]); `static`.");
+    let monitor = quote! {
+        #(#attrs)*
+        #struct_doc
+        #[derive(Clone, Debug)]
+        #vis struct #ident {
+            #(#monitor_fields)*
+            /// The verdicts reached at the last step.
+            last: #verdicts,
+        }
+
+        impl #ident {
+            /// The property ids, in declaration order.
+            pub const PROPERTIES: [&'static str; #n_lit] = [#(#ids),*];
+            /// The properties' formulas as written, in property order.
+            pub const FORMULAS: [&'static str; #n_lit] = [#(#formulas),*];
+            /// The propositions (`name(param)` for a parametric one), in declaration order.
+            pub const PROPOSITIONS: [&'static str; #m_lit] = [#(#prop_names),*];
+
+            #[doc = #tables_doc]
+            pub fn tables() -> [&'static #k::generated::StaticTable; #n_lit] {
+                #tables_body
+            }
+
+            /// For each property, in property order: the tables of its instances for the values
+            /// written in its formula (`(value, table)`; see
+            /// `trac_runtime::generated::ParamTableMonitor::with_specials`), `static`.
+            pub fn special_tables() -> [&'static [(&'static str, &'static #k::generated::StaticTable)]; #n_lit] {
+                #specials_body
+            }
+
+            /// A monitor in TRAC_R mode: each property restarts after a violation (and after a
+            /// satisfaction if it is declared `reset_on_satisfaction`).
+            pub fn new() -> Self {
+                Self::with_reset(true)
+            }
+
+            /// A monitor in TRAC_R mode if `reset`, else in plain TRAC mode (a violated property
+            /// stays violated).
+            pub fn with_reset(reset: bool) -> Self {
+                #ctor_body
+            }
+
+            /// The verdicts decided before the first step.
+            pub fn initial(&self) -> #verdicts {
+                #initial_body
+            }
+
+            /// Reads one step; returns the verdict each property reached at this step. No
+            /// allocation (except when a parametric property meets a new value); records no
+            /// witness.
+            pub fn step(&mut self, v: &#val #lt_any) -> #verdicts {
+                #step_body
+            }
+
+            /// Reads one step given as labels, through each property's `Monitor::step` (so
+            /// witnesses are recorded).
+            pub fn step_labels(&mut self, input: &#k::StepInput<'_>) -> #verdicts {
+                #step_labels_body
+            }
+
+            /// The current verdict of each property, in property order.
+            pub fn verdicts(&self) -> [#k::Verdict; #n_lit] {
+                #verdicts_body
+            }
+
+            /// The residual formula of each property's current state (for a parametric
+            /// property: of the template instance, the formula with its variable), in property
+            /// order.
+            pub fn residuals(&self) -> [&'static str; #n_lit] {
+                #residuals_body
+            }
+
+            /// The finite-trace (LTLf) verdict of each property on the trace read so far.
+            pub fn ltlf(&self) -> [#k::Verdict; #n_lit] {
+                #ltlf_body
+            }
+
+            /// Back to the state before the first step.
+            pub fn reset(&mut self) {
+                #reset_body
+            }
+
+            /// The verdicts reached at the last step read.
+            pub fn last_verdicts(&self) -> #verdicts {
+                self.last
+            }
+
+            /// Calls `f(property id, value, verdict)` for every verdict reached at the last step
+            /// read, in property order (`value`: the parameter value of a parametric property's
+            /// instance, in instance order).
+            pub fn for_each_event(&self, mut f: impl FnMut(&'static str, ::core::option::Option<&str>, #k::Verdict)) {
+                #events_body
+            }
+
+            #(#accessors)*
+        }
+
+        impl ::core::default::Default for #ident {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        #monitor_impl
+    };
+
+    quote! {
+        #monitor
+        #valuation
+        #verdicts_def
+        #include
+    }
+}

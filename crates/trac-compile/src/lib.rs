@@ -1,0 +1,564 @@
+//! `trac-compile`: compiles a property into a deterministic monitor automaton with **complete**
+//! verdicts, minimized, as a [`Table`] that [`trac_runtime::table::TableMonitor`] runs.
+//!
+//! A monitor is complete when it reports ⊥ as soon as no continuation of the trace can satisfy
+//! the property and ⊤ as soon as no continuation can violate it: the LTL3 semantics of Bauer,
+//! Leucker & Schallhart, "Runtime verification for LTL and TLTL", TOSEM 20(4), 2011. Progression
+//! alone is sound but not complete: it misses `F p & G !p` (violated before any step).
+//!
+//! # Construction ([`compile`])
+//! 1. **States** are interned, normalized residual formulas of the progression closure
+//!    (Bacchus & Kabanza 2000), with the bits of the property's past-time subformulas when it has
+//!    any (only the bits the residual still depends on). Transitions are symbolic: per state, a
+//!    reduced ordered decision diagram over the propositions that state tests, computed by one
+//!    symbolic progression step (Shannon expansion, see [`build`](crate::build)); no step
+//!    enumerates the `2^|AP|` valuations, so properties over hundreds of propositions compile.
+//! 2. **Verdicts.** LTL3: a state is ⊥ iff its residual (with its past bits) is unsatisfiable over
+//!    infinite words and ⊤ iff its negation is, decided by [`trac_spec::sat::SatChecker`] (GPVW
+//!    tableau with generalized Büchi acceptance, product with the past tracker, Tarjan SCC
+//!    emptiness; memoized per residual). LTLf: states also remember whether the trace read so
+//!    far is accepted (end-of-trace evaluation of the previous residual on the last step, `X`
+//!    weak); ⊥ iff no accepting state is reachable, ⊤ iff every reachable state accepts (SCCs of
+//!    the state graph with petgraph's Tarjan).
+//! 3. **Minimization** ([`minimize`](crate::minimize)): partition refinement of the Moore machine
+//!    whose output is the verdict. All ⊥ states form one sink with id 0, all ⊤ states one sink
+//!    with id 1 (so a runtime test `state <= 1` means "decided"); every state keeps a
+//!    representative residual (the first one found, breadth first) for witnesses.
+//! 4. **Auxiliary automaton.** The run without restarts, over `(residual, past bits, accepting)`,
+//!    minimized with output (accepting, restart state): it gives the LTLf verdict of the whole
+//!    trace and the state a TRAC_R restart starts from (the initial formula with the current past
+//!    bits).
+//!
+//! Exports: [`export::dot`] (Graphviz), [`export::hoa`] (HOA v1, verdicts in state names), and the
+//! table's own RON / JSON ([`Table::to_ron`], [`Table::to_json`]).
+#![deny(missing_docs)]
+
+mod build;
+mod dd;
+pub mod export;
+mod minimize;
+
+use build::{Builder, Explored, Kind};
+use dd::{Dd, Ref};
+use petgraph::graph::DiGraph;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use trac_runtime::table::{Table, TableParts, LEAF};
+use trac_spec::formula::{Arena, Formula};
+use trac_spec::progress::{eval_empty, validate};
+use trac_spec::sat::SatChecker;
+pub use trac_spec::spec::Semantics;
+
+/// Options of [`compile`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// LTL3 (infinite continuations, the default) or LTLf (finite continuations) verdicts.
+    pub semantics: Semantics,
+    /// Merge equivalent pending states (default `true`). Decided states always merge into the
+    /// two sinks.
+    pub minimize: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions {
+            semantics: Semantics::Ltl3,
+            minimize: true,
+        }
+    }
+}
+
+/// A property that cannot be compiled.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CompileError {
+    /// A past-time operator contains a future-time one.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Sizes measured during a compilation.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Main states explored (before minimization; the sinks not counted separately).
+    pub explored: usize,
+    /// Auxiliary states explored.
+    pub explored_aux: usize,
+    /// Main states of the table (the two sinks included).
+    pub states: usize,
+    /// Auxiliary states of the table.
+    pub aux_states: usize,
+    /// Decision nodes of the main automaton.
+    pub nodes: usize,
+    /// Tableau product states explored by the satisfiability checks.
+    pub tableau: usize,
+}
+
+/// The result of [`compile`].
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// The monitor table.
+    pub table: Table,
+    /// Sizes.
+    pub stats: Stats,
+}
+
+/// Compiles `formula` (a handle in `arena`, which receives the residual formulas) into a monitor
+/// table. See the crate docs for the construction.
+///
+/// Cost: linear in the number of states times their diagram sizes for exploration and
+/// minimization, plus the satisfiability checks (exponential in the formula in the worst case,
+/// memoized and usually settled by constant-word witnesses).
+///
+/// # Errors
+/// [`CompileError::Invalid`] if a past-time operator contains a future-time one.
+pub fn compile(
+    arena: &mut Arena,
+    formula: Formula,
+    opts: &CompileOptions,
+) -> Result<Compiled, CompileError> {
+    validate(arena, formula).map_err(CompileError::Invalid)?;
+    let acc0 = eval_empty(arena, formula);
+    let mut b = Builder::new(arena, formula);
+    let bits0 = b.initial_bits();
+    let aux_start = b.key(Kind::Aux, formula, &bits0, acc0);
+    let aux = b.explore(Kind::Aux, &[aux_start]);
+    let kind = match opts.semantics {
+        Semantics::Ltl3 => Kind::Ltl3,
+        Semantics::Ltlf => Kind::Ltlf,
+    };
+    // The main seeds: the initial state, then every restart state (the initial formula with the
+    // bits of some auxiliary state).
+    let mut seeds = vec![b.key(kind, formula, &bits0, acc0)];
+    let mut restart_seed = Vec::with_capacity(aux.keys.len());
+    for (_, bits, _) in &aux.keys {
+        let k = b.key(kind, formula, bits, acc0);
+        let i = match seeds.iter().position(|s| *s == k) {
+            Some(i) => i,
+            None => {
+                seeds.push(k);
+                seeds.len() - 1
+            }
+        };
+        restart_seed.push(i);
+    }
+    let main = b.explore(kind, &seeds);
+    let verdicts = match kind {
+        Kind::Ltl3 => main
+            .keys
+            .iter()
+            .map(
+                |(f, bits, _)| match b.ctx.sat.verdict(b.ctx.arena, *f, bits) {
+                    Some(false) => 0u8,
+                    Some(true) => 1,
+                    None => 2,
+                },
+            )
+            .collect(),
+        _ => ltlf_verdicts(&b.dd, &main),
+    };
+    // Main partition.
+    let outputs: Vec<u64> = verdicts.iter().map(|&v| u64::from(v)).collect();
+    let class = if opts.minimize {
+        minimize::refine(&mut b.dd, &main.roots, &outputs)
+    } else {
+        sink_partition(&verdicts)
+    };
+    let (new_id, reps) = renumber(&b.dd, &main.roots, &class, &verdicts, 0);
+    let state_of = |s: u32| new_id[class[s as usize] as usize];
+    let mut roots: Vec<Ref> = vec![Dd::leaf(0), Dd::leaf(1)];
+    let mut memo = HashMap::new();
+    for &rep in reps.iter().skip(2) {
+        let r = b.dd.map(main.roots[rep], &mut |p| state_of(p), &mut memo);
+        roots.push(r);
+    }
+    let initial = state_of(0);
+    // Auxiliary automaton: output (accepting, restart state).
+    let aux_out: Vec<u64> = aux
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, acc))| u64::from(*acc) | u64::from(state_of(restart_seed[i] as u32)) << 1)
+        .collect();
+    let aux_class = if opts.minimize {
+        minimize::refine(&mut b.dd, &aux.roots, &aux_out)
+    } else {
+        (0..aux.keys.len() as u32).collect()
+    };
+    let (aux_new, aux_reps) = renumber_plain(&b.dd, &aux.roots, &aux_class);
+    let aux_state_of = |s: u32| aux_new[aux_class[s as usize] as usize];
+    let mut aux_roots = Vec::with_capacity(aux_reps.len());
+    let mut memo = HashMap::new();
+    for &rep in &aux_reps {
+        aux_roots.push(b.dd.map(aux.roots[rep], &mut |p| aux_state_of(p), &mut memo));
+    }
+    let aux_info: Vec<u32> = aux_reps.iter().map(|&rep| aux_out[rep] as u32).collect();
+    // Strings: propositions, then one residual per main state.
+    let mut strings = String::new();
+    let mut ends = Vec::new();
+    for &s in &b.ctx.props {
+        strings.push_str(b.ctx.arena.sym_name(s));
+        ends.push(strings.len() as u32);
+    }
+    for (id, &rep) in reps.iter().enumerate() {
+        let text = match id {
+            0 => "false".to_string(),
+            1 => "true".to_string(),
+            // The initial state shows the property as written.
+            _ if id as u32 == initial => trac_spec::print(b.ctx.arena, formula),
+            _ => trac_spec::print(b.ctx.arena, main.keys[rep].0),
+        };
+        strings.push_str(&text);
+        ends.push(strings.len() as u32);
+    }
+    let (nodes, roots) = flatten(&b.dd, &roots);
+    let (aux_nodes, aux_roots) = flatten(&b.dd, &aux_roots);
+    let stats = Stats {
+        explored: main.keys.len(),
+        explored_aux: aux.keys.len(),
+        states: roots.len(),
+        aux_states: aux_roots.len(),
+        nodes: nodes.len() / 3,
+        tableau: b.ctx.sat.explored(),
+    };
+    let parts = TableParts {
+        semantics: opts.semantics,
+        minimized: opts.minimize,
+        formula: trac_spec::print(b.ctx.arena, formula),
+        props: b.ctx.props.len() as u32,
+        strings,
+        string_ends: ends,
+        initial,
+        roots,
+        nodes,
+        aux_initial: aux_state_of(0),
+        aux_roots,
+        aux_nodes,
+        aux_info,
+    };
+    let table = Table::from_parts(parts).expect("compiled tables are well formed");
+    Ok(Compiled { table, stats })
+}
+
+/// LTLf verdicts: ⊥ iff no accepting state is reachable (the state itself included), ⊤ iff
+/// every reachable state accepts. SCCs in reverse topological order (petgraph's Tarjan), then
+/// one pass. O(states + edges).
+fn ltlf_verdicts(dd: &Dd, ex: &Explored) -> Vec<u8> {
+    let n = ex.keys.len();
+    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
+    let ids: Vec<_> = (0..n).map(|_| g.add_node(())).collect();
+    for (s, &r) in ex.roots.iter().enumerate() {
+        for t in dd.leaves(r) {
+            g.add_edge(ids[s], ids[t as usize], ());
+        }
+    }
+    let sccs = petgraph::algo::tarjan_scc(&g);
+    let mut scc_of = vec![0usize; n];
+    for (c, scc) in sccs.iter().enumerate() {
+        for v in scc {
+            scc_of[v.index()] = c;
+        }
+    }
+    let mut acc = vec![false; sccs.len()];
+    let mut rej = vec![false; sccs.len()];
+    for (c, scc) in sccs.iter().enumerate() {
+        for v in scc {
+            if ex.keys[v.index()].2 {
+                acc[c] = true;
+            } else {
+                rej[c] = true;
+            }
+            for w in g.neighbors(*v) {
+                let d = scc_of[w.index()];
+                if d != c {
+                    acc[c] |= acc[d];
+                    rej[c] |= rej[d];
+                }
+            }
+        }
+    }
+    (0..n)
+        .map(|s| {
+            let c = scc_of[s];
+            if !acc[c] {
+                0
+            } else if !rej[c] {
+                1
+            } else {
+                2
+            }
+        })
+        .collect()
+}
+
+/// Without minimization: ⊥ states in one class, ⊤ states in another, every other state alone.
+fn sink_partition(verdicts: &[u8]) -> Vec<u32> {
+    let (mut bot, mut top) = (None, None);
+    let mut next = 0u32;
+    verdicts
+        .iter()
+        .map(|&v| {
+            let slot = match v {
+                0 => &mut bot,
+                1 => &mut top,
+                _ => {
+                    next += 1;
+                    return next - 1;
+                }
+            };
+            *slot.get_or_insert_with(|| {
+                next += 1;
+                next - 1
+            })
+        })
+        .collect()
+}
+
+/// Numbers the classes of the main automaton: the ⊥ class 0, the ⊤ class 1, then the others
+/// breadth first from state `start`, then the rest by first state. Returns the new id per class
+/// and the representative (first) state per new id (`usize::MAX` for an empty sink).
+fn renumber(
+    dd: &Dd,
+    roots: &[Ref],
+    class: &[u32],
+    verdicts: &[u8],
+    start: usize,
+) -> (Vec<u32>, Vec<usize>) {
+    let n_classes = class.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut first = vec![usize::MAX; n_classes];
+    for (s, &c) in class.iter().enumerate() {
+        if first[c as usize] == usize::MAX {
+            first[c as usize] = s;
+        }
+    }
+    let mut new_id = vec![u32::MAX; n_classes];
+    let mut reps = vec![usize::MAX, usize::MAX];
+    for (s, &v) in verdicts.iter().enumerate() {
+        if v <= 1 && new_id[class[s] as usize] == u32::MAX {
+            new_id[class[s] as usize] = u32::from(v);
+            reps[v as usize] = s;
+        }
+    }
+    let mut queue = VecDeque::new();
+    let visit =
+        |s: usize, new_id: &mut Vec<u32>, reps: &mut Vec<usize>, q: &mut VecDeque<usize>| {
+            let c = class[s] as usize;
+            if new_id[c] == u32::MAX {
+                new_id[c] = reps.len() as u32;
+                reps.push(first[c]);
+                q.push_back(first[c]);
+            }
+        };
+    let mut order: Vec<usize> = vec![start];
+    order.extend(0..class.len());
+    for s in order {
+        visit(s, &mut new_id, &mut reps, &mut queue);
+        while let Some(x) = queue.pop_front() {
+            for t in dd.leaves(roots[x]) {
+                visit(t as usize, &mut new_id, &mut reps, &mut queue);
+            }
+        }
+    }
+    (new_id, reps)
+}
+
+/// Numbers classes breadth first from state 0, then the rest (auxiliary automaton).
+fn renumber_plain(dd: &Dd, roots: &[Ref], class: &[u32]) -> (Vec<u32>, Vec<usize>) {
+    let n_classes = class.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
+    let mut new_id = vec![u32::MAX; n_classes];
+    let mut reps = Vec::new();
+    let mut queue = VecDeque::new();
+    for s0 in 0..class.len() {
+        let c = class[s0] as usize;
+        if new_id[c] != u32::MAX {
+            continue;
+        }
+        new_id[c] = reps.len() as u32;
+        reps.push(s0);
+        queue.push_back(s0);
+        while let Some(x) = queue.pop_front() {
+            for t in dd.leaves(roots[x]) {
+                let c = class[t as usize] as usize;
+                if new_id[c] == u32::MAX {
+                    new_id[c] = reps.len() as u32;
+                    reps.push(t as usize);
+                    queue.push_back(t as usize);
+                }
+            }
+        }
+    }
+    (new_id, reps)
+}
+
+/// Lays out the diagrams reachable from `roots` as flat `(prop, lo, hi)` triples, parents before
+/// children (reverse post-order), with leaves as `LEAF | state`. Returns the nodes and the roots.
+fn flatten(dd: &Dd, roots: &[Ref]) -> (Vec<u32>, Vec<u32>) {
+    let mut post: Vec<Ref> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for &r in roots {
+        // Iterative post-order.
+        let mut stack = vec![(r, false)];
+        while let Some((x, expanded)) = stack.pop() {
+            if Dd::is_leaf(x) {
+                continue;
+            }
+            if expanded {
+                post.push(x);
+                continue;
+            }
+            if !seen.insert(x) {
+                continue;
+            }
+            stack.push((x, true));
+            let (_, lo, hi) = dd.node(x);
+            stack.push((hi, false));
+            stack.push((lo, false));
+        }
+    }
+    post.reverse();
+    let index: HashMap<Ref, u32> = post
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (x, i as u32))
+        .collect();
+    let conv = |x: Ref| {
+        if Dd::is_leaf(x) {
+            LEAF | Dd::payload(x)
+        } else {
+            index[&x]
+        }
+    };
+    let mut nodes = Vec::with_capacity(post.len() * 3);
+    for &x in &post {
+        let (v, lo, hi) = dd.node(x);
+        nodes.extend_from_slice(&[v, conv(lo), conv(hi)]);
+    }
+    (nodes, roots.iter().map(|&r| conv(r)).collect())
+}
+
+/// The monitorability class of a property (Peled & Havelund, "Refining the safety–liveness
+/// classification of temporal properties according to monitorability", 2018).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Monitorability {
+    /// Every violation has a finite bad prefix (and some satisfaction does not have a good one).
+    Safety,
+    /// Every satisfaction has a finite good prefix (and some violation does not have a bad one).
+    CoSafety,
+    /// Safety and co-safety: every trace is eventually decided.
+    Both,
+    /// Neither, but from every reachable state a verdict remains reachable.
+    Monitorable,
+    /// Some reachable state can never reach a verdict (`GF p`).
+    NonMonitorable,
+}
+
+impl Monitorability {
+    /// `safety`, `co-safety`, `both`, `monitorable`, `non-monitorable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Monitorability::Safety => "safety",
+            Monitorability::CoSafety => "co-safety",
+            Monitorability::Both => "safety and co-safety",
+            Monitorability::Monitorable => "monitorable",
+            Monitorability::NonMonitorable => "non-monitorable",
+        }
+    }
+}
+
+/// The monitorability class of `formula`, given its LTL3 table (from [`compile`]). Safety is
+/// decided by [`SatChecker::is_safety`] (emptiness of the safety closure of the formula against
+/// its negation), co-safety as the safety of the negation; otherwise the table decides: a
+/// reachable pending state that reaches no sink makes the property non-monitorable.
+pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Monitorability {
+    let mut sat = SatChecker::new(arena, formula);
+    let bits = sat.initial_bits();
+    let safety = sat.is_safety(arena, formula, &bits);
+    let neg = arena.not(formula);
+    let cosafety = sat.is_safety(arena, neg, &bits);
+    match (safety, cosafety) {
+        (true, true) => return Monitorability::Both,
+        (true, false) => return Monitorability::Safety,
+        (false, true) => return Monitorability::CoSafety,
+        _ => {}
+    }
+    let n = table.state_count();
+    let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut reach = vec![false; n];
+    let mut queue = VecDeque::from([table.initial()]);
+    reach[table.initial() as usize] = true;
+    while let Some(s) = queue.pop_front() {
+        for (_, t) in table.paths(s) {
+            preds[t as usize].push(s);
+            if !reach[t as usize] {
+                reach[t as usize] = true;
+                queue.push_back(t);
+            }
+        }
+    }
+    let mut decides = vec![false; n];
+    let mut stack = vec![0u32, 1];
+    decides[0] = true;
+    decides[1] = true;
+    while let Some(s) = stack.pop() {
+        for &p in &preds[s as usize] {
+            if !decides[p as usize] {
+                decides[p as usize] = true;
+                stack.push(p);
+            }
+        }
+    }
+    if (0..n).all(|s| !reach[s] || decides[s]) {
+        Monitorability::Monitorable
+    } else {
+        Monitorability::NonMonitorable
+    }
+}
+
+/// A [`trac_runtime::engine::TableCompiler`] backed by [`compile`], caching tables by formula
+/// text and semantics (parametric instances share their template's table anyway).
+#[derive(Debug, Default)]
+pub struct Compiler {
+    cache: Mutex<HashMap<(String, Semantics), Arc<Table>>>,
+}
+
+impl Compiler {
+    /// A compiler with an empty cache.
+    pub fn new() -> Compiler {
+        Compiler::default()
+    }
+
+    /// A shared compiler, to put in [`trac_runtime::audit::AuditOptions::compiler`].
+    pub fn shared() -> Arc<dyn trac_runtime::engine::TableCompiler> {
+        Arc::new(Compiler::new())
+    }
+}
+
+impl trac_runtime::engine::TableCompiler for Compiler {
+    fn compile(
+        &self,
+        arena: &Arena,
+        formula: Formula,
+        semantics: Semantics,
+    ) -> Result<Arc<Table>, String> {
+        let key = (trac_spec::print(arena, formula), semantics);
+        if let Some(t) = self
+            .cache
+            .lock()
+            .expect("no panics under the lock")
+            .get(&key)
+        {
+            return Ok(t.clone());
+        }
+        let mut arena = arena.clone();
+        let opts = CompileOptions {
+            semantics,
+            minimize: true,
+        };
+        let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
+        let t = Arc::new(c.table);
+        self.cache
+            .lock()
+            .expect("no panics under the lock")
+            .insert(key, t.clone());
+        Ok(t)
+    }
+}

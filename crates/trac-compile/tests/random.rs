@@ -1,0 +1,286 @@
+//! Random formulas (at most 4 propositions, depth at most 5, past operators included) × random
+//! traces: the compiled monitor agrees with complete progression at every step (TRAC and
+//! TRAC_R, LTL3 and LTLf), the minimized table with the unminimized one, plain progression never
+//! contradicts them, and no two states of a minimized table are equivalent (brute force).
+
+use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
+use std::sync::Arc;
+use trac_compile::{compile, CompileOptions, Semantics};
+use trac_runtime::table::{Table, TableMonitor};
+use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
+use trac_spec::{Arena, Formula};
+
+const PROPS: [&str; 4] = ["a", "b", "c", "d"];
+
+#[derive(Clone, Debug)]
+enum RF {
+    Atom(usize),
+    Const(bool),
+    Un(u8, Box<RF>),
+    Bin(u8, Box<RF>, Box<RF>),
+}
+
+/// Unary: ! X X[!] F G | Y Z O H; binary: & | -> <-> xor U W R M | S.
+const FUTURE_UN: u8 = 5;
+const PAST_UN: u8 = 4;
+const FUTURE_BIN: u8 = 9;
+
+fn gen(g: &mut Gen, depth: usize, past_only: bool) -> RF {
+    let leaf = depth == 0 || u8::arbitrary(g) % 4 == 0;
+    if leaf {
+        return if u8::arbitrary(g) % 10 == 0 {
+            RF::Const(bool::arbitrary(g))
+        } else {
+            RF::Atom(usize::arbitrary(g) % PROPS.len())
+        };
+    }
+    let pick = u8::arbitrary(g) % 3;
+    if pick == 0 {
+        // Unary.
+        let k = if past_only {
+            // `!` or a past operator.
+            match u8::arbitrary(g) % (PAST_UN + 1) {
+                0 => 0,
+                x => FUTURE_UN + x - 1,
+            }
+        } else {
+            u8::arbitrary(g) % (FUTURE_UN + PAST_UN)
+        };
+        let inner_past = past_only || k >= FUTURE_UN;
+        RF::Un(k, Box::new(gen(g, depth - 1, inner_past)))
+    } else {
+        let k = if past_only {
+            // & | -> <-> xor or S.
+            match u8::arbitrary(g) % 6 {
+                5 => FUTURE_BIN,
+                x => x,
+            }
+        } else {
+            u8::arbitrary(g) % (FUTURE_BIN + 1)
+        };
+        let inner_past = past_only || k == FUTURE_BIN;
+        RF::Bin(
+            k,
+            Box::new(gen(g, depth - 1, inner_past)),
+            Box::new(gen(g, depth - 1, inner_past)),
+        )
+    }
+}
+
+fn build(a: &mut Arena, f: &RF) -> Formula {
+    match f {
+        RF::Atom(i) => a.atom(PROPS[*i]),
+        RF::Const(b) => a.constant(*b),
+        RF::Un(k, x) => {
+            let x = build(a, x);
+            match k {
+                0 => a.not(x),
+                1 => a.next(x),
+                2 => a.strong_next(x),
+                3 => a.finally(x),
+                4 => a.globally(x),
+                5 => a.yesterday(x),
+                6 => a.weak_yesterday(x),
+                7 => a.once(x),
+                _ => a.historically(x),
+            }
+        }
+        RF::Bin(k, x, y) => {
+            let (x, y) = (build(a, x), build(a, y));
+            match k {
+                0 => a.and2(x, y),
+                1 => a.or2(x, y),
+                2 => a.implies(x, y),
+                3 => a.equiv(x, y),
+                4 => a.xor(x, y),
+                5 => a.until(x, y),
+                6 => a.weak_until(x, y),
+                7 => a.release(x, y),
+                8 => a.strong_release(x, y),
+                _ => a.since(x, y),
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Case {
+    formula: RF,
+    /// One bitmask over `PROPS` per step.
+    trace: Vec<u8>,
+    ltlf: bool,
+}
+
+impl Arbitrary for Case {
+    fn arbitrary(g: &mut Gen) -> Case {
+        let depth = 1 + usize::arbitrary(g) % 5;
+        let len = usize::arbitrary(g) % 12;
+        Case {
+            formula: gen(g, depth, false),
+            trace: (0..len).map(|_| u8::arbitrary(g) % 16).collect(),
+            ltlf: u8::arbitrary(g) % 4 == 0,
+        }
+    }
+}
+
+fn labels(mask: u8) -> LabelSet {
+    PROPS
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| mask >> i & 1 == 1)
+        .map(|(_, p)| *p)
+        .collect()
+}
+
+/// Per step (step 0 first): (event, verdict, ltlf).
+type Run = Vec<(Option<Verdict>, Verdict, Verdict)>;
+
+fn run(m: &mut dyn Monitor, trace: &[u8]) -> Run {
+    let mut out = vec![(m.initial(), m.verdict(), m.ltlf())];
+    for (i, &mask) in trace.iter().enumerate() {
+        let set = labels(mask);
+        let input = StepInput {
+            step: i + 1,
+            text: "",
+            labels: &set,
+        };
+        let e = m.step(&input);
+        out.push((e, m.verdict(), m.ltlf()));
+    }
+    out
+}
+
+/// Brute force: every pair of distinct main states is distinguishable by some word.
+fn minimal(t: &Table) -> Result<(), String> {
+    let n = t.state_count();
+    let k = t.prop_count();
+    let succ: Vec<Vec<u32>> = (0..n as u32)
+        .map(|s| {
+            (0u32..1 << k)
+                .map(|m| t.next(s, |i| m >> i & 1 == 1))
+                .collect()
+        })
+        .collect();
+    let out = |s: usize| if s <= 1 { s } else { 2 };
+    let mut dist = vec![vec![false; n]; n];
+    for i in 0..n {
+        for j in 0..n {
+            dist[i][j] = out(i) != out(j);
+        }
+    }
+    loop {
+        let mut changed = false;
+        for i in 0..n {
+            for j in 0..n {
+                if !dist[i][j]
+                    && (0..succ[i].len()).any(|m| dist[succ[i][m] as usize][succ[j][m] as usize])
+                {
+                    dist[i][j] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for i in 0..n {
+        for j in i + 1..n {
+            if !dist[i][j] {
+                return Err(format!(
+                    "states {i} ({}) and {j} ({}) are equivalent",
+                    t.residual(i as u32),
+                    t.residual(j as u32)
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check(c: Case) -> TestResult {
+    let mut arena = Arena::new();
+    let f = build(&mut arena, &c.formula);
+    let sem = if c.ltlf {
+        Semantics::Ltlf
+    } else {
+        Semantics::Ltl3
+    };
+    let printed = trac_spec::print(&arena, f);
+    if std::env::var("TRAC_TRACE").is_ok() {
+        eprintln!("case: {printed}");
+    }
+    let mut tables = Vec::new();
+    for minimize in [true, false] {
+        let mut a = arena.clone();
+        let opts = CompileOptions {
+            semantics: sem,
+            minimize,
+        };
+        tables.push(Arc::new(compile(&mut a, f, &opts).unwrap().table));
+    }
+    if let Err(e) = minimal(&tables[0]) {
+        return TestResult::error(format!("{printed}: {e}"));
+    }
+    if tables[0].state_count() > tables[1].state_count() {
+        return TestResult::error(format!("{printed}: minimization added states"));
+    }
+    for policy in [
+        ResetPolicy::default(),
+        ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        },
+        ResetPolicy {
+            on_violation: true,
+            on_satisfaction: true,
+        },
+    ] {
+        let mut p = ProgressionMonitor::with_semantics(arena.clone(), f, policy, true, sem);
+        let reference = run(&mut p, &c.trace);
+        for (i, t) in tables.iter().enumerate() {
+            let mut m = TableMonitor::new(t.clone(), policy);
+            let got = run(&mut m, &c.trace);
+            if got != reference {
+                return TestResult::error(format!(
+                    "{printed} ({sem:?}, {policy:?}, {}) on {:?}:\n compiled    {got:?}\n progression {reference:?}",
+                    if i == 0 { "minimized" } else { "unminimized" },
+                    c.trace
+                ));
+            }
+        }
+        // Plain progression is sound: under TRAC, when it decides, the complete verdict agrees.
+        if !policy.on_violation && !policy.on_satisfaction && sem == Semantics::Ltl3 {
+            let mut plain = ProgressionMonitor::new(arena.clone(), f, policy);
+            let got = run(&mut plain, &c.trace);
+            for (s, (x, y)) in got.iter().zip(reference.iter()).enumerate() {
+                if x.1 != Verdict::Pending && x.1 != y.1 {
+                    return TestResult::error(format!(
+                        "{printed} at step {s}: progression {:?}, complete {:?}",
+                        x.1, y.1
+                    ));
+                }
+                if x.2 != y.2 {
+                    return TestResult::error(format!(
+                        "{printed} at step {s}: progression ltlf {:?}, complete {:?}",
+                        x.2, y.2
+                    ));
+                }
+            }
+        }
+    }
+    TestResult::passed()
+}
+
+#[test]
+fn compiled_equals_complete_progression_on_random_formulas() {
+    // TRAC_QC_TESTS=5000 for a longer run.
+    let tests = std::env::var("TRAC_QC_TESTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    QuickCheck::new()
+        .tests(tests)
+        .gen(Gen::new(50))
+        .quickcheck(check as fn(Case) -> TestResult);
+}

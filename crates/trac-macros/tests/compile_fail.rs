@@ -1,0 +1,26 @@
+//! Compile-fail tests of `trac_monitor!` (trybuild): the error messages and their spans are
+//! pinned in `tests/ui/*.stderr`.
+//!
+//! The snapshots are pinned to the toolchain of the project's machines (rustc 1.95): compiler
+//! output changes between versions, so under another version the test is skipped with a notice.
+//! To update them after a deliberate change: `TRYBUILD=overwrite cargo test -p trac-macros --test
+//! compile_fail`, then review the diff.
+
+/// The rustc version the `.stderr` files were written with.
+const PINNED: &str = "rustc 1.95.";
+
+#[test]
+fn ui() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let version = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    if !version.starts_with(PINNED) {
+        eprintln!("skipping: the compile-fail snapshots are for {PINNED}x, this is {version:?}");
+        return;
+    }
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}

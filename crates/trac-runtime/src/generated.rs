@@ -1,0 +1,469 @@
+//! Support for monitors generated at compile time by `trac_monitor!` (crate `trac-macros`) and
+//! `cargo xtask codegen`, and for parametric properties run on compiled [`Table`]s.
+//!
+//! Generated code names only this module (and [`crate::table`], [`crate::monitor`]), so a crate
+//! using generated monitors needs `trac-runtime` and nothing else at run time:
+//! - [`StaticTable`] / [`StaticTableMonitor`]: a [`Table`] in `static` arrays and its monitor.
+//! - [`Values`]: the values for which a parametric proposition (`take(item)`) holds at one step,
+//!   the field type of such a proposition in a generated valuation.
+//! - [`ParamTableMonitor`]: a `forall x: φ` property run on ONE compiled table of `φ` (trace
+//!   slicing, as [`crate::parametric::ParametricMonitor`] does with progression): `φ[x:=v]` read
+//!   on a trace is `φ` read on the trace with `p(v)` renamed `p(x)`, so every instance shares the
+//!   table and holds only its own state.
+
+use crate::labels::{LabelSet, StepInput};
+use crate::monitor::{Monitor, ResetPolicy, Verdict};
+use crate::table::{Table, TableMonitor, SATISFIED};
+use std::collections::HashMap;
+use std::sync::Arc;
+use trac_spec::formula::AtomName;
+
+pub use trac_spec::spec::Semantics;
+
+/// A compiled table whose arrays are `static` (generated code).
+pub type StaticTable = Table<&'static [u32], &'static str>;
+
+/// A table monitor running a [`StaticTable`].
+pub type StaticTableMonitor = TableMonitor<&'static [u32], &'static str>;
+
+/// A monitor of a `static` table under `policy`. Allocates once (the shared handle and the label
+/// names); stepping it with [`TableMonitor::step_bits`] never allocates.
+pub fn static_monitor(table: &'static StaticTable, policy: ResetPolicy) -> StaticTableMonitor {
+    TableMonitor::new(Arc::new(table.clone()), policy)
+}
+
+/// The verdict summing up several reached at one step: ⊥ if one is ⊥, else ⊤ if one is ⊤,
+/// `None` if there is none.
+pub fn combine(verdicts: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {
+    let mut out = None;
+    for v in verdicts {
+        match v {
+            Verdict::Violated => return Some(Verdict::Violated),
+            Verdict::Satisfied => out = Some(Verdict::Satisfied),
+            Verdict::Pending => {}
+        }
+    }
+    out
+}
+
+/// The values `v` for which a parametric proposition `p(v)` holds at one step.
+///
+/// Either a list given by the caller (`Values::list(&["knife"])`) or read from a [`LabelSet`]
+/// (the labels `p(v)` with the proposition's base name `p`). No allocation either way.
+#[derive(Clone, Copy, Debug, Default)]
+pub enum Values<'a> {
+    /// No value: the proposition holds for none.
+    #[default]
+    None,
+    /// The proposition holds exactly for these values.
+    List(&'a [&'a str]),
+    /// The proposition `base` holds for `v` iff the label `base(v)` is in `labels`.
+    Labels {
+        /// The step's labels.
+        labels: &'a LabelSet,
+        /// The proposition's base name (`take` for labels `take(v)`).
+        base: &'a str,
+    },
+}
+
+impl<'a> Values<'a> {
+    /// The proposition holds exactly for `values`.
+    pub const fn list(values: &'a [&'a str]) -> Values<'a> {
+        Values::List(values)
+    }
+
+    /// The values `v` of the labels `base(v)` of `labels`.
+    pub const fn from_labels(labels: &'a LabelSet, base: &'a str) -> Values<'a> {
+        Values::Labels { labels, base }
+    }
+
+    /// Whether the proposition holds for `value`. O(number of values, or of labels).
+    pub fn contains(&self, value: &str) -> bool {
+        match *self {
+            Values::None => false,
+            Values::List(l) => l.contains(&value),
+            Values::Labels { labels, base } => {
+                labels.iter().any(|l| arg_of(l, base) == Some(value))
+            }
+        }
+    }
+
+    /// Calls `f` with every value (in no particular order; a value may come more than once).
+    pub fn for_each(&self, mut f: impl FnMut(&'a str)) {
+        match *self {
+            Values::None => {}
+            Values::List(l) => l.iter().for_each(|v| f(v)),
+            Values::Labels { labels, base } => {
+                for l in labels.iter() {
+                    if let Some(v) = arg_of(l, base) {
+                        f(v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the proposition holds for no value.
+    pub fn is_empty(&self) -> bool {
+        let mut empty = true;
+        self.for_each(|_| empty = false);
+        empty
+    }
+}
+
+/// `v` if `label` is `base(v)`.
+fn arg_of<'l>(label: &'l str, base: &str) -> Option<&'l str> {
+    label
+        .strip_prefix(base)?
+        .strip_prefix('(')?
+        .strip_suffix(')')
+        .filter(|v| !v.contains(['(', ')']))
+}
+
+/// One instance of a [`ParamTableMonitor`]: a parameter value and its monitor.
+#[derive(Clone, Debug)]
+pub struct Instance<S = Vec<u32>, T = String> {
+    value: String,
+    monitor: TableMonitor<S, T>,
+    event: Option<Verdict>,
+    /// Index of its special table, for a value written in the formula.
+    special: Option<usize>,
+    /// Created from a dormant special monitor at this step.
+    appearing: bool,
+}
+
+impl<S, T> Instance<S, T> {
+    /// The parameter value.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+
+    /// The instance's monitor (its propositions renamed for the value, so [`Monitor::step`]
+    /// reads the labels `p(value)`).
+    pub fn monitor(&self) -> &TableMonitor<S, T> {
+        &self.monitor
+    }
+
+    /// The verdict this instance reached at the last step, if any.
+    pub fn event(&self) -> Option<Verdict> {
+        self.event
+    }
+
+    /// The index of the special table this instance runs (see
+    /// [`ParamTableMonitor::with_specials`]), `None` if it runs the template's table.
+    pub fn special(&self) -> Option<usize> {
+        self.special
+    }
+}
+
+/// A special value's monitor before the value appears in the trace.
+#[derive(Clone, Debug)]
+struct Dormant<S, T> {
+    index: usize,
+    value: String,
+    monitor: TableMonitor<S, T>,
+}
+
+/// The values `c` written in the formula as arguments of its parametric propositions
+/// (`go_to(hallway)` beside `go_to(room)` in `forall room: ...`), sorted: their instances need
+/// tables of their own (see [`ParamTableMonitor::with_specials`]).
+pub fn special_values<'a>(prop_names: impl IntoIterator<Item = &'a str>, var: &str) -> Vec<String> {
+    let parts: Vec<AtomName> = prop_names.into_iter().map(AtomName::parse).collect();
+    let bases: Vec<&str> = parts
+        .iter()
+        .filter(|p| p.arg.as_deref() == Some(var))
+        .map(|p| p.base.as_str())
+        .collect();
+    let mut out: Vec<String> = parts
+        .iter()
+        .filter(|p| bases.contains(&p.base.as_str()))
+        .filter_map(|p| p.arg.clone())
+        .filter(|a| a != var)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// A monitor for `forall var: φ` running one compiled table of `φ`: a template instance for the
+/// values not seen yet, and one instance per value seen, created as a copy of the template's
+/// state when the value first appears in a label `p(value)` of a parametric proposition `p(var)`
+/// of `φ` (Chen & Roşu's trace slicing, as [`crate::parametric::ParametricMonitor`]).
+///
+/// # Values written in the formula
+/// For a value `v` not written in `φ`, `φ[var:=v]` on a trace is `φ` on the trace renamed, with
+/// the same complete verdicts: the renamed propositions are distinct. A value `c` written in the
+/// formula (`forall room: G(go_to(room) -> go_to(hallway) | ..)` and `c = hallway`) merges two
+/// propositions, so the template's table would stay sound but not complete (`φ[room:=hallway]`
+/// is `G true`, which the template's table never reports). Such values get tables of their own,
+/// compiled from `φ[var:=c]` ([`ParamTableMonitor::with_specials`]): their monitors run from the
+/// first step, silently until `c` appears; if that monitor has reached a verdict by then, the
+/// verdict is reported at the step where `c` appears (where a progression instance created
+/// from the template would reach it).
+///
+/// Memory: one [`TableMonitor`] state per value seen (and per special value); a step allocates
+/// only when new values appear ([`ParamTableMonitor::step_with`]), or for witnesses
+/// ([`ParamTableMonitor::step`]).
+#[derive(Clone, Debug)]
+pub struct ParamTableMonitor<S = Vec<u32>, T = String> {
+    var: String,
+    bases: Vec<String>,
+    template: TableMonitor<S, T>,
+    instances: Vec<Instance<S, T>>,
+    index: HashMap<String, usize>,
+    fresh: Vec<String>,
+    dormant: Vec<Dormant<S, T>>,
+    /// The special monitors as created, for [`ParamTableMonitor::reset`].
+    dormant0: Vec<Dormant<S, T>>,
+}
+
+impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
+    /// A monitor for `forall var: φ` where `table` is the compiled table of `φ` (its
+    /// propositions `p(var)` are the parametric ones), without special tables: complete only
+    /// when [`special_values`] of the table is empty.
+    pub fn new(table: Arc<Table<S, T>>, var: &str, policy: ResetPolicy) -> Self {
+        ParamTableMonitor::with_specials(table, var, policy, Vec::new())
+    }
+
+    /// A monitor for `forall var: φ` with the tables of `φ[var:=c]` for the values `c` written in
+    /// the formula (`specials`: `(c, table)`, normally for every value of [`special_values`]).
+    pub fn with_specials(
+        table: Arc<Table<S, T>>,
+        var: &str,
+        policy: ResetPolicy,
+        specials: Vec<(String, Arc<Table<S, T>>)>,
+    ) -> Self {
+        let mut bases: Vec<String> = table
+            .prop_names()
+            .map(AtomName::parse)
+            .filter(|p| p.arg.as_deref() == Some(var))
+            .map(|p| p.base)
+            .collect();
+        bases.sort();
+        bases.dedup();
+        let dormant: Vec<Dormant<S, T>> = specials
+            .into_iter()
+            .enumerate()
+            .map(|(index, (value, t))| Dormant {
+                index,
+                value,
+                monitor: TableMonitor::new(t, policy),
+            })
+            .collect();
+        ParamTableMonitor {
+            var: var.to_string(),
+            bases,
+            template: TableMonitor::new(table, policy),
+            instances: Vec::new(),
+            index: HashMap::new(),
+            fresh: Vec::new(),
+            dormant0: dormant.clone(),
+            dormant,
+        }
+    }
+
+    /// The quantified variable.
+    pub fn var(&self) -> &str {
+        &self.var
+    }
+
+    /// The base names of the parametric propositions (`take` for `take(var)`), sorted.
+    pub fn bases(&self) -> &[String] {
+        &self.bases
+    }
+
+    /// The monitor standing for every value not seen yet.
+    pub fn template(&self) -> &TableMonitor<S, T> {
+        &self.template
+    }
+
+    /// The instances, in the order their values first appeared.
+    pub fn instances(&self) -> &[Instance<S, T>] {
+        &self.instances
+    }
+
+    /// The instance of `value`, if that value was seen.
+    pub fn instance(&self, value: &str) -> Option<&Instance<S, T>> {
+        self.index.get(value).map(|&i| &self.instances[i])
+    }
+
+    /// The verdict decided before the first step (the template's), if any.
+    pub fn initial(&self) -> Option<Verdict> {
+        self.template.initial()
+    }
+
+    /// The verdicts reached at the last step, with their values, in instance order.
+    pub fn events(&self) -> impl Iterator<Item = (&str, Verdict)> {
+        self.instances
+            .iter()
+            .filter_map(|i| i.event.map(|v| (i.value.as_str(), v)))
+    }
+
+    /// The current verdict over the instances, as the audit reports it at the end of a trace:
+    /// ⊥ if an instance is violated, ⊤ if there are instances and all are satisfied, ? otherwise.
+    pub fn verdict(&self) -> Verdict {
+        let mut out = if self.instances.is_empty() {
+            Verdict::Pending
+        } else {
+            Verdict::Satisfied
+        };
+        for i in &self.instances {
+            match i.monitor.verdict() {
+                Verdict::Violated => return Verdict::Violated,
+                Verdict::Pending => out = Verdict::Pending,
+                Verdict::Satisfied => {}
+            }
+        }
+        out
+    }
+
+    /// The finite-trace (LTLf) verdict: ⊥ if an instance's is, ⊤ otherwise.
+    pub fn ltlf(&self) -> Verdict {
+        Verdict::of_bool(
+            self.instances
+                .iter()
+                .all(|i| i.monitor.ltlf() != Verdict::Violated),
+        )
+    }
+
+    fn create_fresh(&mut self) {
+        if self.fresh.is_empty() {
+            return;
+        }
+        self.fresh.sort();
+        self.fresh.dedup();
+        for v in std::mem::take(&mut self.fresh) {
+            let instance = match self.dormant.iter().position(|d| d.value == v) {
+                Some(k) => {
+                    let d = self.dormant.remove(k);
+                    Instance {
+                        value: v,
+                        monitor: d.monitor,
+                        event: None,
+                        special: Some(d.index),
+                        appearing: true,
+                    }
+                }
+                None => Instance {
+                    monitor: self.template.instantiate(&self.var, &v),
+                    value: v,
+                    event: None,
+                    special: None,
+                    appearing: false,
+                },
+            };
+            self.index
+                .insert(instance.value.clone(), self.instances.len());
+            self.instances.push(instance);
+        }
+    }
+
+    /// After stepping a special instance at the step its value appeared: report the verdict
+    /// its monitor had already reached (see the type's docs).
+    fn settle(i: &mut Instance<S, T>, before: u32, template_pending: bool) {
+        if std::mem::take(&mut i.appearing)
+            && i.event.is_none()
+            && template_pending
+            && before <= SATISFIED
+            && i.monitor.state() == before
+        {
+            i.event = Some(Table::<S, T>::verdict(before));
+        }
+    }
+
+    /// Reads one step from a label set, with witnesses ([`Monitor::step`] on every instance);
+    /// returns the verdicts reached, with their values, in instance order (as
+    /// [`crate::parametric::ParametricMonitor::step`]).
+    pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
+        for label in input.labels.iter() {
+            let parts = AtomName::parse(label);
+            if let Some(arg) = parts.arg {
+                if self.bases.contains(&parts.base) && !self.index.contains_key(&arg) {
+                    self.fresh.push(arg);
+                }
+            }
+        }
+        self.create_fresh();
+        let template_pending = self.template.verdict() == Verdict::Pending;
+        self.template.step(input);
+        for d in &mut self.dormant {
+            d.monitor.step(input);
+        }
+        let mut out = Vec::new();
+        for i in &mut self.instances {
+            let before = i.monitor.state();
+            i.event = i.monitor.step(input);
+            Self::settle(i, before, template_pending);
+            if let Some(v) = i.event {
+                out.push((i.value.clone(), v));
+            }
+        }
+        out
+    }
+
+    /// Reads one step from a typed valuation (generated code): `values` calls its argument with
+    /// every value of the step's parametric propositions; `bits(value)` is the valuation of the
+    /// template table's propositions for the instance of `value` (the template reads
+    /// `bits(var)`), and `special_bits(k)` that of the propositions of special table `k`, as for
+    /// [`TableMonitor::step_bits`]. Returns ⊥ if an instance was violated at this step, else ⊤
+    /// if one was satisfied; [`ParamTableMonitor::events`] tells which. Allocates only for values
+    /// not seen before; records no witness.
+    pub fn step_with<B: AsRef<[u64]>>(
+        &mut self,
+        values: impl FnOnce(&mut dyn FnMut(&str)),
+        bits: impl Fn(&str) -> B,
+        special_bits: impl Fn(usize) -> B,
+    ) -> Option<Verdict> {
+        let (index, fresh) = (&self.index, &mut self.fresh);
+        values(&mut |v: &str| {
+            if !index.contains_key(v) && !fresh.iter().any(|f| f == v) {
+                fresh.push(v.to_string());
+            }
+        });
+        self.create_fresh();
+        let template_pending = self.template.verdict() == Verdict::Pending;
+        self.template.step_bits(bits(&self.var).as_ref());
+        for d in &mut self.dormant {
+            d.monitor.step_bits(special_bits(d.index).as_ref());
+        }
+        for i in &mut self.instances {
+            let before = i.monitor.state();
+            i.event = match i.special {
+                None => i.monitor.step_bits(bits(&i.value).as_ref()),
+                Some(k) => i.monitor.step_bits(special_bits(k).as_ref()),
+            };
+            Self::settle(i, before, template_pending);
+        }
+        combine(self.instances.iter().filter_map(|i| i.event))
+    }
+
+    /// Back to the state before the first step, forgetting every instance.
+    pub fn reset(&mut self) {
+        self.template.reset();
+        self.instances.clear();
+        self.index.clear();
+        self.fresh.clear();
+        self.dormant.clone_from(&self.dormant0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_from_labels_and_lists() {
+        let labels: LabelSet = ["take(knife)", "take(red apple)", "look", "takes(x)"]
+            .into_iter()
+            .collect();
+        let v = Values::from_labels(&labels, "take");
+        assert!(v.contains("knife") && v.contains("red apple") && !v.contains("x"));
+        let mut all = Vec::new();
+        v.for_each(|x| all.push(x));
+        all.sort_unstable();
+        assert_eq!(all, ["knife", "red apple"]);
+        let l = Values::list(&["a"]);
+        assert!(l.contains("a") && !l.contains("b") && !l.is_empty());
+        assert!(Values::None.is_empty());
+    }
+}

@@ -1,0 +1,957 @@
+//! Compiled monitor tables and the table monitor ([`TableMonitor`]).
+//!
+//! A [`Table`] is a deterministic LTL3 (or LTLf) monitor automaton compiled ahead of time by
+//! `trac-compile` (or generated as a `static` by a proc macro): reading one trace step costs a
+//! walk down one small decision diagram, with no formula manipulation and no allocation.
+//!
+//! # Format (version 1)
+//! All numbers are `u32`. The automaton reads valuations of the table's propositions
+//! `0..props` (their names are the first `props` strings).
+//!
+//! - **References.** A reference `r` with the high bit set (`r & LEAF != 0`, [`LEAF`] = 2^31) is a
+//!   *leaf*: the target state `r & !LEAF`. Otherwise `r` is the index of a decision node.
+//! - **Decision nodes.** `nodes` is a flat array of triples `(prop, lo, hi)`: test proposition
+//!   `prop`; go to reference `lo` if it is false, `hi` if it is true. A child node always has a
+//!   larger index than its parent (so every walk ends), and along a path propositions are tested
+//!   in increasing order, each at most once (reduced, ordered diagrams: Bryant 1986).
+//! - **Main automaton** (`roots`, `nodes`): per state, the reference of its transition diagram.
+//!   State 0 is the ⊥ sink (violated), state 1 the ⊤ sink (satisfied), both looping on every
+//!   valuation; every other state is pending (?). So "decided" is `state <= 1`.
+//! - **Strings.** `strings` is the concatenation of the proposition names, then of one
+//!   representative residual formula per main state (Spot syntax); `string_ends[i]` is the end
+//!   offset of string `i`.
+//! - **Auxiliary automaton** (`aux_roots`, `aux_nodes`, `aux_info`), run alongside the main one
+//!   without restarts. Per state, `aux_info = accepting | restart << 1`: `accepting` is the LTLf
+//!   verdict of the trace read so far (the end-of-trace evaluation of the last step, `X` weak; for
+//!   the initial state, of the empty trace), and `restart` is the main state of the property's
+//!   initial formula with the current past-time bits (always `initial` for a property without
+//!   past operators). A TRAC_R restart after a violation at step `t` takes step `t`'s transition
+//!   from the restart state of the auxiliary state before `t`; if that is decided again, the
+//!   monitor starts afresh at the restart state of the auxiliary state after `t`.
+//!
+//! Files ([`TableFile`], RON or JSON) carry the label [`FORMAT`] and [`VERSION`] and spell the
+//! strings out; loading checks every reference, state id and proposition index
+//! ([`Table::from_parts`]) and rejects a bad table with a message saying what is wrong.
+//!
+//! The storage is generic: `Table<Vec<u32>, String>` (loaded, compiled) or
+//! `Table<&'static [u32], &'static str>` (generated code, [`Table::from_parts_unchecked`] is a
+//! `const fn`), like regex-automata's dense DFAs.
+
+use crate::labels::StepInput;
+use crate::monitor::{Change, Monitor, ResetPolicy, Verdict, MAX_EXPLANATION};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use trac_spec::spec::Semantics;
+
+/// The format label of table files.
+pub const FORMAT: &str = "trac-monitor-table";
+/// The format version of table files.
+pub const VERSION: u32 = 1;
+/// The high bit of a reference: set for a leaf (a target state), clear for a decision node.
+pub const LEAF: u32 = 1 << 31;
+/// The id of the ⊥ (violated) sink.
+pub const VIOLATED: u32 = 0;
+/// The id of the ⊤ (satisfied) sink.
+pub const SATISFIED: u32 = 1;
+
+/// A table that fails the checks of [`Table::from_parts`] or cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid monitor table: {0}")]
+pub struct TableError(pub String);
+
+/// The raw arrays of a table (see the module docs for their meaning).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableParts<S, T> {
+    /// Whether verdicts are LTL3 (infinite continuations) or LTLf (finite continuations).
+    pub semantics: Semantics,
+    /// Whether the pending states were minimized.
+    pub minimized: bool,
+    /// The property, in Spot syntax.
+    pub formula: T,
+    /// The number of propositions.
+    pub props: u32,
+    /// Proposition names, then one representative residual per main state, concatenated.
+    pub strings: T,
+    /// End offset in `strings` of each string (`props + roots.len()` entries).
+    pub string_ends: S,
+    /// The main automaton's initial state.
+    pub initial: u32,
+    /// Per main state: the reference of its transition diagram.
+    pub roots: S,
+    /// The main automaton's decision nodes, as `(prop, lo, hi)` triples.
+    pub nodes: S,
+    /// The auxiliary automaton's initial state.
+    pub aux_initial: u32,
+    /// Per auxiliary state: the reference of its transition diagram.
+    pub aux_roots: S,
+    /// The auxiliary automaton's decision nodes.
+    pub aux_nodes: S,
+    /// Per auxiliary state: `accepting | restart << 1`.
+    pub aux_info: S,
+}
+
+/// A compiled monitor automaton (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table<S = Vec<u32>, T = String> {
+    parts: TableParts<S, T>,
+}
+
+/// The serialized form of a table (RON or JSON).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableFile {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Always [`VERSION`].
+    pub version: u32,
+    /// The property, in Spot syntax.
+    pub formula: String,
+    /// LTL3 or LTLf verdicts.
+    pub semantics: Semantics,
+    /// Whether the pending states were minimized.
+    pub minimized: bool,
+    /// Proposition names, by index.
+    pub props: Vec<String>,
+    /// The main automaton's initial state.
+    pub initial: u32,
+    /// One representative residual formula per main state.
+    pub residuals: Vec<String>,
+    /// Per main state: the reference of its transition diagram.
+    pub roots: Vec<u32>,
+    /// Decision nodes of the main automaton, flat `(prop, lo, hi)` triples.
+    pub nodes: Vec<u32>,
+    /// The auxiliary automaton.
+    pub aux: AuxFile,
+}
+
+/// The auxiliary automaton of a [`TableFile`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuxFile {
+    /// Initial state.
+    pub initial: u32,
+    /// Per state: the reference of its transition diagram.
+    pub roots: Vec<u32>,
+    /// Decision nodes, flat `(prop, lo, hi)` triples.
+    pub nodes: Vec<u32>,
+    /// Per state: the LTLf verdict of the trace read so far.
+    pub accepting: Vec<bool>,
+    /// Per state: the main state a TRAC_R restart starts from.
+    pub restart: Vec<u32>,
+}
+
+fn check_diagram(
+    what: &str,
+    roots: &[u32],
+    nodes: &[u32],
+    props: u32,
+    states: u32,
+) -> Result<(), TableError> {
+    if nodes.len() % 3 != 0 {
+        return Err(TableError(format!(
+            "{what}: the node array has {} entries, not a multiple of 3",
+            nodes.len()
+        )));
+    }
+    let n_nodes = (nodes.len() / 3) as u64;
+    let check_ref = |r: u32, parent: Option<u64>, at: &dyn Fn() -> String| {
+        if r & LEAF != 0 {
+            let s = r & !LEAF;
+            if s >= states {
+                return Err(TableError(format!(
+                    "{what}: {} leads to state {s}, but there are {states} states",
+                    at()
+                )));
+            }
+        } else {
+            let n = u64::from(r);
+            if n >= n_nodes {
+                return Err(TableError(format!(
+                    "{what}: {} refers to node {n}, but there are {n_nodes} nodes",
+                    at()
+                )));
+            }
+            if let Some(p) = parent {
+                if n <= p {
+                    return Err(TableError(format!(
+                        "{what}: {} refers to node {n}, not after its parent (a cycle?)",
+                        at()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    };
+    for (s, &r) in roots.iter().enumerate() {
+        check_ref(r, None, &|| format!("the root of state {s}"))?;
+    }
+    for (k, t) in nodes.chunks(3).enumerate() {
+        if t[0] >= props {
+            return Err(TableError(format!(
+                "{what}: node {k} tests proposition {}, but there are {props} propositions",
+                t[0]
+            )));
+        }
+        check_ref(t[1], Some(k as u64), &|| {
+            format!("the low edge of node {k}")
+        })?;
+        check_ref(t[2], Some(k as u64), &|| {
+            format!("the high edge of node {k}")
+        })?;
+    }
+    Ok(())
+}
+
+impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
+    /// A table from its arrays, after checking every reference, state id, proposition index and
+    /// string offset, and the sinks (state 0 loops as ⊥, state 1 as ⊤).
+    ///
+    /// # Errors
+    /// A [`TableError`] naming the first inconsistency found. O(size of the table).
+    pub fn from_parts(parts: TableParts<S, T>) -> Result<Self, TableError> {
+        let p = &parts;
+        let roots = p.roots.as_ref();
+        let n = roots.len();
+        if n < 2 {
+            return Err(TableError(format!(
+                "the main automaton has {n} states; it needs at least the two sinks 0 (violated) and 1 (satisfied)"
+            )));
+        }
+        if n as u64 >= u64::from(LEAF) {
+            return Err(TableError("too many states".into()));
+        }
+        if roots[0] != LEAF | VIOLATED || roots[1] != LEAF | SATISFIED {
+            return Err(TableError(
+                "states 0 and 1 must be the violated and satisfied sinks, looping on every valuation"
+                    .into(),
+            ));
+        }
+        let n = n as u32;
+        check_diagram("main automaton", roots, p.nodes.as_ref(), p.props, n)?;
+        if p.initial >= n {
+            return Err(TableError(format!(
+                "the initial state is {}, but there are {n} states",
+                p.initial
+            )));
+        }
+        let aux_n = p.aux_roots.as_ref().len();
+        if aux_n == 0 || aux_n as u64 >= u64::from(LEAF) {
+            return Err(TableError(format!(
+                "the auxiliary automaton has {aux_n} states"
+            )));
+        }
+        if p.aux_info.as_ref().len() != aux_n {
+            return Err(TableError(format!(
+                "the auxiliary automaton has {aux_n} states but {} info entries",
+                p.aux_info.as_ref().len()
+            )));
+        }
+        check_diagram(
+            "auxiliary automaton",
+            p.aux_roots.as_ref(),
+            p.aux_nodes.as_ref(),
+            p.props,
+            aux_n as u32,
+        )?;
+        if p.aux_initial as usize >= aux_n {
+            return Err(TableError(format!(
+                "the auxiliary initial state is {}, but there are {aux_n} auxiliary states",
+                p.aux_initial
+            )));
+        }
+        for (s, &info) in p.aux_info.as_ref().iter().enumerate() {
+            if info >> 1 >= n {
+                return Err(TableError(format!(
+                    "auxiliary state {s} restarts from state {}, but there are {n} states",
+                    info >> 1
+                )));
+            }
+        }
+        let ends = p.string_ends.as_ref();
+        let want = p.props as usize + n as usize;
+        if ends.len() != want {
+            return Err(TableError(format!(
+                "{} string offsets for {} propositions and {n} states",
+                ends.len(),
+                p.props
+            )));
+        }
+        let strings = p.strings.as_ref();
+        let mut start = 0usize;
+        for (i, &e) in ends.iter().enumerate() {
+            let e = e as usize;
+            if e < start || e > strings.len() || !strings.is_char_boundary(e) {
+                return Err(TableError(format!("string {i} has a bad end offset {e}")));
+            }
+            start = e;
+        }
+        Ok(Table { parts })
+    }
+
+    /// A table from its arrays without any check, for generated `static` tables that were checked
+    /// when generated. A bad table makes the monitor panic (index out of bounds) or loop; it is
+    /// never undefined behaviour.
+    pub const fn from_parts_unchecked(parts: TableParts<S, T>) -> Self {
+        Table { parts }
+    }
+
+    /// The raw arrays.
+    pub fn parts(&self) -> &TableParts<S, T> {
+        &self.parts
+    }
+
+    /// LTL3 or LTLf verdicts.
+    pub fn semantics(&self) -> Semantics {
+        self.parts.semantics
+    }
+
+    /// The property, in Spot syntax.
+    pub fn formula(&self) -> &str {
+        self.parts.formula.as_ref()
+    }
+
+    /// The number of propositions.
+    pub fn prop_count(&self) -> usize {
+        self.parts.props as usize
+    }
+
+    fn string(&self, i: usize) -> &str {
+        let ends = self.parts.string_ends.as_ref();
+        let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+        &self.parts.strings.as_ref()[start..ends[i] as usize]
+    }
+
+    /// The name of proposition `i`.
+    pub fn prop_name(&self, i: usize) -> &str {
+        self.string(i)
+    }
+
+    /// The proposition names, by index.
+    pub fn prop_names(&self) -> impl Iterator<Item = &str> {
+        (0..self.prop_count()).map(|i| self.string(i))
+    }
+
+    /// The number of main states (the two sinks included).
+    pub fn state_count(&self) -> usize {
+        self.parts.roots.as_ref().len()
+    }
+
+    /// The number of auxiliary states.
+    pub fn aux_state_count(&self) -> usize {
+        self.parts.aux_roots.as_ref().len()
+    }
+
+    /// The number of decision nodes of the main automaton.
+    pub fn node_count(&self) -> usize {
+        self.parts.nodes.as_ref().len() / 3
+    }
+
+    /// The main initial state.
+    pub fn initial(&self) -> u32 {
+        self.parts.initial
+    }
+
+    /// A representative residual formula of a main state (Spot syntax).
+    pub fn residual(&self, state: u32) -> &str {
+        self.string(self.prop_count() + state as usize)
+    }
+
+    /// The verdict of a main state: ⊥ for 0, ⊤ for 1, ? otherwise.
+    pub fn verdict(state: u32) -> Verdict {
+        match state {
+            VIOLATED => Verdict::Violated,
+            SATISFIED => Verdict::Satisfied,
+            _ => Verdict::Pending,
+        }
+    }
+
+    /// The reference of a main state's transition diagram.
+    pub fn root(&self, state: u32) -> u32 {
+        self.parts.roots.as_ref()[state as usize]
+    }
+
+    /// The main successor of `state` when proposition `i` holds iff `holds(i)`. Evaluates one
+    /// decision-diagram path: at most one call of `holds` per proposition the state depends on.
+    #[inline]
+    pub fn next(&self, state: u32, holds: impl Fn(u32) -> bool) -> u32 {
+        walk(
+            self.parts.roots.as_ref()[state as usize],
+            self.parts.nodes.as_ref(),
+            holds,
+        )
+    }
+
+    /// The auxiliary successor of `aux`.
+    #[inline]
+    pub fn aux_next(&self, aux: u32, holds: impl Fn(u32) -> bool) -> u32 {
+        walk(
+            self.parts.aux_roots.as_ref()[aux as usize],
+            self.parts.aux_nodes.as_ref(),
+            holds,
+        )
+    }
+
+    /// The auxiliary initial state.
+    pub fn aux_initial(&self) -> u32 {
+        self.parts.aux_initial
+    }
+
+    /// Whether the trace that led to auxiliary state `aux` satisfies the property as a finite
+    /// trace (LTLf, `X` weak).
+    pub fn aux_accepting(&self, aux: u32) -> bool {
+        self.parts.aux_info.as_ref()[aux as usize] & 1 == 1
+    }
+
+    /// The main state a TRAC_R restart starts from in auxiliary state `aux`.
+    pub fn aux_restart(&self, aux: u32) -> u32 {
+        self.parts.aux_info.as_ref()[aux as usize] >> 1
+    }
+
+    /// The main transitions of `state` as `(constraints, target)` pairs, one per diagram path:
+    /// constraints are `(prop, value)` in increasing prop order. For exports and tests;
+    /// exponential only in the diagram's depth.
+    pub fn paths(&self, state: u32) -> Vec<(Vec<(u32, bool)>, u32)> {
+        let mut out = Vec::new();
+        let mut stack = vec![(self.root(state), Vec::new())];
+        let nodes = self.parts.nodes.as_ref();
+        while let Some((r, path)) = stack.pop() {
+            if r & LEAF != 0 {
+                out.push((path, r & !LEAF));
+                continue;
+            }
+            let i = 3 * r as usize;
+            let mut lo = path.clone();
+            lo.push((nodes[i], false));
+            let mut hi = path;
+            hi.push((nodes[i], true));
+            stack.push((nodes[i + 2], hi));
+            stack.push((nodes[i + 1], lo));
+        }
+        out
+    }
+
+    /// An owned copy.
+    pub fn to_owned_table(&self) -> Table {
+        Table {
+            parts: TableParts {
+                semantics: self.parts.semantics,
+                minimized: self.parts.minimized,
+                formula: self.formula().to_string(),
+                props: self.parts.props,
+                strings: self.parts.strings.as_ref().to_string(),
+                string_ends: self.parts.string_ends.as_ref().to_vec(),
+                initial: self.parts.initial,
+                roots: self.parts.roots.as_ref().to_vec(),
+                nodes: self.parts.nodes.as_ref().to_vec(),
+                aux_initial: self.parts.aux_initial,
+                aux_roots: self.parts.aux_roots.as_ref().to_vec(),
+                aux_nodes: self.parts.aux_nodes.as_ref().to_vec(),
+                aux_info: self.parts.aux_info.as_ref().to_vec(),
+            },
+        }
+    }
+
+    /// The serializable form.
+    pub fn to_file(&self) -> TableFile {
+        let info = self.parts.aux_info.as_ref();
+        TableFile {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            formula: self.formula().to_string(),
+            semantics: self.parts.semantics,
+            minimized: self.parts.minimized,
+            props: self.prop_names().map(str::to_string).collect(),
+            initial: self.parts.initial,
+            residuals: (0..self.state_count() as u32)
+                .map(|s| self.residual(s).to_string())
+                .collect(),
+            roots: self.parts.roots.as_ref().to_vec(),
+            nodes: self.parts.nodes.as_ref().to_vec(),
+            aux: AuxFile {
+                initial: self.parts.aux_initial,
+                roots: self.parts.aux_roots.as_ref().to_vec(),
+                nodes: self.parts.aux_nodes.as_ref().to_vec(),
+                accepting: info.iter().map(|&i| i & 1 == 1).collect(),
+                restart: info.iter().map(|&i| i >> 1).collect(),
+            },
+        }
+    }
+
+    /// The table as pretty-printed JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(&self.to_file()).expect("tables serialize")
+    }
+
+    /// The table as pretty-printed RON.
+    pub fn to_ron(&self) -> String {
+        let cfg = ron::ser::PrettyConfig::default().compact_arrays(true);
+        ron::ser::to_string_pretty(&self.to_file(), cfg).expect("tables serialize")
+    }
+}
+
+#[inline]
+fn walk(mut r: u32, nodes: &[u32], holds: impl Fn(u32) -> bool) -> u32 {
+    while r & LEAF == 0 {
+        let i = 3 * r as usize;
+        r = if holds(nodes[i]) {
+            nodes[i + 2]
+        } else {
+            nodes[i + 1]
+        };
+    }
+    r & !LEAF
+}
+
+impl Table {
+    /// A table from its serialized form, checked.
+    ///
+    /// # Errors
+    /// A wrong format label or version, mismatched array lengths, or any inconsistency found
+    /// by [`Table::from_parts`].
+    pub fn from_file(file: TableFile) -> Result<Table, TableError> {
+        if file.format != FORMAT {
+            return Err(TableError(format!(
+                "format `{}`, expected `{FORMAT}`",
+                file.format
+            )));
+        }
+        if file.version != VERSION {
+            return Err(TableError(format!(
+                "version {}, this build reads version {VERSION}",
+                file.version
+            )));
+        }
+        if file.residuals.len() != file.roots.len() {
+            return Err(TableError(format!(
+                "{} residuals for {} states",
+                file.residuals.len(),
+                file.roots.len()
+            )));
+        }
+        let aux = &file.aux;
+        if aux.accepting.len() != aux.roots.len() || aux.restart.len() != aux.roots.len() {
+            return Err(TableError(format!(
+                "the auxiliary automaton has {} states but {} accepting flags and {} restart states",
+                aux.roots.len(),
+                aux.accepting.len(),
+                aux.restart.len()
+            )));
+        }
+        if aux.restart.iter().any(|&r| r >= LEAF) {
+            return Err(TableError("a restart state is out of range".into()));
+        }
+        let mut strings = String::new();
+        let mut ends = Vec::new();
+        for s in file.props.iter().chain(file.residuals.iter()) {
+            strings.push_str(s);
+            ends.push(
+                u32::try_from(strings.len()).map_err(|_| TableError("strings too long".into()))?,
+            );
+        }
+        let props = u32::try_from(file.props.len())
+            .map_err(|_| TableError("too many propositions".into()))?;
+        Table::from_parts(TableParts {
+            semantics: file.semantics,
+            minimized: file.minimized,
+            formula: file.formula,
+            props,
+            strings,
+            string_ends: ends,
+            initial: file.initial,
+            roots: file.roots,
+            nodes: file.nodes,
+            aux_initial: aux.initial,
+            aux_roots: aux.roots.clone(),
+            aux_nodes: aux.nodes.clone(),
+            aux_info: aux
+                .accepting
+                .iter()
+                .zip(aux.restart.iter())
+                .map(|(&a, &r)| u32::from(a) | r << 1)
+                .collect(),
+        })
+    }
+
+    /// Reads a table from JSON.
+    ///
+    /// # Errors
+    /// Malformed JSON or a table rejected by [`Table::from_file`].
+    pub fn from_json(src: &str) -> Result<Table, TableError> {
+        let file: TableFile =
+            serde_json::from_str(src).map_err(|e| TableError(format!("JSON: {e}")))?;
+        Table::from_file(file)
+    }
+
+    /// Reads a table from RON.
+    ///
+    /// # Errors
+    /// Malformed RON or a table rejected by [`Table::from_file`].
+    pub fn from_ron(src: &str) -> Result<Table, TableError> {
+        let file: TableFile = ron::from_str(src).map_err(|e| TableError(format!("RON: {e}")))?;
+        Table::from_file(file)
+    }
+}
+
+/// A monitor running a compiled [`Table`]: TRAC / TRAC_R with the same semantics, witnesses and
+/// LTLf verdict as [`crate::ProgressionMonitor`] (restart after a violation at step `t` from the
+/// initial formula at step `t`, at most one verdict per step), with complete verdicts.
+///
+/// Per step: one diagram walk in the main automaton and one in the auxiliary one (two when a
+/// TRAC_R restart happens); no allocation on the fast paths ([`TableMonitor::step_bits`],
+/// [`TableMonitor::step_index`]); [`Monitor::step`] allocates only to record witness entries
+/// when the state changes. The residual formulas shown in witnesses are the states'
+/// representatives: after minimization, a formula equivalent (as a monitor state) to the one
+/// progression would show.
+#[derive(Clone, Debug)]
+pub struct TableMonitor<S = Vec<u32>, T = String> {
+    table: Arc<Table<S, T>>,
+    /// Per proposition: the label that makes it hold (renamed in parametric instances).
+    labels: Arc<[String]>,
+    /// `(var, value)` of a parametric instance: residual strings are instantiated when shown.
+    instance: Option<(String, String)>,
+    policy: ResetPolicy,
+    state: u32,
+    aux: u32,
+    verdict: Verdict,
+    steps: usize,
+    explanation: Vec<Change>,
+    dropped: usize,
+    witness: Vec<Change>,
+}
+
+/// What one step did (internal).
+struct Stepped {
+    before: u32,
+    after: u32,
+    event: Option<Verdict>,
+    restarted: bool,
+}
+
+impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
+    /// A monitor running `table` under `policy`.
+    pub fn new(table: Arc<Table<S, T>>, policy: ResetPolicy) -> Self {
+        let labels: Arc<[String]> = table.prop_names().map(str::to_string).collect();
+        let state = table.initial();
+        let aux = table.aux_initial();
+        TableMonitor {
+            table,
+            labels,
+            instance: None,
+            policy,
+            state,
+            aux,
+            verdict: Table::<S, T>::verdict(state),
+            steps: 0,
+            explanation: Vec::new(),
+            dropped: 0,
+            witness: Vec::new(),
+        }
+    }
+
+    /// The table.
+    pub fn table(&self) -> &Arc<Table<S, T>> {
+        &self.table
+    }
+
+    /// The current main state (0 = ⊥ sink, 1 = ⊤ sink).
+    pub fn state(&self) -> u32 {
+        self.state
+    }
+
+    /// How many explanation entries were dropped because of [`MAX_EXPLANATION`].
+    pub fn dropped(&self) -> usize {
+        self.dropped
+    }
+
+    /// A copy of this monitor (state included) for the value `value` of the parametric variable
+    /// `var`: every proposition `base(var)` now reads the label `base(value)`. The automaton of
+    /// the instantiated formula is the same automaton with renamed propositions (two
+    /// propositions may then read the same label, which is exactly the instantiated formula's
+    /// meaning), so the table is shared, not recompiled.
+    pub fn instantiate(&self, var: &str, value: &str) -> Self
+    where
+        S: Clone,
+        T: Clone,
+    {
+        let mut m = self.clone();
+        m.labels = self
+            .labels
+            .iter()
+            .map(|l| instantiate_name(l, var, value))
+            .collect();
+        m.instance = Some((var.to_string(), value.to_string()));
+        m
+    }
+
+    fn restarts(&self, v: Verdict) -> bool {
+        match v {
+            Verdict::Violated => self.policy.on_violation,
+            Verdict::Satisfied => self.policy.on_satisfaction,
+            Verdict::Pending => false,
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, holds: impl Fn(u32) -> bool + Copy) -> Stepped {
+        self.steps += 1;
+        let t = &*self.table;
+        let before = self.state;
+        let after = t.next(before, holds);
+        let mut event = None;
+        let mut restarted = false;
+        let mut state = after;
+        if after <= SATISFIED {
+            let reached = Table::<S, T>::verdict(after);
+            let restart = self.restarts(reached);
+            if before > SATISFIED || restart {
+                event = Some(reached);
+            }
+            if restart {
+                restarted = true;
+                state = t.next(t.aux_restart(self.aux), holds);
+            }
+        }
+        self.aux = t.aux_next(self.aux, holds);
+        if restarted && state <= SATISFIED {
+            // Decided again at the same step: at most one verdict per step, start afresh from
+            // the initial formula (with the current past bits).
+            state = t.aux_restart(self.aux);
+        }
+        self.state = state;
+        self.verdict = Table::<S, T>::verdict(state);
+        Stepped {
+            before,
+            after,
+            event,
+            restarted,
+        }
+    }
+
+    /// Reads one step given as a bitset (proposition `i` holds iff bit `i % 64` of word `i / 64`
+    /// is set); returns the verdict reached, as [`Monitor::step`] would, without witnesses.
+    /// No allocation.
+    #[inline]
+    pub fn step_bits(&mut self, bits: &[u64]) -> Option<Verdict> {
+        self.advance(|i| {
+            bits.get(i as usize / 64)
+                .is_some_and(|w| w >> (i % 64) & 1 == 1)
+        })
+        .event
+    }
+
+    /// Reads one step given as the sorted indices of the propositions that hold; returns the
+    /// verdict reached, without witnesses. No allocation.
+    #[inline]
+    pub fn step_index(&mut self, holding: &[u32]) -> Option<Verdict> {
+        self.advance(|i| holding.binary_search(&i).is_ok()).event
+    }
+
+    /// The representative residual of a main state, instantiated for a parametric instance.
+    pub fn state_residual(&self, state: u32) -> String {
+        let r = self.table.residual(state);
+        match &self.instance {
+            None => r.to_string(),
+            Some((var, value)) => instantiate_residual(r, var, value),
+        }
+    }
+
+    fn record(&mut self, change: Change) {
+        if self.explanation.len() == MAX_EXPLANATION {
+            self.explanation.remove(0);
+            self.dropped += 1;
+        }
+        self.explanation.push(change);
+    }
+
+    fn change(&self, input: &StepInput<'_>, state: u32) -> Change {
+        Change {
+            step: input.step,
+            text: input.text.to_string(),
+            held: self
+                .labels
+                .iter()
+                .filter(|l| input.labels.contains(l))
+                .cloned()
+                .collect(),
+            residual: self.state_residual(state),
+        }
+    }
+}
+
+/// `base(var)` → `base(value)`; other names unchanged.
+fn instantiate_name(name: &str, var: &str, value: &str) -> String {
+    let parts = trac_spec::formula::AtomName::parse(name);
+    if parts.arg.as_deref() == Some(var) {
+        format!("{}({})", parts.base, value)
+    } else {
+        name.to_string()
+    }
+}
+
+/// A residual formula with `var` instantiated: through the parser and printer when the string
+/// parses, else by replacing `(var)` textually.
+fn instantiate_residual(r: &str, var: &str, value: &str) -> String {
+    let mut arena = trac_spec::Arena::new();
+    match trac_spec::parse(&mut arena, r) {
+        Ok(f) => {
+            let g = arena.instantiate(f, var, value);
+            trac_spec::print(&arena, g)
+        }
+        Err(_) => r.replace(&format!("({var})"), &format!("({value})")),
+    }
+}
+
+impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
+    fn initial(&self) -> Option<Verdict> {
+        match Table::<S, T>::verdict(self.table.initial()) {
+            Verdict::Pending => None,
+            v => Some(v),
+        }
+    }
+
+    fn step(&mut self, input: &StepInput<'_>) -> Option<Verdict> {
+        let labels = self.labels.clone();
+        let st = self.advance(|i| input.labels.contains(&labels[i as usize]));
+        if st.before != st.after || st.after <= SATISFIED {
+            let c = self.change(input, st.after);
+            self.record(c);
+        }
+        if st.event.is_some() {
+            self.witness.clone_from(&self.explanation);
+        }
+        let fresh_start = self.table.aux_restart(self.aux);
+        if st.restarted {
+            self.explanation.clear();
+            self.dropped = 0;
+            if self.state != fresh_start {
+                let c = self.change(input, self.state);
+                self.record(c);
+            }
+        } else if self.state == fresh_start && self.verdict == Verdict::Pending {
+            self.explanation.clear();
+            self.dropped = 0;
+        }
+        st.event
+    }
+
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    fn residual(&self) -> String {
+        self.state_residual(self.state)
+    }
+
+    fn explanation(&self) -> &[Change] {
+        &self.explanation
+    }
+
+    fn witness(&self) -> &[Change] {
+        &self.witness
+    }
+
+    fn ltlf(&self) -> Verdict {
+        Verdict::of_bool(self.table.aux_accepting(self.aux))
+    }
+
+    fn reset(&mut self) {
+        self.state = self.table.initial();
+        self.aux = self.table.aux_initial();
+        self.verdict = Table::<S, T>::verdict(self.state);
+        self.steps = 0;
+        self.explanation.clear();
+        self.dropped = 0;
+        self.witness.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labels::LabelSet;
+
+    /// `G(p -> X q)` by hand: state 2 = G(p -> X q), 3 = q & G(p -> X q).
+    fn response() -> Table {
+        let file = TableFile {
+            format: FORMAT.into(),
+            version: VERSION,
+            formula: "G(p -> X q)".into(),
+            semantics: Semantics::Ltl3,
+            minimized: true,
+            props: vec!["p".into(), "q".into()],
+            initial: 2,
+            residuals: vec![
+                "false".into(),
+                "true".into(),
+                "G(p -> X q)".into(),
+                "q & G(p -> X q)".into(),
+            ],
+            roots: vec![LEAF, LEAF | 1, 0, 1],
+            // node 0: p ? 3 : 2 (state 2); node 1: q ? node 2 : ⊥ (state 3); node 2: p ? 3 : 2.
+            nodes: vec![0, LEAF | 2, LEAF | 3, 1, LEAF, 2, 0, LEAF | 2, LEAF | 3],
+            aux: AuxFile {
+                initial: 0,
+                roots: vec![LEAF],
+                nodes: vec![],
+                accepting: vec![true],
+                restart: vec![2],
+            },
+        };
+        Table::from_file(file).unwrap()
+    }
+
+    #[test]
+    fn round_trips_and_runs() {
+        let t = response();
+        let json = t.to_json();
+        assert_eq!(Table::from_json(&json).unwrap(), t);
+        let ron = t.to_ron();
+        assert_eq!(Table::from_ron(&ron).unwrap(), t);
+        let mut m = TableMonitor::new(Arc::new(t), ResetPolicy::default());
+        let steps: [&[&str]; 4] = [&["p"], &["q", "p"], &["p"], &[]];
+        let mut got = Vec::new();
+        for (i, l) in steps.iter().enumerate() {
+            let set: LabelSet = l.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            got.push(m.step(&input));
+        }
+        assert_eq!(
+            got,
+            vec![None, None, Some(Verdict::Violated), Some(Verdict::Violated)]
+        );
+        let w: Vec<usize> = m.witness().iter().map(|c| c.step).collect();
+        assert_eq!(w, vec![3, 4]);
+        assert_eq!(m.witness()[1].residual, "false");
+        let mut m2 = TableMonitor::new(m.table().clone(), ResetPolicy::default());
+        assert_eq!(m2.step_index(&[0]), None);
+        assert_eq!(m2.step_bits(&[0]), Some(Verdict::Violated));
+    }
+
+    #[test]
+    fn rejects_bad_tables() {
+        let good = response().to_file();
+        let mut f = good.clone();
+        f.nodes[1] = LEAF | 9;
+        let e = Table::from_file(f).unwrap_err().to_string();
+        assert!(e.contains("state 9"), "{e}");
+        let mut f = good.clone();
+        f.nodes[5] = 0;
+        let e = Table::from_file(f).unwrap_err().to_string();
+        assert!(e.contains("not after its parent"), "{e}");
+        let mut f = good.clone();
+        f.version = 7;
+        assert!(Table::from_file(f).is_err());
+        let mut f = good.clone();
+        f.roots[0] = 0;
+        assert!(Table::from_file(f).is_err());
+        let mut f = good.clone();
+        f.aux.restart[0] = 4;
+        assert!(Table::from_file(f).is_err());
+        let mut f = good;
+        f.nodes[3] = 2;
+        let e = Table::from_file(f).unwrap_err().to_string();
+        assert!(e.contains("proposition 2"), "{e}");
+    }
+}
