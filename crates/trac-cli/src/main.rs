@@ -232,6 +232,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 }
             }
         }
+        if outcome.error.is_none() {
+            let recs = auditor.end_of_trace();
+            emit(&mut out, recs, &mut outcome);
+        }
         outcome.steps = auditor.steps();
         outcome.ends = auditor.finish();
         if args.format == Format::Jsonl {

@@ -180,3 +180,60 @@ fn missing_files_and_bad_specs_exit_2() {
     let o = trac(&["frobnicate"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn violations_before_the_first_step_and_at_the_end_of_ltlf_traces_count() {
+    let t = temp_file(
+        "three.jsonl",
+        "{\"labels\": [\"take(knife)\"]}\n{}\n{\"labels\": [\"take(apple)\"]}\n",
+    );
+    // Decided before the first step, plain TRAC: one violation, at step 0, exit 1.
+    let o = trac(&[
+        "audit",
+        "--no-reset",
+        "--formula",
+        "q & !q",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(stdout(&o).contains("\"violations\":1"), "{}", stdout(&o));
+    // An ltlf property whose obligation is still open at the end is violated at the last step.
+    let spec = temp_file(
+        "lf.ron",
+        "(name: \"l\", properties: [(id: \"E\", formula: \"F eat\", semantics: Ltlf)])",
+    );
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let first: serde_json::Value =
+        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(first["step"], 3);
+    assert_eq!(first["verdict"], "violated");
+    // A value first seen after the template was decided inherits the verdict, at its step.
+    let o = trac(&[
+        "audit",
+        "--no-reset",
+        "--formula",
+        "forall x: take(x)",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let apple: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["value"] == "apple" && v.get("end").is_none())
+        .collect();
+    assert_eq!(apple.len(), 1, "{}", stdout(&o));
+    assert_eq!(apple[0]["step"], 1);
+    assert_eq!(apple[0]["verdict"], "violated");
+}

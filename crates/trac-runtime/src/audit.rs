@@ -236,23 +236,68 @@ impl Auditor {
         self.props.iter().map(|p| p.info.clone()).collect()
     }
 
-    /// Verdicts decided before the first step (reported at step 0).
-    pub fn initial(&self) -> Vec<VerdictRecord> {
+    /// Verdicts decided before the first step (reported at step 0, and counted). Call once,
+    /// before the first [`Auditor::step`]. For a parametric property, such a verdict holds for
+    /// every value and is reported when each value first appears.
+    pub fn initial(&mut self) -> Vec<VerdictRecord> {
         let mut out = Vec::new();
-        for p in &self.props {
-            let (v, residual) = match &p.runner {
-                Runner::Plain(m) => (m.initial(), m.residual()),
-                Runner::Param(m) => (m.initial(), m.template().residual()),
+        for p in &mut self.props {
+            let Runner::Plain(m) = &p.runner else {
+                continue;
             };
-            if let Some(v) = v {
+            if let Some(v) = m.initial() {
+                if v == Verdict::Violated {
+                    p.violations.push((0, None));
+                }
                 out.push(VerdictRecord {
                     property: p.info.id.clone(),
                     step: 0,
                     verdict: v,
                     value: None,
-                    residual,
+                    residual: v.residual_str().to_string(),
                     restarted_with: None,
                     witness: Vec::new(),
+                });
+            }
+        }
+        out
+    }
+
+    /// Verdicts decided by the end of the trace for `ltlf` properties: an instance whose
+    /// finite-trace verdict is violated while its LTL3 verdict is still pending (an obligation
+    /// the trace ended without meeting) is reported as violated at the last step, and counted.
+    /// Call once, after the last [`Auditor::step`].
+    pub fn end_of_trace(&mut self) -> Vec<VerdictRecord> {
+        let step = self.steps;
+        let mut out = Vec::new();
+        for p in &mut self.props {
+            if p.semantics != Semantics::Ltlf {
+                continue;
+            }
+            let mut found: Vec<(Option<String>, String, Vec<Change>)> = Vec::new();
+            let mut check = |value: Option<String>, m: &EngineMonitor| {
+                if m.verdict() == Verdict::Pending && m.ltlf() == Verdict::Violated {
+                    found.push((value, m.residual(), m.explanation().to_vec()));
+                }
+            };
+            match &p.runner {
+                Runner::Plain(m) => check(None, m),
+                Runner::Param(pm) => {
+                    for (v, m) in pm.instances() {
+                        check(Some(v.to_string()), m);
+                    }
+                }
+            }
+            for (value, residual, witness) in found {
+                p.violations.push((step, value.clone()));
+                out.push(VerdictRecord {
+                    property: p.info.id.clone(),
+                    step,
+                    verdict: Verdict::Violated,
+                    value,
+                    residual: format!("end of trace with pending obligation: {residual}"),
+                    restarted_with: None,
+                    witness,
                 });
             }
         }
@@ -280,9 +325,17 @@ impl Auditor {
     pub fn step(&mut self, event: &Event) -> Vec<VerdictRecord> {
         let labels = self.label(event);
         self.steps += 1;
+        // Witnesses quote the original line of a plain-text log (step number and decoration
+        // included) and the output of a JSON Lines event.
+        let raw = event.raw.trim();
+        let text = if raw.is_empty() || raw.starts_with('{') {
+            event.text()
+        } else {
+            raw
+        };
         let input = StepInput {
             step: self.steps,
-            text: event.text(),
+            text,
             labels: &labels,
         };
         let mut out = Vec::new();
@@ -297,14 +350,19 @@ impl Auditor {
                     }
                 }
                 Runner::Param(pm) => {
-                    for (value, v) in pm.step(&input) {
+                    for e in pm.step(&input) {
                         let m = pm
-                            .instance(&value)
+                            .instance(&e.value)
                             .expect("verdicts come from existing instances");
-                        if v == Verdict::Violated {
-                            p.violations.push((input.step, Some(value.clone())));
+                        if e.verdict == Verdict::Violated {
+                            p.violations.push((e.step, Some(e.value.clone())));
                         }
-                        out.push(record(&p.info.id, input.step, v, Some(value), m));
+                        let mut r = record(&p.info.id, e.step, e.verdict, Some(e.value), m);
+                        if e.inherited {
+                            r.witness = e.witness;
+                            r.restarted_with = None;
+                        }
+                        out.push(r);
                     }
                 }
             }
@@ -523,6 +581,9 @@ pub fn audit_events(
                 break;
             }
         }
+    }
+    if error.is_none() {
+        records.extend(auditor.end_of_trace());
     }
     Ok(TraceReport {
         trace: name.to_string(),

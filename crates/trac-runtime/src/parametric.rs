@@ -10,10 +10,13 @@
 //! a monitor of the instantiated formula that ran from the first step.
 //!
 //! The quantifier ranges over the values seen in the trace; the template itself is never reported.
+//! A verdict the template reached before a value appeared (e.g. `forall x: take(x)` is violated at
+//! step 1 for every value not taken at step 1) holds for that value too: it is reported, with its
+//! original step and witness, when the value first appears ([`ParamVerdict::inherited`]).
 //! Cost per step: O(instances × |residual|).
 
 use crate::labels::StepInput;
-use crate::monitor::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
+use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use std::collections::HashMap;
 use trac_spec::formula::{Arena, AtomName, Formula};
 
@@ -30,6 +33,22 @@ impl Instantiate for ProgressionMonitor {
     }
 }
 
+/// A verdict of one instance of a parametric property.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamVerdict {
+    /// The value of the quantified variable.
+    pub value: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The step it was reached at (0: before the first step).
+    pub step: usize,
+    /// True if the template reached it before the value first appeared: it is reported when the
+    /// value appears, with the template's witness in [`ParamVerdict::witness`].
+    pub inherited: bool,
+    /// For an inherited verdict, the template's witness (empty otherwise: ask the instance).
+    pub witness: Vec<Change>,
+}
+
 /// A monitor for a universally quantified property: one monitor (by default a
 /// [`ProgressionMonitor`]) per value.
 #[derive(Clone, Debug)]
@@ -39,6 +58,8 @@ pub struct ParametricMonitor<M = ProgressionMonitor> {
     template: M,
     instances: Vec<(String, M)>,
     index: HashMap<String, usize>,
+    /// Verdicts the template reached: (step, verdict, witness), replayed for each new value.
+    template_events: Vec<(usize, Verdict, Vec<Change>)>,
 }
 
 impl ParametricMonitor {
@@ -63,12 +84,18 @@ impl<M: Instantiate> ParametricMonitor<M> {
             .collect();
         bases.sort();
         bases.dedup();
+        let template_events = template
+            .initial()
+            .map(|v| (0, v, Vec::new()))
+            .into_iter()
+            .collect();
         ParametricMonitor {
             var: var.to_string(),
             bases,
             template,
             instances: Vec::new(),
             index: HashMap::new(),
+            template_events,
         }
     }
 
@@ -98,8 +125,9 @@ impl<M: Instantiate> ParametricMonitor<M> {
     }
 
     /// Reads one step: creates instances for new values, then steps every instance. Returns the
-    /// verdicts reached at this step, with their values, in instance order.
-    pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
+    /// verdicts reached at this step, with their values, in instance order; a new value first
+    /// gets the verdicts the template reached before it appeared (`inherited`).
+    pub fn step(&mut self, input: &StepInput<'_>) -> Vec<ParamVerdict> {
         let mut fresh: Vec<String> = Vec::new();
         for label in input.labels.iter() {
             let parts = AtomName::parse(label);
@@ -111,16 +139,34 @@ impl<M: Instantiate> ParametricMonitor<M> {
         }
         fresh.sort();
         fresh.dedup();
+        let mut out = Vec::new();
         for v in fresh {
+            for (step, verdict, witness) in &self.template_events {
+                out.push(ParamVerdict {
+                    value: v.clone(),
+                    verdict: *verdict,
+                    step: *step,
+                    inherited: true,
+                    witness: witness.clone(),
+                });
+            }
             let m = self.template.instantiate(&self.var, &v);
             self.index.insert(v.clone(), self.instances.len());
             self.instances.push((v, m));
         }
-        self.template.step(input);
-        let mut out = Vec::new();
+        if let Some(v) = self.template.step(input) {
+            self.template_events
+                .push((input.step, v, self.template.witness().to_vec()));
+        }
         for (v, m) in &mut self.instances {
             if let Some(verdict) = m.step(input) {
-                out.push((v.clone(), verdict));
+                out.push(ParamVerdict {
+                    value: v.clone(),
+                    verdict,
+                    step: input.step,
+                    inherited: false,
+                    witness: Vec::new(),
+                });
             }
         }
         out
@@ -131,6 +177,12 @@ impl<M: Instantiate> ParametricMonitor<M> {
         self.template.reset();
         self.instances.clear();
         self.index.clear();
+        self.template_events = self
+            .template
+            .initial()
+            .map(|v| (0, v, Vec::new()))
+            .into_iter()
+            .collect();
     }
 }
 
@@ -151,8 +203,8 @@ mod tests {
                 text: "",
                 labels: &set,
             };
-            for (v, verdict) in m.step(&input) {
-                out.push((i + 1, v, verdict));
+            for e in m.step(&input) {
+                out.push((e.step, e.value, e.verdict));
             }
         }
         out
@@ -192,6 +244,22 @@ mod tests {
             vec![
                 (3, "p1".to_string(), Verdict::Violated),
                 (4, "p2".to_string(), Verdict::Violated)
+            ]
+        );
+    }
+
+    #[test]
+    fn values_seen_late_inherit_the_template_verdicts() {
+        // `forall x: X take(x)`: every value not taken at step 2 violates it at step 2; apple first
+        // appears at step 3 and gets that violation, with its original step. TRAC_R restarted
+        // the template at step 2 with the obligation `take(x)`, which apple meets at step 3.
+        let got = run("X take(x)", "x", &[&[], &["take(knife)"], &["take(apple)"]]);
+        assert_eq!(
+            got,
+            vec![
+                (2, "knife".to_string(), Verdict::Satisfied),
+                (2, "apple".to_string(), Verdict::Violated),
+                (3, "apple".to_string(), Verdict::Satisfied)
             ]
         );
     }
