@@ -22,16 +22,14 @@ fn log(events: usize) -> std::path::PathBuf {
     path
 }
 
-fn cli_args(spec: &std::path::Path, trace: &std::path::Path, engine: Option<&str>) -> Vec<String> {
+fn cli_args(spec: &std::path::Path, trace: &std::path::Path, extra: &[String]) -> Vec<String> {
     let mut a = vec![
         "--spec".to_string(),
         spec.display().to_string(),
         "--format".into(),
         "jsonl".into(),
     ];
-    if let Some(e) = engine {
-        a.extend(["--engine".to_string(), e.to_string()]);
-    }
+    a.extend(extra.iter().cloned());
     a.push(trace.display().to_string());
     a
 }
@@ -39,18 +37,14 @@ fn cli_args(spec: &std::path::Path, trace: &std::path::Path, engine: Option<&str
 fn w6_audit(c: &mut Criterion) {
     let spec_path = root().join("examples/specs/trucks.ron");
     let bin = trac_binary().expect("trac builds");
-    let mut engines: Vec<Option<String>> = cli_engines(&bin).into_iter().map(Some).collect();
-    if engines.is_empty() {
-        engines.push(None);
-    }
+    let engines = cli_engines(&bin);
     let big = log(1_000_000);
-    for e in &engines {
-        let args = cli_args(&spec_path, &big, e.as_deref());
+    for (name, extra) in &engines {
+        let args = cli_args(&spec_path, &big, extra);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let r = run_audit(&bin, &args).expect("trac audit runs");
         println!(
-            "trac audit ({}), 10^6 events x 61 instances: {:.2} s, {:.0} events/s, peak RSS {:.1} MiB, exit {:?}, {} bytes of output",
-            e.as_deref().unwrap_or("default engine"),
+            "trac audit ({name}), 10^6 events x 61 instances: {:.2} s, {:.0} events/s, peak RSS {:.1} MiB, exit {:?}, {} bytes of output",
             r.time.as_secs_f64(),
             1e6 / r.time.as_secs_f64(),
             r.peak_kib as f64 / 1024.0,
@@ -65,9 +59,9 @@ fn w6_audit(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(100))
         .measurement_time(Duration::from_secs(5))
         .throughput(Throughput::Elements(100_000));
-    for e in &engines {
-        let args = cli_args(&spec_path, &small, e.as_deref());
-        let name = format!("cli-{}", e.as_deref().unwrap_or("default"));
+    for (name, extra) in &engines {
+        let args = cli_args(&spec_path, &small, extra);
+        let name = format!("cli-{name}");
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();

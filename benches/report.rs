@@ -201,9 +201,12 @@ fn w4(rows: &mut Vec<Row>, s: &Sizes) {
     }
 }
 
+/// A named group of properties and a trace over their propositions.
+type Group = (String, Vec<(String, Prop)>, Trace);
+
 fn w5(rows: &mut Vec<Row>, s: &Sizes) {
     progress("W5: compiling");
-    let mut groups: Vec<(String, Vec<(String, Prop)>, Trace)> = vec![
+    let mut groups: Vec<Group> = vec![
         (
             "55 Dwyer patterns".into(),
             dwyer_patterns(),
@@ -360,27 +363,22 @@ fn w6(rows: &mut Vec<Row>, s: &Sizes, notes: &mut Vec<String>) {
                 "W6 audit e2e",
                 format!("`trac audit`, {} events × 61", fmt_count(s.w6_events)),
             );
-            let runs: Vec<(Eng, Vec<String>)> = if engines.is_empty() {
-                vec![(Eng::CompiledLabels, vec![])]
-            } else {
-                engines
-                    .iter()
-                    .filter_map(|e| {
-                        let col = match e.as_str() {
-                            "compiled" => Eng::CompiledLabels,
-                            "progression" => Eng::Progression,
-                            "complete-progression" => Eng::Complete,
-                            _ => return None,
-                        };
-                        Some((col, vec!["--engine".to_string(), e.clone()]))
-                    })
-                    .collect()
-            };
-            if engines.is_empty() {
-                notes.push(
-                    "W6: this `trac audit` has no `--engine` option; its default engine is shown in the compiled (labels) column.".into(),
-                );
-            }
+            let runs: Vec<(Eng, Vec<String>)> = engines
+                .into_iter()
+                .map(|(name, args)| {
+                    let col = match name {
+                        "progression" => Eng::Progression,
+                        "complete-progression" => Eng::Complete,
+                        _ => Eng::CompiledLabels,
+                    };
+                    if name == "default" {
+                        notes.push(
+                            "W6: this `trac audit` has no `--engine` option; its default engine is shown in the compiled (labels) column.".into(),
+                        );
+                    }
+                    (col, args)
+                })
+                .collect();
             for (col, extra) in runs {
                 progress(&format!("W6: trac audit {}", extra.join(" ")));
                 let mut args: Vec<String> = vec![

@@ -727,13 +727,10 @@ impl<M: Instantiate> Runner for SpecRunner<M> {
     }
 }
 
-fn spec_runner<M: Instantiate>(
+fn spec_runner<M: Instantiate + 'static>(
     spec: &CheckedSpec,
     make: impl Fn(&Arena, Formula, ResetPolicy) -> M,
-) -> Box<dyn Runner>
-where
-    M: 'static,
-{
+) -> Box<dyn Runner> {
     let fresh: Vec<SpecMon<M>> = spec
         .properties
         .iter()
@@ -1143,21 +1140,32 @@ pub fn run_audit(bin: &Path, args: &[&str]) -> Result<AuditRun, String> {
     })
 }
 
-/// The engines `trac audit --engine` accepts, if the CLI has that option.
-pub fn cli_engines(bin: &Path) -> Vec<String> {
+/// The engine runs `trac audit` offers, as `(name, extra arguments)`: `compiled`,
+/// `progression` and `complete-progression` (`--engine progression --complete`) when the CLI has
+/// an `--engine` option (and `--complete`), else one run `default` without extra arguments.
+pub fn cli_engines(bin: &Path) -> Vec<(&'static str, Vec<String>)> {
     let help = Command::new(bin)
         .args(["audit", "--help"])
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
     if !help.contains("--engine") {
-        return Vec::new();
+        return vec![("default", Vec::new())];
     }
-    ["compiled", "progression", "complete-progression"]
-        .iter()
-        .filter(|e| help.contains(*e))
-        .map(|e| e.to_string())
-        .collect()
+    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let mut out = Vec::new();
+    for e in ["compiled", "progression"] {
+        if help.contains(e) {
+            out.push((e, args(&["--engine", e])));
+        }
+    }
+    if help.contains("progression") && help.contains("--complete") {
+        out.push((
+            "complete-progression",
+            args(&["--engine", "progression", "--complete"]),
+        ));
+    }
+    out
 }
 
 /// The in-process audit loop (the library under `trac audit`) over a JSON Lines file, with an

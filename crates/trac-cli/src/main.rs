@@ -2,6 +2,8 @@
 //!
 //! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage.
 
+mod compile;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use std::io::Write;
@@ -28,7 +30,11 @@ struct Cli {
 enum Command {
     /// Audit one or more traces: per property and step, violated / satisfied / pending, with witnesses.
     Audit(AuditArgs),
-    /// Parse a formula: print it normalized, in English, and its atomic propositions.
+    /// Compile a formula (or every property of a spec) into a monitor automaton with complete
+    /// verdicts: a table (JSON / RON), or a drawing (DOT) or HOA automaton.
+    Compile(compile::CompileArgs),
+    /// Parse a formula: print it normalized, in English, its atomic propositions, and its
+    /// monitor's initial verdict, size and monitorability class.
     Check {
         /// The formula, in Spot syntax, optionally prefixed by `forall VAR:`.
         formula: String,
@@ -49,6 +55,8 @@ struct AuditArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    #[command(flatten)]
+    engine: compile::EngineArgs,
     /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs.
     #[arg(required = true, value_name = "TRACE")]
     traces: Vec<PathBuf>,
@@ -80,6 +88,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Check { formula } => check(&formula),
         Command::Audit(args) => audit(&args),
+        Command::Compile(args) => compile::run(&args),
     }
 }
 
@@ -112,6 +121,9 @@ fn check(src: &str) -> ExitCode {
     let _ = writeln!(out, "formula:      {printed}");
     let _ = writeln!(out, "english:      {english}");
     let _ = writeln!(out, "propositions: {}", atoms.join(", "));
+    for line in compile::check_lines(&mut arena, prop.body) {
+        let _ = writeln!(out, "{line}");
+    }
     ExitCode::SUCCESS
 }
 
@@ -177,9 +189,11 @@ fn audit(args: &AuditArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let (engine, compiler) = args.engine.engine();
     let opts = AuditOptions {
         reset: !args.no_reset,
-        ..AuditOptions::default()
+        engine,
+        compiler,
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -218,11 +232,21 @@ fn audit(args: &AuditArgs) -> ExitCode {
             }
             Ok(reader) => {
                 emit(&mut out, auditor.initial(), &mut outcome);
+                if let Some((id, _, m)) = auditor.mismatch() {
+                    eprintln!("error: {name}: property {id}: {m}");
+                    return ExitCode::from(2);
+                }
                 for ev in reader {
                     match ev {
                         Ok(ev) => {
                             let recs = auditor.step(&ev);
                             emit(&mut out, recs, &mut outcome);
+                            if let Some((id, value, m)) = auditor.mismatch() {
+                                let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
+                                eprintln!("error: {name}: property {id}{value}: {m}");
+                                let _ = out.flush();
+                                return ExitCode::from(2);
+                            }
                         }
                         Err(e) => {
                             outcome.error = Some(e.to_string());

@@ -93,14 +93,14 @@ impl Canon {
         if let Some(&g) = self.memo.get(&f) {
             return g;
         }
-        let r = self.to_bdd(arena, f);
-        let g = self.from_bdd(arena, r);
+        let r = self.bdd_of(arena, f);
+        let g = self.formula_of(arena, r);
         self.memo.insert(f, g);
         self.memo.insert(g, g);
         g
     }
 
-    fn to_bdd(&mut self, arena: &Arena, f: Formula) -> Ref {
+    fn bdd_of(&mut self, arena: &Arena, f: Formula) -> Ref {
         if let Some(&r) = self.to.get(&f) {
             return r;
         }
@@ -109,13 +109,13 @@ impl Canon {
             Node::True => Dd::leaf(TRUE_ID),
             Node::False => Dd::leaf(FALSE_ID),
             Node::Not(a) => {
-                let a = self.to_bdd(arena, *a);
+                let a = self.bdd_of(arena, *a);
                 self.dd.apply(&[a], &mut |p| 1 - p[0])
             }
             Node::And(xs) | Node::Or(xs) => {
-                let mut acc = self.to_bdd(arena, xs[0]);
+                let mut acc = self.bdd_of(arena, xs[0]);
                 for &x in &xs[1..] {
-                    let b = self.to_bdd(arena, x);
+                    let b = self.bdd_of(arena, x);
                     acc = self
                         .dd
                         .apply(&[acc, b], &mut |p| bool_op(p[0], p[1], &node));
@@ -123,7 +123,7 @@ impl Canon {
                 acc
             }
             Node::Xor(a, b) | Node::Implies(a, b) | Node::Equiv(a, b) => {
-                let (a, b) = (self.to_bdd(arena, *a), self.to_bdd(arena, *b));
+                let (a, b) = (self.bdd_of(arena, *a), self.bdd_of(arena, *b));
                 self.dd.apply(&[a, b], &mut |p| bool_op(p[0], p[1], &node))
             }
             _ => {
@@ -143,7 +143,7 @@ impl Canon {
         r
     }
 
-    fn from_bdd(&mut self, arena: &mut Arena, r: Ref) -> Formula {
+    fn formula_of(&mut self, arena: &mut Arena, r: Ref) -> Formula {
         if Dd::is_leaf(r) {
             return arena.constant(Dd::payload(r) == TRUE_ID);
         }
@@ -152,7 +152,7 @@ impl Canon {
         }
         let (v, lo, hi) = self.dd.node(r);
         let t = self.vars[v as usize];
-        let (l, h) = (self.from_bdd(arena, lo), self.from_bdd(arena, hi));
+        let (l, h) = (self.formula_of(arena, lo), self.formula_of(arena, hi));
         let f = if l == Formula::FALSE {
             arena.and2(t, h)
         } else if h == Formula::FALSE {

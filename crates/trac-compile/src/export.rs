@@ -1,8 +1,9 @@
 //! Exports of monitor tables: Graphviz DOT and HOA v1.
 
-use std::collections::BTreeMap;
+use crate::dd::{Dd, Ref};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
-use trac_runtime::table::{Table, SATISFIED, VIOLATED};
+use trac_runtime::table::{Table, LEAF, SATISFIED, VIOLATED};
 
 fn verdict_name(state: u32) -> &'static str {
     match state {
@@ -12,16 +13,57 @@ fn verdict_name(state: u32) -> &'static str {
     }
 }
 
-/// The transitions of `state` grouped by target: per target the list of path conjunctions.
+/// The transitions of `state` grouped by target: per target, the guard as a list of
+/// conjunctions (the paths to `true` of the reduced diagram of "the transition goes to this
+/// target", so tests that do not matter for this target disappear).
 fn grouped<S: AsRef<[u32]>, T: AsRef<str>>(
     table: &Table<S, T>,
     state: u32,
 ) -> BTreeMap<u32, Vec<Vec<(u32, bool)>>> {
-    let mut by_target: BTreeMap<u32, Vec<Vec<(u32, bool)>>> = BTreeMap::new();
-    for (path, t) in table.paths(state) {
-        by_target.entry(t).or_default().push(path);
+    let targets: BTreeSet<u32> = table.paths(state).into_iter().map(|(_, t)| t).collect();
+    let nodes = table.parts().nodes.as_ref();
+    let mut out = BTreeMap::new();
+    for t in targets {
+        let mut dd = Dd::default();
+        let mut memo = HashMap::new();
+        let r = indicator(&mut dd, nodes, table.root(state), t, &mut memo);
+        let mut paths = Vec::new();
+        collect_paths(&dd, r, &mut Vec::new(), &mut paths);
+        out.insert(t, paths);
     }
-    by_target
+    out
+}
+
+/// The reduced diagram (leaves 1 / 0) of "reference `r` leads to state `target`".
+fn indicator(dd: &mut Dd, nodes: &[u32], r: u32, target: u32, memo: &mut HashMap<u32, Ref>) -> Ref {
+    if r & LEAF != 0 {
+        return Dd::leaf(u32::from(r & !LEAF == target));
+    }
+    if let Some(&x) = memo.get(&r) {
+        return x;
+    }
+    let i = 3 * r as usize;
+    let lo = indicator(dd, nodes, nodes[i + 1], target, memo);
+    let hi = indicator(dd, nodes, nodes[i + 2], target, memo);
+    let x = dd.mk(nodes[i], lo, hi);
+    memo.insert(r, x);
+    x
+}
+
+fn collect_paths(dd: &Dd, r: Ref, path: &mut Vec<(u32, bool)>, out: &mut Vec<Vec<(u32, bool)>>) {
+    if Dd::is_leaf(r) {
+        if Dd::payload(r) == 1 {
+            out.push(path.clone());
+        }
+        return;
+    }
+    let (v, lo, hi) = dd.node(r);
+    path.push((v, false));
+    collect_paths(dd, lo, path, out);
+    path.pop();
+    path.push((v, true));
+    collect_paths(dd, hi, path, out);
+    path.pop();
 }
 
 fn guard(
@@ -86,12 +128,12 @@ pub fn dot<S: AsRef<[u32]>, T: AsRef<str>>(table: &Table<S, T>) -> String {
             SATISFIED => ("⊤", "darkgreen"),
             _ => ("?", "black"),
         };
-        let label = format!("{s}: {}\n{mark} {}", table.residual(s), verdict_name(s));
-        let _ = writeln!(
-            out,
-            "  s{s} [label=\"{}\", color={color}];",
-            dot_escape(&label)
+        let label = format!(
+            "{s}: {}\\n{mark} {}",
+            dot_escape(table.residual(s)),
+            verdict_name(s)
         );
+        let _ = writeln!(out, "  s{s} [label=\"{label}\", color={color}];");
     }
     for s in 0..table.state_count() as u32 {
         for (t, paths) in grouped(table, s) {

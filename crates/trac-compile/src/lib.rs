@@ -143,17 +143,7 @@ pub fn compile(
     }
     let main = b.explore(kind, &seeds);
     let verdicts = match kind {
-        Kind::Ltl3 => main
-            .keys
-            .iter()
-            .map(
-                |(f, bits, _)| match b.ctx.sat.verdict(b.ctx.arena, *f, bits) {
-                    Some(false) => 0u8,
-                    Some(true) => 1,
-                    None => 2,
-                },
-            )
-            .collect(),
+        Kind::Ltl3 => ltl3_verdicts(&mut b, &main),
         _ => ltlf_verdicts(&b.dd, &main),
     };
     // Main partition.
@@ -237,6 +227,67 @@ pub fn compile(
     };
     let table = Table::from_parts(parts).expect("compiled tables are well formed");
     Ok(Compiled { table, stats })
+}
+
+/// LTL3 verdicts per SCC of the state graph (petgraph's Tarjan, successors first). All states
+/// of an SCC are equally satisfiable (each reaches the others, and progression preserves
+/// satisfiability backwards: a state with a satisfiable successor is satisfiable) and equally
+/// valid. So an SCC is satisfiable if a successor SCC is, else one satisfiability check of its
+/// smallest residual decides; it is valid only if every successor SCC is, and then one check of the
+/// negation decides. Most states need no tableau at all.
+fn ltl3_verdicts(b: &mut Builder<'_>, ex: &Explored) -> Vec<u8> {
+    let n = ex.keys.len();
+    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
+    let ids: Vec<_> = (0..n).map(|_| g.add_node(())).collect();
+    for (s, &r) in ex.roots.iter().enumerate() {
+        for t in b.dd.leaves(r) {
+            g.add_edge(ids[s], ids[t as usize], ());
+        }
+    }
+    let sccs = petgraph::algo::tarjan_scc(&g);
+    let mut scc_of = vec![0usize; n];
+    for (c, scc) in sccs.iter().enumerate() {
+        for v in scc {
+            scc_of[v.index()] = c;
+        }
+    }
+    let mut sat = vec![false; sccs.len()];
+    let mut valid = vec![false; sccs.len()];
+    for (c, scc) in sccs.iter().enumerate() {
+        let (mut succ_sat, mut succ_valid) = (false, true);
+        for v in scc {
+            for w in g.neighbors(*v) {
+                let d = scc_of[w.index()];
+                if d != c {
+                    succ_sat |= sat[d];
+                    succ_valid &= valid[d];
+                }
+            }
+        }
+        let rep = scc
+            .iter()
+            .map(|v| v.index())
+            .min_by_key(|&s| b.ctx.arena.info(ex.keys[s].0).size)
+            .expect("SCCs are not empty");
+        let (f, bits, _) = &ex.keys[rep];
+        sat[c] = succ_sat || b.ctx.sat.inf_satisfiable(b.ctx.arena, *f, bits);
+        valid[c] = sat[c] && succ_valid && {
+            let nf = b.ctx.arena.not(*f);
+            !b.ctx.sat.inf_satisfiable(b.ctx.arena, nf, bits)
+        };
+    }
+    (0..n)
+        .map(|s| {
+            let c = scc_of[s];
+            if !sat[c] {
+                0
+            } else if valid[c] {
+                1
+            } else {
+                2
+            }
+        })
+        .collect()
 }
 
 /// LTLf verdicts: ⊥ iff no accepting state is reachable (the state itself included), ⊤ iff

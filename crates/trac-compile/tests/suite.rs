@@ -109,7 +109,9 @@ fn code(v: Verdict) -> char {
 }
 
 /// Verdicts after each step (step 0 first), the events of the run, and the end LTLf verdict.
-fn run(m: &mut dyn Monitor, steps: &[LabelSet]) -> (String, Vec<(usize, Verdict)>, Verdict) {
+type Outcome = (String, Vec<(usize, Verdict)>, Verdict);
+
+fn run(m: &mut dyn Monitor, steps: &[LabelSet]) -> Outcome {
     let mut out = String::new();
     out.push(code(m.initial().unwrap_or(Verdict::Pending)));
     let mut events = Vec::new();
@@ -211,7 +213,7 @@ fn every_engine_passes_the_suite() {
             }
         }
         // TRAC_R: every complete engine reports the same events.
-        let mut reference: Option<(String, Vec<(usize, Verdict)>, Verdict)> = None;
+        let mut reference: Option<Outcome> = None;
         for (name, mut m) in monitors(c, ResetPolicy::default()) {
             let got = run(m.as_mut(), &steps);
             match &reference {

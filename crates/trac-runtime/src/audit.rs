@@ -191,14 +191,25 @@ impl Auditor {
                     Some(v) => format!("for every {v}, {english}"),
                     None => english,
                 };
-                let monitor = EngineMonitor::new(
-                    opts.engine,
-                    &p.arena,
-                    p.formula,
-                    policy,
-                    p.decl.semantics,
-                    opts.compiler.as_deref(),
-                )
+                let monitor = match &p.var {
+                    Some(v) => EngineMonitor::new_parametric(
+                        opts.engine,
+                        &p.arena,
+                        p.formula,
+                        v,
+                        policy,
+                        p.decl.semantics,
+                        opts.compiler.as_deref(),
+                    ),
+                    None => EngineMonitor::new(
+                        opts.engine,
+                        &p.arena,
+                        p.formula,
+                        policy,
+                        p.decl.semantics,
+                        opts.compiler.as_deref(),
+                    ),
+                }
                 .map_err(|e| AuditError::Spec(format!("property {}: {e}", p.decl.id)))?;
                 let runner = match &p.var {
                     Some(v) => Runner::Param(ParametricMonitor::with_template(

@@ -63,7 +63,7 @@ pub trait TableCompiler: Send + Sync + fmt::Debug {
 #[derive(Clone, Debug)]
 pub enum EngineMonitor {
     /// Progression, plain or complete.
-    Progression(ProgressionMonitor),
+    Progression(Box<ProgressionMonitor>),
     /// A compiled table.
     Table(TableMonitor),
     /// Compiled and complete progression, cross-checked.
@@ -88,11 +88,11 @@ impl EngineMonitor {
         let complete =
             || ProgressionMonitor::with_semantics(arena.clone(), formula, policy, true, semantics);
         Ok(match (engine, compiler) {
-            (Engine::Progression, _) => {
-                EngineMonitor::Progression(ProgressionMonitor::new(arena.clone(), formula, policy))
-            }
+            (Engine::Progression, _) => EngineMonitor::Progression(Box::new(
+                ProgressionMonitor::new(arena.clone(), formula, policy),
+            )),
             (Engine::CompleteProgression, _) | (Engine::Compiled, None) => {
-                EngineMonitor::Progression(complete())
+                EngineMonitor::Progression(Box::new(complete()))
             }
             (Engine::Compiled, Some(c)) => {
                 let table = c.compile(arena, formula, semantics)?;
@@ -111,6 +111,60 @@ impl EngineMonitor {
         })
     }
 
+    /// A template for `forall var: formula`: like [`EngineMonitor::new`], and with the compiled
+    /// engines, shadows for the values that make two propositions one when instantiated (see
+    /// [`TableMonitor::with_shadows`]).
+    ///
+    /// # Errors
+    /// As [`EngineMonitor::new`].
+    pub fn new_parametric(
+        engine: Engine,
+        arena: &Arena,
+        formula: Formula,
+        var: &str,
+        policy: ResetPolicy,
+        semantics: Semantics,
+        compiler: Option<&dyn TableCompiler>,
+    ) -> Result<EngineMonitor, String> {
+        let mut m = EngineMonitor::new(engine, arena, formula, policy, semantics, compiler)?;
+        let table = match &mut m {
+            EngineMonitor::Table(t) => t,
+            EngineMonitor::CrossCheck(c) => &mut c.compiled,
+            EngineMonitor::Progression(_) => return Ok(m),
+        };
+        let Some(compiler) = compiler else {
+            return Ok(m);
+        };
+        let atoms: Vec<_> = arena
+            .atoms(formula)
+            .into_iter()
+            .map(|s| arena.sym_parts(s).clone())
+            .collect();
+        let bases: Vec<&str> = atoms
+            .iter()
+            .filter(|p| p.arg.as_deref() == Some(var))
+            .map(|p| p.base.as_str())
+            .collect();
+        let mut values: Vec<String> = atoms
+            .iter()
+            .filter(|p| bases.contains(&p.base.as_str()))
+            .filter_map(|p| p.arg.clone())
+            .filter(|a| a != var)
+            .collect();
+        values.sort();
+        values.dedup();
+        let mut shadows = Vec::new();
+        for v in values {
+            let mut a = arena.clone();
+            let f = a.instantiate(formula, var, &v);
+            let t = compiler.compile(&a, f, semantics)?;
+            shadows.push((v, TableMonitor::new(t, policy)));
+        }
+        let plain = std::mem::replace(table, TableMonitor::new(table.table().clone(), policy));
+        *table = plain.with_shadows(shadows);
+        Ok(m)
+    }
+
     /// The first difference found by a cross-check monitor, if any.
     pub fn mismatch(&self) -> Option<&Mismatch> {
         match self {
@@ -121,7 +175,7 @@ impl EngineMonitor {
 
     fn inner(&self) -> &dyn Monitor {
         match self {
-            EngineMonitor::Progression(m) => m,
+            EngineMonitor::Progression(m) => m.as_ref(),
             EngineMonitor::Table(m) => m,
             EngineMonitor::CrossCheck(m) => m.as_ref(),
         }
@@ -129,7 +183,7 @@ impl EngineMonitor {
 
     fn inner_mut(&mut self) -> &mut dyn Monitor {
         match self {
-            EngineMonitor::Progression(m) => m,
+            EngineMonitor::Progression(m) => m.as_mut(),
             EngineMonitor::Table(m) => m,
             EngineMonitor::CrossCheck(m) => m.as_mut(),
         }
@@ -166,7 +220,9 @@ impl Monitor for EngineMonitor {
 impl Instantiate for EngineMonitor {
     fn instantiate(&self, var: &str, value: &str) -> Self {
         match self {
-            EngineMonitor::Progression(m) => EngineMonitor::Progression(m.instantiate(var, value)),
+            EngineMonitor::Progression(m) => {
+                EngineMonitor::Progression(Box::new(m.instantiate(var, value)))
+            }
             EngineMonitor::Table(m) => EngineMonitor::Table(m.instantiate(var, value)),
             EngineMonitor::CrossCheck(m) => {
                 EngineMonitor::CrossCheck(Box::new(m.instantiate(var, value)))
@@ -186,7 +242,8 @@ impl Instantiate for TableMonitor {
 pub struct Mismatch {
     /// 1-based step (0: before the first step).
     pub step: usize,
-    /// What differed: `event`, `verdict` or `ltlf`.
+    /// What differed: `initial verdict`, `verdict reached` (the step's event), `current verdict`
+    /// or `LTLf verdict`.
     pub what: &'static str,
     /// The compiled monitor's (event or verdict).
     pub compiled: Option<Verdict>,

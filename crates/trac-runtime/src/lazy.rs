@@ -199,7 +199,7 @@ impl Automaton {
         let dense = if reads.len() <= DENSE_ATOMS {
             let start = self.dense.len() as u32;
             self.dense
-                .extend(std::iter::repeat(UNKNOWN).take(1 << reads.len()));
+                .resize(self.dense.len() + (1 << reads.len()), UNKNOWN);
             Some(start)
         } else {
             None

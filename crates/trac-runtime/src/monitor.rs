@@ -311,6 +311,14 @@ impl ProgressionMonitor {
         if let Some(c) = &mut m.complete {
             c.unreset = a.instantiate(c.unreset, var, value);
             c.sat = SatChecker::new(a, m.original);
+            // Instantiation can decide what the template could not (when `base(value)` is
+            // also a constant proposition of the formula, e.g. `go(x) -> go(hall)` for `hall`):
+            // the instance's own initial verdict. A residual decided by instantiation keeps the
+            // template's pending verdict, so the decision is reported at the instance's first
+            // step (when the value appears).
+            let acc0 = eval_empty(a, m.original);
+            let bits0 = c.sat.initial_bits();
+            c.initial = judge(a, &mut c.sat, c.semantics, m.original, &bits0, acc0);
         }
         m.atoms = a
             .atoms(m.original)

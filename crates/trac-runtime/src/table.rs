@@ -40,6 +40,7 @@
 use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict, MAX_EXPLANATION};
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::sync::Arc;
 use trac_spec::spec::Semantics;
 
@@ -145,7 +146,7 @@ fn check_diagram(
     props: u32,
     states: u32,
 ) -> Result<(), TableError> {
-    if nodes.len() % 3 != 0 {
+    if nodes.len() / 3 * 3 != nodes.len() {
         return Err(TableError(format!(
             "{what}: the node array has {} entries, not a multiple of 3",
             nodes.len()
@@ -615,6 +616,13 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     explanation: Vec<Change>,
     dropped: usize,
     witness: Vec<Change>,
+    /// Parametric templates: monitors of the formula instantiated with the values whose
+    /// instantiation makes two propositions one (see [`TableMonitor::with_shadows`]), run from
+    /// the first step by [`Monitor::step`].
+    shadows: Vec<(String, TableMonitor<S, T>)>,
+    /// A shadow that became an instance in a decided state while the template was pending: its
+    /// verdict is reported at its first step, as a progression instance would.
+    announce: bool,
 }
 
 /// What one step did (internal).
@@ -643,7 +651,21 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             explanation: Vec::new(),
             dropped: 0,
             witness: Vec::new(),
+            shadows: Vec::new(),
+            announce: false,
         }
+    }
+
+    /// A parametric template with *shadows*: for each value `v` in `shadows`, a monitor of the
+    /// formula instantiated with `v`, compiled separately. Renaming propositions (what
+    /// [`TableMonitor::instantiate`] does) is exact only when it keeps them distinct: with
+    /// `forall x: G(go(x) -> go(hall) | go(kitchen))`, the value `hall` makes `go(x)` and
+    /// `go(hall)` one proposition, and the instantiated formula is valid while the template is
+    /// not. Such values are the constants of the formula's parametric propositions; their shadows
+    /// run from the first step (stepped by [`Monitor::step`] only) and become the instances.
+    pub fn with_shadows(mut self, shadows: Vec<(String, TableMonitor<S, T>)>) -> Self {
+        self.shadows = shadows;
+        self
     }
 
     /// The table.
@@ -671,7 +693,16 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         S: Clone,
         T: Clone,
     {
+        if let Some((_, shadow)) = self.shadows.iter().find(|(v, _)| v == value) {
+            let mut m = shadow.clone();
+            if self.verdict == Verdict::Pending && m.verdict != Verdict::Pending {
+                m.verdict = Verdict::Pending;
+                m.announce = true;
+            }
+            return m;
+        }
         let mut m = self.clone();
+        m.shadows = Vec::new();
         m.labels = self
             .labels
             .iter()
@@ -701,7 +732,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         if after <= SATISFIED {
             let reached = Table::<S, T>::verdict(after);
             let restart = self.restarts(reached);
-            if before > SATISFIED || restart {
+            if before > SATISFIED || restart || self.announce {
                 event = Some(reached);
             }
             if restart {
@@ -709,6 +740,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
                 state = t.next(t.aux_restart(self.aux), holds);
             }
         }
+        self.announce = false;
         self.aux = t.aux_next(self.aux, holds);
         if restarted && state <= SATISFIED {
             // Decided again at the same step: at most one verdict per step, start afresh from
@@ -808,8 +840,27 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
     }
 
     fn step(&mut self, input: &StepInput<'_>) -> Option<Verdict> {
+        for (_, m) in &mut self.shadows {
+            m.step(input);
+        }
         let labels = self.labels.clone();
-        let st = self.advance(|i| input.labels.contains(&labels[i as usize]));
+        // The main, auxiliary and restart walks test the same propositions: look each label up
+        // at most once per step (propositions 0..64; the others are looked up every time).
+        let (known, held) = (Cell::new(0u64), Cell::new(0u64));
+        let holds = |i: u32| {
+            if i >= 64 {
+                return input.labels.contains(&labels[i as usize]);
+            }
+            let bit = 1u64 << i;
+            if known.get() & bit == 0 {
+                known.set(known.get() | bit);
+                if input.labels.contains(&labels[i as usize]) {
+                    held.set(held.get() | bit);
+                }
+            }
+            held.get() & bit != 0
+        };
+        let st = self.advance(holds);
         if st.before != st.after || st.after <= SATISFIED {
             let c = self.change(input, st.after);
             self.record(c);
@@ -853,6 +904,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
     }
 
     fn reset(&mut self) {
+        for (_, m) in &mut self.shadows {
+            m.reset();
+        }
         self.state = self.table.initial();
         self.aux = self.table.aux_initial();
         self.verdict = Table::<S, T>::verdict(self.state);
@@ -860,6 +914,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
         self.explanation.clear();
         self.dropped = 0;
         self.witness.clear();
+        self.announce = false;
     }
 }
 

@@ -38,6 +38,7 @@
 
 use crate::formula::{Arena, Formula, Node, Sym};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The truth of atomic propositions at one step (a valuation): `holds(s)` is true iff the atomic
 /// proposition `s` is in the step's label set.
@@ -213,8 +214,34 @@ fn eval_state(
 /// residual folds to [`Formula::TRUE`] or [`Formula::FALSE`]. Shared subformulas are progressed
 /// once. Cost O(|f|) node visits plus interning.
 pub fn progress(arena: &mut Arena, f: Formula, v: &dyn Valuation, past: &PastState) -> Formula {
-    let mut memo = HashMap::new();
+    let mut memo = Memo::with_capacity_and_hasher(32, Default::default());
     prg(arena, f, v, past, &mut memo)
+}
+
+/// The per-call memo of [`progress`]: formula handles are small integers, so a multiplicative
+/// hash replaces SipHash, and a first capacity avoids regrowing on typical residuals (the memo
+/// was most of the cost of a progression step).
+type Memo = HashMap<Formula, Formula, BuildHasherDefault<HandleHasher>>;
+
+/// A multiplicative (Fx-style) hasher for `u32` handles.
+#[derive(Default, Clone, Copy)]
+struct HandleHasher(u64);
+
+impl Hasher for HandleHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
 }
 
 fn prg(
@@ -222,7 +249,7 @@ fn prg(
     f: Formula,
     v: &dyn Valuation,
     past: &PastState,
-    memo: &mut HashMap<Formula, Formula>,
+    memo: &mut Memo,
 ) -> Formula {
     if let Some(&r) = memo.get(&f) {
         return r;

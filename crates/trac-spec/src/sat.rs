@@ -81,6 +81,12 @@ struct Cone {
 /// A product state: tableau states (one per component) and the past bits.
 type Key = (Vec<Formula>, Bits);
 
+/// Eventualities pending on an edge, tagged with their component.
+type Pending = Vec<(usize, Formula)>;
+
+/// A lasso word `prefix·cycle^ω`, each letter the atoms that hold.
+type Lasso = (Vec<Vec<Sym>>, Vec<Vec<Sym>>);
+
 /// The satisfiability / validity checker of one property's residuals (see the module docs).
 ///
 /// Build one per property (it knows the property's past-time subformulas) and reuse it: answers
@@ -241,9 +247,30 @@ impl SatChecker {
         semantics: Semantics,
     ) -> bool {
         match semantics {
-            Semantics::Ltl3 => self.verdict(arena, f, bits) != Some(false),
+            Semantics::Ltl3 => self.inf_satisfiable(arena, f, bits),
             Semantics::Ltlf => self.fin_satisfiable(arena, f, bits),
         }
+    }
+
+    /// Whether an infinite word satisfies `f` from `bits` (one tableau at most, where
+    /// [`SatChecker::verdict`] may need two).
+    pub fn inf_satisfiable(&mut self, arena: &mut Arena, f: Formula, bits: &[bool]) -> bool {
+        match f {
+            Formula::TRUE => return true,
+            Formula::FALSE => return false,
+            _ => {}
+        }
+        let bits = self.mask(arena, f, bits);
+        if let Some(v) = self.verdicts.get(&(f, bits.clone())) {
+            return *v != Some(false);
+        }
+        for (prefix, cycle) in Self::words(arena, f) {
+            if self.lasso(arena, f, &bits, &prefix, &cycle) == Some(true) {
+                return true;
+            }
+        }
+        let g = self.nnf(arena, f, false);
+        self.nonempty(arena, vec![(g, true)], &bits)
     }
 
     /// The LTLf verdict of a state: `accepting` tells whether the trace read so far satisfies the
@@ -461,7 +488,7 @@ impl SatChecker {
             evs: Vec::new(),
         };
         expand(arena, start, &mut out);
-        out.sort_by(|a, b| (a.lits.len() + a.pending.len()).cmp(&(b.lits.len() + b.pending.len())));
+        out.sort_by_key(|c| c.lits.len() + c.pending.len());
         let mut seen = HashSet::new();
         out.retain(|c| seen.insert(c.clone()));
         // Drop covers subsumed by another one (fewer literals, obligations and pending
@@ -489,7 +516,7 @@ impl SatChecker {
         arena: &mut Arena,
         comps: &[Formula],
         bits: &[bool],
-    ) -> Vec<(Key, Vec<(usize, Formula)>, bool)> {
+    ) -> Vec<(Key, Pending, bool)> {
         let covers: Vec<Rc<[Cover]>> = comps.iter().map(|&c| self.covers(arena, c)).collect();
         let mut out = Vec::new();
         let mut idx = vec![0usize; comps.len()];
@@ -638,7 +665,7 @@ impl SatChecker {
         let mut ids: HashMap<Key, usize> = HashMap::new();
         let mut keys: Vec<Key> = Vec::new();
         let mut known: Vec<Option<bool>> = Vec::new();
-        let mut edges: Vec<Vec<(usize, Vec<(usize, Formula)>)>> = Vec::new();
+        let mut edges: Vec<Vec<(usize, Pending)>> = Vec::new();
         ids.insert(start.clone(), 0);
         keys.push(start);
         known.push(None);
@@ -653,7 +680,7 @@ impl SatChecker {
                     continue;
                 }
             }
-            if key.0.iter().any(|&f| f == Formula::FALSE) {
+            if key.0.contains(&Formula::FALSE) {
                 known[i] = Some(false);
                 i += 1;
                 continue;
@@ -796,26 +823,51 @@ impl SatChecker {
         good[0]
     }
 
-    /// Candidate letters for the quick searches: no atom, every atom, and (for at most 12
-    /// atoms) each atom alone and each atom missing.
-    fn letters(arena: &Arena, f: Formula) -> Vec<Vec<Sym>> {
+    /// Candidate lasso words `u·v^ω` for the quick searches: the constant words of no atom, every
+    /// atom, and (for at most 12 atoms) each atom alone and each atom missing; then 24
+    /// pseudo-random lassos (prefix of 0 to 2 letters, cycle of 1 to 3 letters, random letters;
+    /// a fixed xorshift seed, so answers are reproducible).
+    fn words(arena: &Arena, f: Formula) -> Vec<Lasso> {
         let atoms = arena.atoms(f);
-        let mut out = vec![Vec::new(), atoms.clone()];
+        let mut letters = vec![Vec::new(), atoms.clone()];
         if atoms.len() <= 12 {
             for &a in &atoms {
-                out.push(vec![a]);
-                out.push(atoms.iter().copied().filter(|&b| b != a).collect());
+                letters.push(vec![a]);
+                letters.push(atoms.iter().copied().filter(|&b| b != a).collect());
             }
         }
-        out.dedup();
+        letters.dedup();
+        let mut out: Vec<Lasso> = letters.into_iter().map(|l| (Vec::new(), vec![l])).collect();
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15 ^ (f.index() as u64);
+        let mut rand = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let letter = |rand: &mut dyn FnMut() -> u64| -> Vec<Sym> {
+            let bits = rand();
+            atoms
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| bits >> (i % 64) & 1 == 1)
+                .map(|(_, &a)| a)
+                .collect()
+        };
+        for _ in 0..24 {
+            let (p, c) = ((rand() % 3) as usize, 1 + (rand() % 3) as usize);
+            let prefix = (0..p).map(|_| letter(&mut rand)).collect();
+            let cycle = (0..c).map(|_| letter(&mut rand)).collect();
+            out.push((prefix, cycle));
+        }
         out
     }
 
-    /// Tries constant words `σ^ω`: returns (some word satisfies `f`, some word violates it).
+    /// Tries lasso words: returns (some word satisfies `f`, some word violates it).
     fn quick_inf(&mut self, arena: &mut Arena, f: Formula, bits: &[bool]) -> (bool, bool) {
         let (mut sat, mut unsat) = (false, false);
-        for letter in Self::letters(arena, f) {
-            match self.constant_word(arena, f, bits, &letter) {
+        for (prefix, cycle) in Self::words(arena, f) {
+            match self.lasso(arena, f, bits, &prefix, &cycle) {
                 Some(true) => sat = true,
                 Some(false) => unsat = true,
                 None => {}
@@ -827,86 +879,178 @@ impl SatChecker {
         (sat, unsat)
     }
 
-    /// The truth of `f` on the constant word `letter^ω` from `bits`, if found: progression until
-    /// a constant or a repeated state; a repeated residual without past subformulas is evaluated
-    /// directly (on a constant word every future operator reduces to its operand).
-    fn constant_word(
+    /// The truth of `f` on the lasso word `prefix·cycle^ω` from `bits`, if found: progression
+    /// along the word until a constant or a repeated (state, cycle position); a repeated residual
+    /// without past subformulas is evaluated on the periodic rest of the word directly.
+    fn lasso(
         &mut self,
         arena: &mut Arena,
         f: Formula,
         bits: &[bool],
-        letter: &[Sym],
+        prefix: &[Vec<Sym>],
+        cycle: &[Vec<Sym>],
     ) -> Option<bool> {
-        let holds = |s: Sym| letter.contains(&s);
         let mut past = self.past.clone();
         past.set_bits(bits);
-        let mut seen: HashSet<(Formula, Bits)> = HashSet::new();
+        let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::new();
         let mut cur = f;
-        loop {
+        for t in 0.. {
             match cur {
                 Formula::TRUE => return Some(true),
                 Formula::FALSE => return Some(false),
                 _ => {}
             }
-            let key = (cur, self.mask(arena, cur, past.bits()));
-            if !seen.insert(key) {
-                return if arena.info(cur).has_past {
-                    None
-                } else {
-                    Some(eval_constant(arena, cur, &holds))
-                };
-            }
-            if seen.len() > 64 {
-                return None;
-            }
+            let letter = if t < prefix.len() {
+                &prefix[t]
+            } else {
+                let pos = (t - prefix.len()) % cycle.len();
+                let key = (cur, self.mask(arena, cur, past.bits()), pos);
+                if !seen.insert(key) {
+                    if arena.info(cur).has_past {
+                        return None;
+                    }
+                    let rotated: Vec<Vec<Sym>> = (0..cycle.len())
+                        .map(|i| cycle[(pos + i) % cycle.len()].clone())
+                        .collect();
+                    return Some(eval_periodic(arena, cur, &rotated, &mut HashMap::new())[0]);
+                }
+                if seen.len() > 64 {
+                    return None;
+                }
+                &cycle[pos]
+            };
+            let holds = |s: Sym| letter.contains(&s);
             past.step(arena, &holds);
             cur = progress(arena, cur, &holds, &past);
         }
+        None
     }
 
-    /// Tries finite constant words `letter^n`: whether one satisfies `f` (LTLf).
+    /// Tries finite prefixes of the lasso words: whether one satisfies `f` (LTLf).
     fn quick_fin(&mut self, arena: &mut Arena, f: Formula, bits: &[bool]) -> bool {
-        for letter in Self::letters(arena, f) {
-            let holds = |s: Sym| letter.contains(&s);
+        for (prefix, cycle) in Self::words(arena, f) {
             let mut past = self.past.clone();
             past.set_bits(bits);
-            let mut seen: HashSet<(Formula, Bits)> = HashSet::new();
+            let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::new();
             let mut cur = f;
+            let mut t = 0;
             while cur != Formula::FALSE && seen.len() <= 64 {
-                let key = (cur, self.mask(arena, cur, past.bits()));
-                if !seen.insert(key) {
-                    break;
-                }
+                let letter = if t < prefix.len() {
+                    &prefix[t]
+                } else {
+                    let pos = (t - prefix.len()) % cycle.len();
+                    let key = (cur, self.mask(arena, cur, past.bits()), pos);
+                    if !seen.insert(key) {
+                        break;
+                    }
+                    &cycle[pos]
+                };
+                let holds = |s: Sym| letter.contains(&s);
                 past.step(arena, &holds);
                 if eval_last(arena, cur, &holds, &past) {
                     return true;
                 }
                 cur = progress(arena, cur, &holds, &past);
+                t += 1;
             }
         }
         false
     }
 }
 
-/// The truth of a formula without past operators on the constant infinite word `σ^ω`.
-fn eval_constant(arena: &Arena, f: Formula, v: &dyn Fn(Sym) -> bool) -> bool {
-    let rec = |g| eval_constant(arena, g, v);
-    match arena.node(f) {
-        Node::True => true,
-        Node::False => false,
-        Node::Atom(s) => v(*s),
-        Node::Not(a) => !rec(*a),
-        Node::And(xs) => xs.iter().all(|&x| rec(x)),
-        Node::Or(xs) => xs.iter().any(|&x| rec(x)),
-        Node::Xor(a, b) => rec(*a) != rec(*b),
-        Node::Implies(a, b) => !rec(*a) || rec(*b),
-        Node::Equiv(a, b) => rec(*a) == rec(*b),
-        Node::Next(a) | Node::StrongNext(a) | Node::Finally(a) | Node::Globally(a) => rec(*a),
-        Node::Until(_, b) | Node::Release(_, b) => rec(*b),
-        Node::WeakUntil(a, b) => rec(*a) || rec(*b),
-        Node::StrongRelease(a, b) => rec(*a) && rec(*b),
-        _ => unreachable!("constant-word evaluation of a past formula"),
+/// The truth of a formula without past operators at each position of the periodic word
+/// `cycle^ω` (positions `0..cycle.len()`). O(|f| × |cycle|²).
+fn eval_periodic(
+    arena: &Arena,
+    f: Formula,
+    cycle: &[Vec<Sym>],
+    memo: &mut HashMap<Formula, Vec<bool>>,
+) -> Vec<bool> {
+    if let Some(v) = memo.get(&f) {
+        return v.clone();
     }
+    let m = cycle.len();
+    let rec =
+        |g: Formula, memo: &mut HashMap<Formula, Vec<bool>>| eval_periodic(arena, g, cycle, memo);
+    // a U b at every position: b at some j >= i (cyclically, within one period) with a before.
+    let until = |a: &[bool], b: &[bool]| -> Vec<bool> {
+        (0..m)
+            .map(|i| {
+                for k in 0..m {
+                    let j = (i + k) % m;
+                    if b[j] {
+                        return true;
+                    }
+                    if !a[j] {
+                        return false;
+                    }
+                }
+                false
+            })
+            .collect()
+    };
+    let not = |a: &[bool]| -> Vec<bool> { a.iter().map(|x| !x).collect() };
+    let v: Vec<bool> = match arena.node(f) {
+        Node::True => vec![true; m],
+        Node::False => vec![false; m],
+        Node::Atom(s) => cycle.iter().map(|l| l.contains(s)).collect(),
+        Node::Not(a) => not(&rec(*a, memo)),
+        Node::And(xs) => {
+            let mut acc = vec![true; m];
+            for &x in xs.iter() {
+                let y = rec(x, memo);
+                acc.iter_mut().zip(y).for_each(|(p, q)| *p &= q);
+            }
+            acc
+        }
+        Node::Or(xs) => {
+            let mut acc = vec![false; m];
+            for &x in xs.iter() {
+                let y = rec(x, memo);
+                acc.iter_mut().zip(y).for_each(|(p, q)| *p |= q);
+            }
+            acc
+        }
+        Node::Xor(a, b) | Node::Implies(a, b) | Node::Equiv(a, b) => {
+            let (x, y) = (rec(*a, memo), rec(*b, memo));
+            let n = arena.node(f);
+            x.iter()
+                .zip(y.iter())
+                .map(|(&p, &q)| match n {
+                    Node::Xor(..) => p != q,
+                    Node::Implies(..) => !p || q,
+                    _ => p == q,
+                })
+                .collect()
+        }
+        Node::Next(a) | Node::StrongNext(a) => {
+            let x = rec(*a, memo);
+            (0..m).map(|i| x[(i + 1) % m]).collect()
+        }
+        Node::Finally(a) => vec![rec(*a, memo).iter().any(|&x| x); m],
+        Node::Globally(a) => vec![rec(*a, memo).iter().all(|&x| x); m],
+        Node::Until(a, b) => {
+            let (x, y) = (rec(*a, memo), rec(*b, memo));
+            until(&x, &y)
+        }
+        Node::Release(a, b) => {
+            let (x, y) = (rec(*a, memo), rec(*b, memo));
+            not(&until(&not(&x), &not(&y)))
+        }
+        Node::WeakUntil(a, b) => {
+            let (x, y) = (rec(*a, memo), rec(*b, memo));
+            let g = x.iter().all(|&p| p);
+            until(&x, &y).into_iter().map(|u| u || g).collect()
+        }
+        Node::StrongRelease(a, b) => {
+            let (x, y) = (rec(*a, memo), rec(*b, memo));
+            let ab: Vec<bool> = x.iter().zip(y.iter()).map(|(&p, &q)| p && q).collect();
+            until(&y, &ab)
+        }
+        _ => unreachable!("periodic evaluation of a past formula"),
+    };
+    memo.insert(f, v.clone());
+    v
 }
 
 /// A partial cover under construction.

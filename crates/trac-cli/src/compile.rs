@@ -1,0 +1,237 @@
+//! `trac compile`, the engine options of `trac audit`, and the monitor facts of `trac check`.
+
+use clap::ValueEnum;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use trac_compile::{compile, monitorability, CompileOptions, Compiled, Semantics};
+use trac_runtime::engine::{Engine, TableCompiler};
+use trac_runtime::table::Table;
+use trac_spec::spec::Spec;
+use trac_spec::{Arena, Formula};
+
+/// Arguments of `trac compile`.
+#[derive(clap::Args)]
+pub struct CompileArgs {
+    /// The formula, in Spot syntax (a `forall VAR:` prefix is ignored: the body is compiled with
+    /// the variable free). Give either this or --spec.
+    #[arg(value_name = "FORMULA", required_unless_present = "spec")]
+    formula: Option<String>,
+    /// Compile every property of a spec file instead.
+    #[arg(long, value_name = "FILE", conflicts_with = "formula")]
+    spec: Option<PathBuf>,
+    /// Verdicts over infinite (ltl3) or finite (ltlf) continuations. For --spec, each
+    /// property's own semantics unless given.
+    #[arg(long, value_enum)]
+    semantics: Option<SemanticsArg>,
+    /// Output: Graphviz DOT, HOA v1, or the monitor table as JSON or RON.
+    #[arg(long, value_enum, default_value_t = Emit::Json)]
+    emit: Emit,
+    /// Keep equivalent pending states apart (decided states still merge into the two sinks).
+    #[arg(long)]
+    no_minimize: bool,
+    /// Write to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+/// Verdict semantics.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum SemanticsArg {
+    /// Infinite continuations (LTL3).
+    Ltl3,
+    /// Finite continuations (LTLf, `X` weak at the end).
+    Ltlf,
+}
+
+impl From<SemanticsArg> for Semantics {
+    fn from(s: SemanticsArg) -> Semantics {
+        match s {
+            SemanticsArg::Ltl3 => Semantics::Ltl3,
+            SemanticsArg::Ltlf => Semantics::Ltlf,
+        }
+    }
+}
+
+/// Output formats of `trac compile`.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// Graphviz DOT: states labelled with their residual and verdict.
+    Dot,
+    /// HOA v1 (verdicts in state names).
+    Hoa,
+    /// The monitor table, JSON.
+    Json,
+    /// The monitor table, RON.
+    Ron,
+}
+
+/// The engine options of `trac audit`.
+#[derive(clap::Args)]
+pub struct EngineArgs {
+    /// The monitoring engine: compiled monitor tables (complete verdicts), formula progression,
+    /// or both side by side, stopping with an error at the first step where they differ.
+    #[arg(long, value_enum, default_value_t = EngineArg::Compiled)]
+    engine: EngineArg,
+    /// With --engine progression: complete verdicts (violated as soon as no continuation can
+    /// satisfy the property, satisfied as soon as none can violate it), as the compiled engine.
+    #[arg(long)]
+    complete: bool,
+}
+
+/// Engines selectable on the command line.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// Compiled monitor tables.
+    Compiled,
+    /// Formula progression (add --complete for complete verdicts).
+    Progression,
+    /// Compiled and complete progression side by side.
+    CrossCheck,
+}
+
+impl EngineArgs {
+    /// The engine and, when it needs one, the table compiler.
+    pub fn engine(&self) -> (Engine, Option<Arc<dyn TableCompiler>>) {
+        match (self.engine, self.complete) {
+            (EngineArg::Compiled, _) => (Engine::Compiled, Some(trac_compile::Compiler::shared())),
+            (EngineArg::Progression, false) => (Engine::Progression, None),
+            (EngineArg::Progression, true) => (Engine::CompleteProgression, None),
+            (EngineArg::CrossCheck, _) => {
+                (Engine::CrossCheck, Some(trac_compile::Compiler::shared()))
+            }
+        }
+    }
+}
+
+/// Lines for `trac check`: the initial verdict, the number of states and the monitorability
+/// class of the (LTL3) monitor of `formula`.
+pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
+    let c = match compile(arena, formula, &CompileOptions::default()) {
+        Ok(c) => c,
+        Err(e) => return vec![format!("monitor:      cannot compile: {e}")],
+    };
+    let t = &c.table;
+    let class = monitorability(arena, formula, t);
+    vec![
+        format!(
+            "initial:      {}",
+            Table::<Vec<u32>, String>::verdict(t.initial())
+        ),
+        format!(
+            "monitor:      {} states ({} pending), {} decision nodes",
+            t.state_count(),
+            t.state_count() - 2,
+            t.node_count()
+        ),
+        format!("class:        {}", class.as_str()),
+    ]
+}
+
+fn emit(table: &Table, how: Emit) -> String {
+    match how {
+        Emit::Dot => trac_compile::export::dot(table),
+        Emit::Hoa => trac_compile::export::hoa(table),
+        Emit::Json => table.to_json(),
+        Emit::Ron => table.to_ron(),
+    }
+}
+
+/// Runs `trac compile`.
+pub fn run(args: &CompileArgs) -> ExitCode {
+    let minimize = !args.no_minimize;
+    // (name, arena, formula, semantics)
+    let mut jobs: Vec<(String, Arena, Formula, Semantics)> = Vec::new();
+    if let Some(path) = &args.spec {
+        let checked = match Spec::from_path(path).and_then(|s| s.check()) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("{e}");
+                return ExitCode::from(2);
+            }
+        };
+        for p in checked.properties {
+            let sem = args.semantics.map_or(p.decl.semantics, Semantics::from);
+            jobs.push((p.decl.id.clone(), p.arena, p.formula, sem));
+        }
+    } else if let Some(src) = &args.formula {
+        let mut arena = Arena::new();
+        let prop = match trac_spec::parse_property(&mut arena, src) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("{}", e.render(src));
+                return ExitCode::from(2);
+            }
+        };
+        let sem = args.semantics.map_or(Semantics::Ltl3, Semantics::from);
+        jobs.push((String::new(), arena, prop.body, sem));
+    }
+    let mut tables: Vec<(String, Compiled)> = Vec::new();
+    for (name, mut arena, f, semantics) in jobs {
+        match compile(
+            &mut arena,
+            f,
+            &CompileOptions {
+                semantics,
+                minimize,
+            },
+        ) {
+            Ok(c) => tables.push((name, c)),
+            Err(e) => {
+                let what = if name.is_empty() {
+                    String::new()
+                } else {
+                    format!("property {name}: ")
+                };
+                eprintln!("error: {what}{e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let text = if tables.len() == 1 && args.spec.is_none() {
+        emit(&tables[0].1.table, args.emit)
+    } else {
+        match args.emit {
+            Emit::Json => {
+                let map: serde_json::Map<String, serde_json::Value> = tables
+                    .iter()
+                    .map(|(n, c)| {
+                        let v = serde_json::to_value(c.table.to_file()).expect("tables serialize");
+                        (n.clone(), v)
+                    })
+                    .collect();
+                serde_json::to_string_pretty(&map).expect("tables serialize")
+            }
+            _ => tables
+                .iter()
+                .map(|(n, c)| {
+                    let header = match args.emit {
+                        Emit::Dot => format!("// property {n}\n"),
+                        Emit::Ron => format!("// property {n}\n"),
+                        _ => String::new(),
+                    };
+                    format!("{header}{}", emit(&c.table, args.emit))
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    };
+    let written = match &args.output {
+        Some(path) => {
+            std::fs::write(path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            // A closed pipe is not a failure.
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            Ok(())
+        }
+    };
+    if let Err(e) = written {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    ExitCode::SUCCESS
+}
