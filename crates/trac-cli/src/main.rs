@@ -202,87 +202,125 @@ fn audit(args: &AuditArgs) -> ExitCode {
     let mut violations = 0usize;
     let mut props = Vec::new();
     for path in &args.traces {
-        let name = path.display().to_string();
-        let mut auditor = match Auditor::new(&specs, &opts) {
-            Ok(a) => a,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        props = auditor.properties();
-        let mut outcome = TraceOutcome {
-            name: name.clone(),
-            steps: 0,
-            records: Vec::new(),
-            ends: Vec::new(),
-            error: None,
-        };
+        let file = path.display().to_string();
+        // One audit per session: a JSON Lines file may interleave several sessions (`session`
+        // field); each is a trace of its own, named `FILE#SESSION`.
+        let mut sessions: Vec<(Option<String>, Auditor, TraceOutcome)> = Vec::new();
+        let mut file_error: Option<String> = None;
+        let new_session =
+            |session: Option<String>| -> Result<(Option<String>, Auditor, TraceOutcome), String> {
+                let auditor = Auditor::new(&specs, &opts).map_err(|e| e.to_string())?;
+                let name = match &session {
+                    Some(s) => format!("{file}#{s}"),
+                    None => file.clone(),
+                };
+                Ok((
+                    session,
+                    auditor,
+                    TraceOutcome {
+                        name,
+                        steps: 0,
+                        records: Vec::new(),
+                        ends: Vec::new(),
+                        error: None,
+                    },
+                ))
+            };
         let emit = |out: &mut dyn Write, recs: Vec<VerdictRecord>, o: &mut TraceOutcome| {
             if args.format == Format::Jsonl {
                 for r in &recs {
-                    let _ = writeln!(out, "{}", jsonl_record(&name, r));
+                    let _ = writeln!(out, "{}", jsonl_record(&o.name, r));
                 }
             }
             o.records.extend(recs);
         };
         match trace::open(path) {
-            Err(e) => {
-                outcome.error = Some(e.to_string());
-            }
+            Err(e) => file_error = Some(e.to_string()),
             Ok(reader) => {
-                emit(&mut out, auditor.initial(), &mut outcome);
-                if let Some((id, _, m)) = auditor.mismatch() {
-                    eprintln!("error: {name}: property {id}: {m}");
-                    return ExitCode::from(2);
-                }
                 for ev in reader {
-                    match ev {
-                        Ok(ev) => {
-                            let recs = auditor.step(&ev);
-                            emit(&mut out, recs, &mut outcome);
-                            if let Some((id, value, m)) = auditor.mismatch() {
-                                let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
-                                eprintln!("error: {name}: property {id}{value}: {m}");
-                                let _ = out.flush();
-                                return ExitCode::from(2);
-                            }
-                        }
+                    let ev = match ev {
+                        Ok(ev) => ev,
                         Err(e) => {
-                            outcome.error = Some(e.to_string());
+                            file_error = Some(e.to_string());
                             break;
                         }
+                    };
+                    let i = match sessions.iter().position(|(s, _, _)| *s == ev.session) {
+                        Some(i) => i,
+                        None => {
+                            let mut sess = match new_session(ev.session.clone()) {
+                                Ok(x) => x,
+                                Err(e) => {
+                                    eprintln!("error: {e}");
+                                    return ExitCode::from(2);
+                                }
+                            };
+                            let recs = sess.1.initial();
+                            emit(&mut out, recs, &mut sess.2);
+                            sessions.push(sess);
+                            sessions.len() - 1
+                        }
+                    };
+                    let (_, auditor, outcome) = &mut sessions[i];
+                    let recs = auditor.step(&ev);
+                    emit(&mut out, recs, outcome);
+                    if let Some((id, value, m)) = auditor.mismatch() {
+                        let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
+                        eprintln!("error: {}: property {id}{value}: {m}", outcome.name);
+                        let _ = out.flush();
+                        return ExitCode::from(2);
                     }
                 }
             }
         }
-        if outcome.error.is_none() {
-            let recs = auditor.end_of_trace();
-            emit(&mut out, recs, &mut outcome);
-        }
-        outcome.steps = auditor.steps();
-        outcome.ends = auditor.finish();
-        if args.format == Format::Jsonl {
-            for e in &outcome.ends {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    jsonl_end(&name, outcome.steps, e, outcome.error.as_deref())
-                );
+        if sessions.is_empty() {
+            // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts and
+            // end-of-trace verdicts of the empty trace are reported.
+            let mut sess = match new_session(None) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            if file_error.is_none() {
+                let recs = sess.1.initial();
+                emit(&mut out, recs, &mut sess.2);
             }
+            sessions.push(sess);
         }
-        if let Some(e) = &outcome.error {
+        let mut file_steps = 0;
+        for (_, mut auditor, mut outcome) in sessions {
+            props = auditor.properties();
+            outcome.error.clone_from(&file_error);
+            if outcome.error.is_none() {
+                let recs = auditor.end_of_trace();
+                emit(&mut out, recs, &mut outcome);
+            }
+            outcome.steps = auditor.steps();
+            file_steps += outcome.steps;
+            outcome.ends = auditor.finish();
+            if args.format == Format::Jsonl {
+                for e in &outcome.ends {
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        jsonl_end(&outcome.name, outcome.steps, e, outcome.error.as_deref())
+                    );
+                }
+            }
+            violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
+            outcomes.push(outcome);
+        }
+        if let Some(e) = &file_error {
             bad_input = true;
             eprintln!("error: {e}");
-            if outcome.steps > 0 {
+            if file_steps > 0 {
                 eprintln!(
-                    "note: the {} step(s) read before the error were audited; their verdicts are reported",
-                    outcome.steps
+                    "note: the {file_steps} step(s) read before the error were audited; their verdicts are reported"
                 );
             }
         }
-        violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
-        outcomes.push(outcome);
     }
     match args.format {
         Format::Text => print_text(&mut out, &props, &outcomes),

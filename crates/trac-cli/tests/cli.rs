@@ -237,3 +237,57 @@ fn violations_before_the_first_step_and_at_the_end_of_ltlf_traces_count() {
     assert_eq!(apple[0]["step"], 1);
     assert_eq!(apple[0]["verdict"], "violated");
 }
+
+#[test]
+fn sessions_in_one_jsonl_file_are_separate_traces() {
+    // Two interleaved sessions: each `look` is followed by a non-look step *in its own session*,
+    // so neither violates; audited as one trace, steps 1-2 would be a violation.
+    let t = temp_file(
+        "sessions.jsonl",
+        concat!(
+            "{\"session\": \"a\", \"labels\": [\"look\"]}\n",
+            "{\"session\": \"b\", \"labels\": [\"look\"]}\n",
+            "{\"session\": \"a\", \"labels\": []}\n",
+            "{\"session\": \"b\", \"labels\": []}\n",
+            "{\"session\": \"b\", \"labels\": [\"look\"]}\n",
+            "{\"session\": \"b\", \"labels\": [\"look\"]}\n",
+        ),
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G(look -> X !look)",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let violations: Vec<(String, u64)> = lines
+        .iter()
+        .filter(|v| v.get("end").is_none())
+        .map(|v| {
+            (
+                v["trace"].as_str().unwrap().to_string(),
+                v["step"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let name = t.to_str().unwrap();
+    assert_eq!(violations, vec![(format!("{name}#b"), 4)]);
+    let ends: Vec<(&str, u64)> = lines
+        .iter()
+        .filter(|v| v.get("end").is_some())
+        .map(|v| (v["trace"].as_str().unwrap(), v["steps"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        ends,
+        vec![
+            (format!("{name}#a").as_str(), 2),
+            (format!("{name}#b").as_str(), 4)
+        ]
+    );
+}
