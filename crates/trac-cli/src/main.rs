@@ -390,7 +390,15 @@ fn print_text(
     props: &[trac_runtime::audit::PropertyInfo],
     outcomes: &[TraceOutcome],
 ) {
+    let width = props.iter().map(|p| p.id.len()).max().unwrap_or(0).max(10);
     for o in outcomes {
+        if o.steps == 0 {
+            if let Some(e) = &o.error {
+                // Nothing was read: the error is the whole story.
+                let _ = writeln!(out, "== {}: not audited: {e}", o.name);
+                continue;
+            }
+        }
         let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
         for p in props {
             let Some(end) = o.ends.iter().find(|e| e.property == p.id) else {
@@ -418,7 +426,7 @@ fn print_text(
             };
             let _ = writeln!(
                 out,
-                "{:<10} {:<9} {} violation(s){}{}  [at end: {}; ltlf: {}]",
+                "{:<width$} {:<9} {} violation(s){}{}  [at end: {}; ltlf: {}]",
                 p.id,
                 status.as_str(),
                 end.violations,
@@ -428,10 +436,10 @@ fn print_text(
                 end.ltlf
             );
             if !p.description.is_empty() {
-                let _ = writeln!(out, "           rule:    {}", p.description);
+                let _ = writeln!(out, "{:width$} rule:    {}", "", p.description);
             }
-            let _ = writeln!(out, "           formula: {}", p.formula);
-            let _ = writeln!(out, "           meaning: {}", p.english);
+            let _ = writeln!(out, "{:width$} formula: {}", "", p.formula);
+            let _ = writeln!(out, "{:width$} meaning: {}", "", p.english);
             for r in &recs {
                 let value = r
                     .value
@@ -440,8 +448,8 @@ fn print_text(
                     .unwrap_or_default();
                 let _ = writeln!(
                     out,
-                    "           {} at step {}{}; witness:",
-                    r.verdict, r.step, value
+                    "{:width$} {} at step {}{}; witness:",
+                    "", r.verdict, r.step, value
                 );
                 for c in &r.witness {
                     let held = if c.held.is_empty() {
@@ -451,8 +459,8 @@ fn print_text(
                     };
                     let _ = writeln!(
                         out,
-                        "             step {:>3}: {}{}  =>  {}",
-                        c.step, c.text, held, c.residual
+                        "{:width$}   step {:>3}: {}{}  =>  {}",
+                        "", c.step, c.text, held, c.residual
                     );
                 }
             }

@@ -291,3 +291,33 @@ fn sessions_in_one_jsonl_file_are_separate_traces() {
         ]
     );
 }
+
+#[test]
+fn a_property_decided_before_the_first_step_is_reported_once() {
+    // `F p & G !p` is unsatisfiable: ⊥ at step 0 (complete LTL3 verdicts), and TRAC_R restarts
+    // cannot change that, so it is one violation, not one per step.
+    let t = temp_file(
+        "three-p.jsonl",
+        "{\"labels\": [\"p\"]}\n{}\n{\"labels\": [\"p\"]}\n",
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "F p & G !p",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let steps: Vec<u64> = lines
+        .iter()
+        .filter(|v| v.get("end").is_none())
+        .map(|v| v["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, vec![0]);
+    assert_eq!(lines.last().unwrap()["violations"], 1);
+}

@@ -141,6 +141,9 @@ struct Prop {
     semantics: Semantics,
     runner: Runner,
     violations: Vec<(usize, Option<String>)>,
+    /// Decided before the first step and free of past-time operators: every restart would be
+    /// decided the same way, so the step-0 verdict is the only one reported.
+    frozen: bool,
 }
 
 /// The streaming audit of one trace against a set of checked specs.
@@ -229,6 +232,11 @@ impl Auditor {
                         },
                     },
                     semantics: p.decl.semantics,
+                    frozen: !p.arena.info(p.formula).has_past
+                        && match &runner {
+                            Runner::Plain(m) => m.initial().is_some(),
+                            Runner::Param(m) => m.initial().is_some(),
+                        },
                     runner,
                     violations: Vec::new(),
                 });
@@ -344,6 +352,11 @@ impl Auditor {
         } else {
             raw
         };
+        let text = if text.trim().is_empty() {
+            "(no text)"
+        } else {
+            text
+        };
         let input = StepInput {
             step: self.steps,
             text,
@@ -353,7 +366,7 @@ impl Auditor {
         for p in &mut self.props {
             match &mut p.runner {
                 Runner::Plain(m) => {
-                    if let Some(v) = m.step(&input) {
+                    if let Some(v) = m.step(&input).filter(|_| !p.frozen) {
                         if v == Verdict::Violated {
                             p.violations.push((input.step, None));
                         }
@@ -361,7 +374,11 @@ impl Auditor {
                     }
                 }
                 Runner::Param(pm) => {
+                    let frozen = p.frozen;
                     for e in pm.step(&input) {
+                        if frozen && !(e.inherited && e.step == 0) {
+                            continue;
+                        }
                         let m = pm
                             .instance(&e.value)
                             .expect("verdicts come from existing instances");
