@@ -60,6 +60,8 @@ pub trait TableCompiler: Send + Sync + fmt::Debug {
 }
 
 /// A monitor of any engine.
+// The table monitor is the hot path: kept inline, the other (slower) engines are boxed.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum EngineMonitor {
     /// Progression, plain or complete.
