@@ -29,7 +29,6 @@ use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use trac_spec::formula::{Arena, AtomName, Formula, Sym};
 use trac_spec::progress::{eval_empty, eval_last, progress, PastState};
 
@@ -57,28 +56,8 @@ struct State {
     dense: Option<u32>,
 }
 
-/// A multiplicative hasher for the `(state, valuation)` keys (like rustc's FxHasher).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-type KeyMap = HashMap<(u32, u64), u32, BuildHasherDefault<KeyHasher>>;
+/// `(state, valuation)` keys hashed with the Fx hash (rustc's): small integers, no need for SipHash.
+type KeyMap = HashMap<(u32, u64), u32, rustc_hash::FxBuildHasher>;
 
 /// The automaton discovered so far, with the progression machinery that extends it.
 #[derive(Clone, Debug)]

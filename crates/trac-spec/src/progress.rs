@@ -38,7 +38,6 @@
 
 use crate::formula::{Arena, Formula, Node, Sym};
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// The truth of atomic propositions at one step (a valuation): `holds(s)` is true iff the atomic
 /// proposition `s` is in the step's label set.
@@ -218,31 +217,10 @@ pub fn progress(arena: &mut Arena, f: Formula, v: &dyn Valuation, past: &PastSta
     prg(arena, f, v, past, &mut memo)
 }
 
-/// The per-call memo of [`progress`]: formula handles are small integers, so a multiplicative
+/// The per-call memo of [`progress`]: formula handles are small integers, so rustc-hash's Fx hash
 /// hash replaces SipHash, and a first capacity avoids regrowing on typical residuals (the memo
 /// was most of the cost of a progression step).
-type Memo = HashMap<Formula, Formula, BuildHasherDefault<HandleHasher>>;
-
-/// A multiplicative (Fx-style) hasher for `u32` handles.
-#[derive(Default, Clone, Copy)]
-struct HandleHasher(u64);
-
-impl Hasher for HandleHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
+type Memo = HashMap<Formula, Formula, rustc_hash::FxBuildHasher>;
 
 fn prg(
     arena: &mut Arena,
