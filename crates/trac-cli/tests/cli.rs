@@ -19,6 +19,14 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The JSON objects of a `--format jsonl` run, one per line.
+fn jsonl(o: &Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("jsonl output is JSON"))
+        .collect()
+}
+
 fn temp_file(name: &str, content: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("trac-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -45,10 +53,7 @@ fn formula_over_trace_labels_counts_trac_r_violations() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> = jsonl(&o);
     let steps: Vec<u64> = lines
         .iter()
         .filter(|v| v["verdict"] == "violated" && v.get("end").is_none())
@@ -98,8 +103,7 @@ fn clean_trace_exits_zero_and_decided_before_first_step_is_step_zero() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1));
-    let first: serde_json::Value =
-        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let first: serde_json::Value = jsonl(&o)[0].clone();
     assert_eq!(first["step"], 0);
     assert_eq!(first["verdict"], "violated");
 }
@@ -213,8 +217,7 @@ fn violations_before_the_first_step_and_at_the_end_of_ltlf_traces_count() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let first: serde_json::Value =
-        serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    let first: serde_json::Value = jsonl(&o)[0].clone();
     assert_eq!(first["step"], 3);
     assert_eq!(first["verdict"], "violated");
     // A value first seen after the template was decided inherits the verdict, at its step.
@@ -228,9 +231,8 @@ fn violations_before_the_first_step_and_at_the_end_of_ltlf_traces_count() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let apple: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+    let apple: Vec<serde_json::Value> = jsonl(&o)
+        .into_iter()
         .filter(|v| v["value"] == "apple" && v.get("end").is_none())
         .collect();
     assert_eq!(apple.len(), 1, "{}", stdout(&o));
@@ -262,10 +264,7 @@ fn sessions_in_one_jsonl_file_are_separate_traces() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> = jsonl(&o);
     let violations: Vec<(String, u64)> = lines
         .iter()
         .filter(|v| v.get("end").is_none())
@@ -309,10 +308,7 @@ fn a_property_decided_before_the_first_step_is_reported_once() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
-    let lines: Vec<serde_json::Value> = stdout(&o)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> = jsonl(&o);
     let steps: Vec<u64> = lines
         .iter()
         .filter(|v| v.get("end").is_none())
