@@ -158,7 +158,10 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
                 ..Default::default()
             };
             match spec.check() {
-                Ok(c) => specs.push(c),
+                Ok(c) => {
+                    warn_unknown_atoms(&specs, &c);
+                    specs.push(c)
+                }
                 Err(e) => errors.push(e.to_string()),
             }
         }
@@ -170,6 +173,30 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
         Ok(specs)
     } else {
         Err(errors.join("\n"))
+    }
+}
+
+/// Warns (on stderr) about atoms of `--formula` properties that no `--spec` declares: they hold
+/// only when the trace itself labels a step with them, which is likely a typo when specs are given.
+fn warn_unknown_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) {
+    let declared: Vec<&str> = specs
+        .iter()
+        .flat_map(|c| c.spec.propositions.iter().map(|p| p.name.as_str()))
+        .collect();
+    if declared.is_empty() {
+        return;
+    }
+    for p in &adhoc.properties {
+        for s in p.arena.atoms(p.formula) {
+            let base = &p.arena.sym_parts(s).base;
+            if !declared.contains(&base.as_str()) {
+                eprintln!(
+                    "warning: --formula {}: `{}` is not a proposition of any --spec; it holds only at steps the trace labels with it",
+                    p.decl.id,
+                    p.arena.sym_name(s)
+                );
+            }
+        }
     }
 }
 

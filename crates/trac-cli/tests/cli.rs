@@ -317,3 +317,21 @@ fn a_property_decided_before_the_first_step_is_reported_once() {
     assert_eq!(steps, vec![0]);
     assert_eq!(lines.last().unwrap()["violations"], 1);
 }
+
+#[test]
+fn formula_atoms_unknown_to_the_specs_are_warned_about() {
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/textworld.ron",
+        "--formula",
+        "G(jmp -> X drop)",
+        "examples/traces/textworld-demo.txt",
+    ]);
+    let err = stderr(&o);
+    assert!(err.contains("warning: --formula f1: `jmp`"), "{err}");
+    assert!(
+        !err.contains("`drop`"),
+        "drop is declared by the spec: {err}"
+    );
+}
