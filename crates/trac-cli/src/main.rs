@@ -121,6 +121,9 @@ fn check(src: &str) -> ExitCode {
     let _ = writeln!(out, "formula:      {printed}");
     let _ = writeln!(out, "english:      {english}");
     let _ = writeln!(out, "propositions: {}", atoms.join(", "));
+    // The monitor facts below need a compilation, which can take long on large formulas: show
+    // what is known first.
+    let _ = out.flush();
     for line in compile::check_lines(&mut arena, prop.body) {
         let _ = writeln!(out, "{line}");
     }
