@@ -376,11 +376,11 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// [`crate::parametric::ParametricMonitor::step`]).
     pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
         for label in input.labels.iter() {
-            let parts = AtomName::parse(label);
-            if let Some(arg) = parts.arg {
-                if self.bases.contains(&parts.base) && !self.index.contains_key(&arg) {
-                    self.fresh.push(arg);
-                }
+            let Some((base, arg)) = trac_spec::formula::split_atom_name(label) else {
+                continue;
+            };
+            if self.bases.iter().any(|b| b == base) && !self.index.contains_key(arg) {
+                self.fresh.push(arg.to_string());
             }
         }
         self.create_fresh();

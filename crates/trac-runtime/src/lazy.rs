@@ -29,7 +29,7 @@ use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
 use std::collections::HashMap;
-use trac_spec::formula::{Arena, AtomName, Formula, Sym};
+use trac_spec::formula::{Arena, Formula, Sym};
 use trac_spec::progress::{eval_empty, eval_last, progress, PastState};
 
 /// States reading at most this many atoms keep their transitions in a dense array of
@@ -388,16 +388,6 @@ fn pack(reads: &[u16], holds: impl Fn(usize) -> bool) -> u64 {
     key
 }
 
-/// `base(var)` → `base(value)`; other names unchanged.
-fn instantiate_name(name: &str, var: &str, value: &str) -> String {
-    let parts = AtomName::parse(name);
-    if parts.arg.as_deref() == Some(var) {
-        format!("{}({})", parts.base, value)
-    } else {
-        name.to_string()
-    }
-}
-
 impl Monitor for LazyMonitor {
     fn initial(&self) -> Option<Verdict> {
         match Verdict::of_residual(self.auto.original) {
@@ -493,7 +483,7 @@ impl Instantiate for LazyMonitor {
         m.labels = self
             .labels
             .iter()
-            .map(|l| instantiate_name(l, var, value))
+            .map(|l| trac_spec::formula::instantiate_name(l, var, value))
             .collect();
         m.instance = Some((var.to_string(), value.to_string()));
         m

@@ -329,9 +329,9 @@ impl ProgressionMonitor {
             .atoms
             .iter()
             .filter(|(_, n)| {
-                self.last_true
-                    .iter()
-                    .any(|&s| instantiate_name(self.arena.sym_name(s), var, value) == *n)
+                self.last_true.iter().any(|&s| {
+                    trac_spec::formula::instantiate_name(self.arena.sym_name(s), var, value) == *n
+                })
             })
             .map(|(s, _)| *s)
             .collect();
@@ -378,15 +378,6 @@ fn judge(
     match v {
         Some(b) => Verdict::of_bool(b),
         None => Verdict::Pending,
-    }
-}
-
-fn instantiate_name(name: &str, var: &str, value: &str) -> String {
-    let parts = trac_spec::formula::AtomName::parse(name);
-    if parts.arg.as_deref() == Some(var) {
-        format!("{}({})", parts.base, value)
-    } else {
-        name.to_string()
     }
 }
 

@@ -18,7 +18,7 @@
 use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use std::collections::HashMap;
-use trac_spec::formula::{Arena, Formula};
+use trac_spec::formula::{split_atom_name, Arena, Formula};
 
 /// A monitor that can be copied, state included, for one value of a parametric variable.
 pub trait Instantiate: Monitor + Clone {
@@ -131,7 +131,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
         let mut fresh: Vec<String> = Vec::new();
         for label in input.labels.iter() {
             // `base(value)` without allocating: this runs for every label at every step.
-            let Some((base, arg)) = split_label(label) else {
+            let Some((base, arg)) = split_atom_name(label) else {
                 continue;
             };
             if self.bases.iter().any(|b| b == base) && !self.index.contains_key(arg) {
@@ -187,22 +187,10 @@ impl<M: Instantiate> ParametricMonitor<M> {
     }
 }
 
-/// Splits a label `base(value)` into `(base, value)`, as `AtomName::parse` does, without
-/// allocating; `None` for a label without a parameter.
-fn split_label(label: &str) -> Option<(&str, &str)> {
-    let open = label.find('(')?;
-    let inner = label.strip_suffix(')')?.get(open + 1..)?;
-    if open == 0 || inner.contains(['(', ')']) {
-        return None;
-    }
-    Some((&label[..open], inner))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::labels::LabelSet;
-    use trac_spec::formula::AtomName;
 
     fn run(f: &str, var: &str, steps: &[&[&str]]) -> Vec<(usize, String, Verdict)> {
         let mut arena = Arena::new();
@@ -221,23 +209,6 @@ mod tests {
             }
         }
         out
-    }
-
-    #[test]
-    fn split_label_agrees_with_atom_name_parse() {
-        for l in [
-            "take(knife)",
-            "look",
-            "take(red hot pepper)",
-            "(x)",
-            "a(b(c))",
-            "a(b",
-            "f()",
-        ] {
-            let p = AtomName::parse(l);
-            let expected = p.arg.as_deref().map(|a| (p.base.as_str(), a));
-            assert_eq!(split_label(l), expected, "{l}");
-        }
     }
 
     #[test]

@@ -711,7 +711,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         m.labels = self
             .labels
             .iter()
-            .map(|l| instantiate_name(l, var, value))
+            .map(|l| trac_spec::formula::instantiate_name(l, var, value))
             .collect();
         m.instance = Some((var.to_string(), value.to_string()));
         m.residual_cache.clear();
@@ -823,16 +823,6 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         let r = self.state_residual(state);
         self.residual_cache.insert(state, r.clone());
         r
-    }
-}
-
-/// `base(var)` → `base(value)`; other names unchanged.
-fn instantiate_name(name: &str, var: &str, value: &str) -> String {
-    let parts = trac_spec::formula::AtomName::parse(name);
-    if parts.arg.as_deref() == Some(var) {
-        format!("{}({})", parts.base, value)
-    } else {
-        name.to_string()
     }
 }
 

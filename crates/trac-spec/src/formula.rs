@@ -182,24 +182,38 @@ pub struct AtomName {
 impl AtomName {
     /// Splits `base(arg)` into base and argument; any other name has no argument.
     pub fn parse(name: &str) -> AtomName {
-        if let Some(open) = name.find('(') {
-            if name.ends_with(')') && open > 0 {
-                let base = &name[..open];
-                let arg = &name[open + 1..name.len() - 1];
-                if !arg.contains('(') && !arg.contains(')') {
-                    return AtomName {
-                        name: name.to_string(),
-                        base: base.to_string(),
-                        arg: Some(arg.to_string()),
-                    };
-                }
-            }
+        match split_atom_name(name) {
+            Some((base, arg)) => AtomName {
+                name: name.to_string(),
+                base: base.to_string(),
+                arg: Some(arg.to_string()),
+            },
+            None => AtomName {
+                name: name.to_string(),
+                base: name.to_string(),
+                arg: None,
+            },
         }
-        AtomName {
-            name: name.to_string(),
-            base: name.to_string(),
-            arg: None,
-        }
+    }
+}
+
+/// Splits a name `base(arg)` into `(base, arg)` without allocating, as [`AtomName::parse`] does;
+/// `None` for a name without a parameter. Cheap enough for every label at every step.
+pub fn split_atom_name(name: &str) -> Option<(&str, &str)> {
+    let open = name.find('(')?;
+    let inner = name.strip_suffix(')')?.get(open + 1..)?;
+    if open == 0 || inner.contains(['(', ')']) {
+        return None;
+    }
+    Some((&name[..open], inner))
+}
+
+/// `base(var)` becomes `base(value)`; any other name is returned unchanged. The name-level
+/// counterpart of [`Arena::instantiate`].
+pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
+    match split_atom_name(name) {
+        Some((base, arg)) if arg == var => format!("{base}({value})"),
+        _ => name.to_string(),
     }
 }
 
@@ -702,9 +716,8 @@ impl Arena {
         let value = value.to_string();
         self.map_bottom_up(f, &mut |a: &mut Arena, x: Formula| {
             if let Node::Atom(s) = a.node(x) {
-                let parts = a.sym_parts(*s);
-                if parts.arg.as_deref() == Some(var.as_str()) {
-                    let name = format!("{}({})", parts.base, value);
+                if a.sym_parts(*s).arg.as_deref() == Some(var.as_str()) {
+                    let name = instantiate_name(a.sym_name(*s), &var, &value);
                     return a.atom(&name);
                 }
             }
@@ -756,6 +769,34 @@ mod tests {
         assert_eq!(a.implies(p, Formula::FALSE), np);
         assert_eq!(a.equiv(Formula::FALSE, p), np);
         assert_eq!(a.xor(p, np), Formula::TRUE);
+    }
+
+    #[test]
+    fn atom_names_split_into_base_and_parameter() {
+        let cases: [(&str, Option<(&str, &str)>); 7] = [
+            ("take(knife)", Some(("take", "knife"))),
+            ("take(red hot pepper)", Some(("take", "red hot pepper"))),
+            ("f()", Some(("f", ""))),
+            ("look", None),
+            ("(x)", None),
+            ("a(b(c))", None),
+            ("a(b", None),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(split_atom_name(name), expected, "{name}");
+            let parts = AtomName::parse(name);
+            assert_eq!(parts.arg.as_deref(), expected.map(|e| e.1), "{name}");
+            assert_eq!(parts.base, expected.map_or(name, |e| e.0), "{name}");
+        }
+        assert_eq!(
+            instantiate_name("take(item)", "item", "knife"),
+            "take(knife)"
+        );
+        assert_eq!(
+            instantiate_name("take(fork)", "item", "knife"),
+            "take(fork)"
+        );
+        assert_eq!(instantiate_name("look", "item", "knife"), "look");
     }
 
     #[test]
