@@ -1,8 +1,12 @@
 //! Trace readers: JSON Lines event logs and plain-text action logs, read one line at a time.
 //!
+//! [`open`] opens a trace once (a file, a pipe, or `-` for standard input) and detects its format
+//! from the same buffered reader ([`TraceReader::sniff`]), so piped traces lose nothing and
+//! events are read as they arrive.
+//!
 //! # JSON Lines
-//! One JSON object per line; blank lines are skipped; unknown fields are ignored, fields of the
-//! wrong type are errors:
+//! One JSON object per line; blank lines are skipped; unknown fields are ignored (the reader lists
+//! them: [`TraceReader::unknown_fields`]), fields of the wrong type or given twice are errors:
 //!
 //! ```json
 //! {"session": "run-3", "step": 1, "input": "You are in a kitchen.", "output": "take knife", "labels": ["take(knife)"]}
@@ -17,10 +21,12 @@
 //! prepare meal` gives `PREPARE MEAL: prepare meal`. A line left empty by the stripping is an
 //! error.
 
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
+use std::collections::VecDeque;
 use std::fmt;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 /// One step of an agent's trace.
@@ -114,51 +120,121 @@ pub fn detect_format(path: &Path, first_line: &str) -> TraceFormat {
     }
 }
 
-/// Opens a trace file, detecting its format with [`detect_format`] (for other than `.jsonl` /
-/// `.json` files, the first non-empty line is read to decide, then the file is read again from
-/// the start).
+/// The trace name that stands for standard input in [`open`].
+pub const STDIN: &str = "-";
+
+/// The name standard input gets in reports and errors.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// The fields of a JSON Lines event that the reader understands; any other field is ignored and
+/// listed by [`TraceReader::unknown_fields`].
+pub const KNOWN_FIELDS: [&str; 5] = ["session", "step", "input", "output", "labels"];
+
+/// Opens a trace once and detects its format (see [`TraceReader::sniff`]): `.jsonl` / `.json`
+/// files are JSON Lines; any other input is read up to its first non-empty line, which decides
+/// ([`detect_format`]), and that line is then replayed. The input is never opened twice, so
+/// pipes (`/dev/stdin`, `<(...)` process substitution, named pipes) lose nothing. The path `-`
+/// ([`STDIN`]) reads standard input, named `<stdin>` ([`STDIN_NAME`]) in reports.
 ///
-/// Errors: the file cannot be opened or read (`line` is 0).
-pub fn open(path: &Path) -> Result<TraceReader<BufReader<File>>, TraceError> {
+/// Blocks until the first non-empty line (or the end of the input) arrives when the format must
+/// be sniffed from a pipe; events are then read one line at a time, as they arrive.
+///
+/// Errors: the file cannot be opened (`line` is 0), or reading fails before the first non-empty
+/// line (`line` is the line being read).
+pub fn open(path: &Path) -> Result<TraceReader<Input>, TraceError> {
+    if path.as_os_str() == STDIN {
+        let input = Input {
+            inner: InputKind::Stdin(BufReader::new(std::io::stdin())),
+            stream: true,
+        };
+        return TraceReader::sniff(input, STDIN_NAME, None);
+    }
     let name = path.display().to_string();
-    let io_err = |e: std::io::Error| TraceError {
+    let file = File::open(path).map_err(|e| TraceError {
         file: name.clone(),
         line: 0,
         column: 0,
         message: format!("cannot read trace: {e}"),
+    })?;
+    // Pipes, sockets and terminals stream; a regular file (or a redirect from one) does not.
+    // When the type is unknown, assume a stream: that only changes how verdicts are printed.
+    let stream = !file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    let input = Input {
+        inner: InputKind::File(BufReader::new(file)),
+        stream,
     };
-    let format = match detect_format(path, "") {
-        TraceFormat::Jsonl => TraceFormat::Jsonl,
-        TraceFormat::Text => {
-            let mut r = BufReader::new(File::open(path).map_err(io_err)?);
-            let mut buf = Vec::new();
-            let mut first = String::new();
-            loop {
-                buf.clear();
-                if r.read_until(b'\n', &mut buf).map_err(io_err)? == 0 {
-                    break;
-                }
-                let line = String::from_utf8_lossy(&buf);
-                if !line.trim().is_empty() {
-                    first = line.into_owned();
-                    break;
-                }
-            }
-            detect_format(path, &first)
+    TraceReader::sniff(input, &name, Some(path))
+}
+
+/// The input of a trace opened by [`open`]: a buffered file or standard input.
+pub struct Input {
+    inner: InputKind,
+    stream: bool,
+}
+
+enum InputKind {
+    File(BufReader<File>),
+    Stdin(BufReader<std::io::Stdin>),
+}
+
+impl Input {
+    /// True for standard input, pipes, sockets and devices (events may arrive over time); false
+    /// for a regular file.
+    pub fn is_stream(&self) -> bool {
+        self.stream
+    }
+}
+
+impl fmt::Debug for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.inner {
+            InputKind::File(_) => "file",
+            InputKind::Stdin(_) => "stdin",
+        };
+        f.debug_struct("Input")
+            .field("kind", &kind)
+            .field("stream", &self.stream)
+            .finish()
+    }
+}
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match &mut self.inner {
+            InputKind::File(r) => r.read(buf),
+            InputKind::Stdin(r) => r.read(buf),
         }
-    };
-    let file = File::open(path).map_err(io_err)?;
-    Ok(TraceReader::from_reader(
-        BufReader::new(file),
-        &name,
-        format,
-    ))
+    }
+}
+
+impl BufRead for Input {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match &mut self.inner {
+            InputKind::File(r) => r.fill_buf(),
+            InputKind::Stdin(r) => r.fill_buf(),
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        match &mut self.inner {
+            InputKind::File(r) => r.consume(amt),
+            InputKind::Stdin(r) => r.consume(amt),
+        }
+    }
+}
+
+impl TraceReader<Input> {
+    /// See [`Input::is_stream`].
+    pub fn is_stream(&self) -> bool {
+        self.reader.is_stream()
+    }
 }
 
 /// A streaming trace reader: an iterator of events, reading one line at a time.
 ///
 /// A bad line yields an `Err` for that line and reading goes on with the next; an I/O error
-/// yields an `Err` and ends the iteration.
+/// yields an `Err` and ends the iteration. The reader records the names of the JSON fields it
+/// met ([`TraceReader::fields_seen`]), so that a caller can say which fields of a log it ignored.
 pub struct TraceReader<R: BufRead> {
     reader: R,
     name: String,
@@ -166,8 +242,16 @@ pub struct TraceReader<R: BufRead> {
     line: usize,
     events: usize,
     buf: Vec<u8>,
+    /// Lines read ahead by [`TraceReader::sniff`], replayed before reading on.
+    pending: VecDeque<Vec<u8>>,
+    /// JSON field names met, in order of first appearance (at most [`MAX_FIELDS`]).
+    fields: Vec<String>,
     done: bool,
 }
+
+/// At most this many distinct JSON field names are recorded (a log whose keys are data would
+/// otherwise grow the list without bound).
+const MAX_FIELDS: usize = 64;
 
 impl<R: BufRead> fmt::Debug for TraceReader<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -189,8 +273,53 @@ impl<R: BufRead> TraceReader<R> {
             line: 0,
             events: 0,
             buf: Vec::new(),
+            pending: VecDeque::new(),
+            fields: Vec::new(),
             done: false,
         }
+    }
+
+    /// A reader of `reader` whose format is detected from the one input, as ripgrep's searcher
+    /// does with its single buffered reader: by `path`'s extension when it is `.jsonl` / `.json`,
+    /// else by the first non-empty line ([`detect_format`]). The lines read to decide are kept and
+    /// replayed, so nothing is lost and the input need not be seekable (pipes, standard input).
+    ///
+    /// Reads up to the first non-empty line (blocking on a pipe until it arrives); O(length of
+    /// the leading blank lines and that line) memory.
+    ///
+    /// Errors: an I/O error while reading ahead, at the line being read (invalid UTF-8 is not
+    /// an error here: it is reported when that line is read as an event).
+    pub fn sniff(reader: R, name: &str, path: Option<&Path>) -> Result<TraceReader<R>, TraceError> {
+        let by_ext = path.map(|p| detect_format(p, ""));
+        let mut r = TraceReader::from_reader(reader, name, by_ext.unwrap_or(TraceFormat::Text));
+        if by_ext == Some(TraceFormat::Jsonl) {
+            return Ok(r);
+        }
+        loop {
+            let mut line = Vec::new();
+            match r.reader.read_until(b'\n', &mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    return Err(TraceError {
+                        file: r.name.clone(),
+                        line: r.pending.len() + 1,
+                        column: 0,
+                        message: format!("cannot read trace: {e}"),
+                    })
+                }
+            }
+            let first = String::from_utf8_lossy(&line);
+            let blank = first.trim().is_empty();
+            if !blank {
+                r.format = detect_format(path.unwrap_or(Path::new("")), &first);
+            }
+            r.pending.push_back(line);
+            if !blank {
+                break;
+            }
+        }
+        Ok(r)
     }
 
     /// The trace's format.
@@ -203,12 +332,36 @@ impl<R: BufRead> TraceReader<R> {
         &self.name
     }
 
+    /// The JSON field names met so far, in order of first appearance (known and unknown; at most
+    /// 64 distinct names are recorded). Empty for a plain-text log.
+    pub fn fields_seen(&self) -> &[String] {
+        &self.fields
+    }
+
+    /// The fields met so far that are not [`KNOWN_FIELDS`] (and so were ignored), in order of
+    /// first appearance.
+    pub fn unknown_fields(&self) -> Vec<&str> {
+        self.fields
+            .iter()
+            .map(String::as_str)
+            .filter(|f| !KNOWN_FIELDS.contains(f))
+            .collect()
+    }
+
     fn error(&self, column: usize, message: String) -> TraceError {
         TraceError {
             file: self.name.clone(),
             line: self.line,
             column,
             message,
+        }
+    }
+
+    fn note_fields(&mut self, names: Vec<String>) {
+        for n in names {
+            if self.fields.len() < MAX_FIELDS && !self.fields.contains(&n) {
+                self.fields.push(n);
+            }
         }
     }
 
@@ -222,14 +375,17 @@ impl<R: BufRead> TraceReader<R> {
                 return Some(Err(self.error(col, "expected a JSON object `{...}`".into())));
             }
             TraceFormat::Jsonl => match serde_json::from_str::<JsonEvent>(&raw) {
-                Ok(j) => Event {
-                    session: j.session,
-                    declared_step: j.step,
-                    input: j.input,
-                    output: j.output,
-                    labels: j.labels,
-                    ..Event::default()
-                },
+                Ok(j) => {
+                    self.note_fields(j.fields);
+                    Event {
+                        session: j.session,
+                        declared_step: j.step,
+                        input: j.input,
+                        output: j.output,
+                        labels: j.labels,
+                        ..Event::default()
+                    }
+                }
                 Err(e) => {
                     let msg = strip_json_position(&e.to_string());
                     return Some(Err(self.error(e.column().max(1), msg)));
@@ -263,21 +419,26 @@ impl<R: BufRead> Iterator for TraceReader<R> {
 
     fn next(&mut self) -> Option<Self::Item> {
         while !self.done {
-            self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => {
-                    self.done = true;
-                    return None;
+            let mut bytes = match self.pending.pop_front() {
+                Some(line) => line,
+                None => {
+                    self.buf.clear();
+                    match self.reader.read_until(b'\n', &mut self.buf) {
+                        Ok(0) => {
+                            self.done = true;
+                            return None;
+                        }
+                        Ok(_) => {}
+                        Err(e) => {
+                            self.done = true;
+                            self.line += 1;
+                            return Some(Err(self.error(0, format!("cannot read trace: {e}"))));
+                        }
+                    }
+                    std::mem::take(&mut self.buf)
                 }
-                Ok(_) => {}
-                Err(e) => {
-                    self.done = true;
-                    self.line += 1;
-                    return Some(Err(self.error(0, format!("cannot read trace: {e}"))));
-                }
-            }
+            };
             self.line += 1;
-            let mut bytes = std::mem::take(&mut self.buf);
             if bytes.last() == Some(&b'\n') {
                 bytes.pop();
                 if bytes.last() == Some(&b'\r') {
@@ -299,18 +460,66 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     }
 }
 
-#[derive(Deserialize)]
+/// One JSON Lines event as read, with the names of all its fields (to report ignored ones).
+/// Deserialized by hand rather than with `#[serde(flatten)]`, which would buffer the object and
+/// lose serde_json's error positions.
+#[derive(Default)]
 struct JsonEvent {
-    #[serde(default)]
     session: Option<String>,
-    #[serde(default)]
     step: Option<u64>,
-    #[serde(default)]
     input: Option<String>,
-    #[serde(default)]
     output: Option<String>,
-    #[serde(default)]
     labels: Option<Vec<String>>,
+    fields: Vec<String>,
+}
+
+impl<'de> Deserialize<'de> for JsonEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<JsonEvent, D::Error> {
+        d.deserialize_map(JsonEventVisitor)
+    }
+}
+
+struct JsonEventVisitor;
+
+impl<'de> Visitor<'de> for JsonEventVisitor {
+    type Value = JsonEvent;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<JsonEvent, A::Error> {
+        fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+            map: &mut A,
+            slot: &mut Option<T>,
+            seen: &mut bool,
+            name: &'static str,
+        ) -> Result<(), A::Error> {
+            if std::mem::replace(seen, true) {
+                return Err(de::Error::duplicate_field(name));
+            }
+            *slot = map.next_value::<Option<T>>()?;
+            Ok(())
+        }
+        let mut ev = JsonEvent::default();
+        let mut seen = [false; 5];
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "session" => once(&mut map, &mut ev.session, &mut seen[0], "session")?,
+                "step" => once(&mut map, &mut ev.step, &mut seen[1], "step")?,
+                "input" => once(&mut map, &mut ev.input, &mut seen[2], "input")?,
+                "output" => once(&mut map, &mut ev.output, &mut seen[3], "output")?,
+                "labels" => once(&mut map, &mut ev.labels, &mut seen[4], "labels")?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            if !ev.fields.contains(&key) {
+                ev.fields.push(key);
+            }
+        }
+        Ok(ev)
+    }
 }
 
 /// serde_json appends ` at line L column C`; the position is reported separately.

@@ -1,6 +1,6 @@
 //! Trace readers: JSON Lines and plain-text logs, errors with positions, format detection.
 
-use std::io::Cursor;
+use std::io::{Cursor, Write};
 use std::path::Path;
 use trac_runtime::trace::{detect_format, open, Event, TraceError, TraceFormat, TraceReader};
 
@@ -178,6 +178,7 @@ fn open_sniffs_the_first_non_empty_line() {
     let p = temp_file("log2.txt", "1. take knife\n2. look\n");
     let r = open(&p).unwrap();
     assert_eq!(r.format(), TraceFormat::Text);
+    assert!(!r.is_stream(), "a regular file is not a stream");
     assert_eq!(r.count(), 2);
 
     let missing = p.with_file_name("missing.txt");
@@ -188,4 +189,126 @@ fn open_sniffs_the_first_non_empty_line() {
             .starts_with(&format!("{}: cannot read trace: ", missing.display())),
         "{err}"
     );
+}
+
+/// A reader that hands out at most `chunk` bytes per read, as a pipe does when its writer is
+/// slow, and that cannot be rewound.
+struct Trickle<'a> {
+    data: &'a [u8],
+    chunk: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.chunk.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn sniffing_replays_the_lines_it_read_ahead() {
+    let src = "\n  \n{\"output\": \"take knife\"}\n{\"output\": \"look\"}\n";
+    for chunk in [1, 3, 4096] {
+        let r = std::io::BufReader::with_capacity(
+            chunk.max(8),
+            Trickle {
+                data: src.as_bytes(),
+                chunk,
+            },
+        );
+        let r = TraceReader::sniff(r, "pipe", None).unwrap();
+        assert_eq!(r.format(), TraceFormat::Jsonl, "chunk {chunk}");
+        let evs: Vec<(usize, usize, String)> = r
+            .map(Result::unwrap)
+            .map(|e| (e.step, e.line, e.text().to_string()))
+            .collect();
+        assert_eq!(
+            evs,
+            [(1, 3, "take knife".to_string()), (2, 4, "look".to_string())],
+            "chunk {chunk}"
+        );
+    }
+    // A text log: its first line is an event too.
+    let r = TraceReader::sniff(Cursor::new(b"1. look\n2. take knife".to_vec()), "t", None).unwrap();
+    assert_eq!(r.format(), TraceFormat::Text);
+    let texts: Vec<String> = r.map(|e| e.unwrap().text().to_string()).collect();
+    assert_eq!(texts, ["look", "take knife"]);
+    // Empty and blank-only inputs: no event, no error.
+    for src in ["", "\n\n  \n"] {
+        let r = TraceReader::sniff(Cursor::new(src.as_bytes().to_vec()), "e", None).unwrap();
+        assert_eq!(r.count(), 0, "{src:?}");
+    }
+    // The extension decides without reading: a `.jsonl` text line is an error, not a text event.
+    let r = TraceReader::sniff(
+        Cursor::new(b"look\n".to_vec()),
+        "x.jsonl",
+        Some(Path::new("x.jsonl")),
+    )
+    .unwrap();
+    assert_eq!(r.format(), TraceFormat::Jsonl);
+    assert!(r.collect::<Vec<_>>()[0].is_err());
+}
+
+#[test]
+fn jsonl_reader_lists_the_fields_it_ignored() {
+    let src = concat!(
+        r#"{"role": "user", "content": "hi"}"#,
+        "\n",
+        r#"{"role": "assistant", "content": "take knife", "output": "x", "meta": {"a": [1]}}"#,
+        "\n",
+    );
+    let mut r = TraceReader::from_reader(
+        Cursor::new(src.as_bytes().to_vec()),
+        "chat.jsonl",
+        TraceFormat::Jsonl,
+    );
+    let first = r.next().unwrap().unwrap();
+    assert_eq!(
+        (first.input, first.output, first.labels),
+        (None, None, None)
+    );
+    assert_eq!(r.fields_seen(), ["role", "content"]);
+    assert_eq!(r.next().unwrap().unwrap().text(), "x");
+    assert!(r.next().is_none());
+    assert_eq!(r.fields_seen(), ["role", "content", "output", "meta"]);
+    assert_eq!(r.unknown_fields(), ["role", "content", "meta"]);
+    // A field given twice is an error, with its position.
+    let items = read(r#"{"step": 1, "step": 2}"#, TraceFormat::Jsonl);
+    let err = items[0].as_ref().unwrap_err().to_string();
+    assert!(err.starts_with("t.jsonl:1:"), "{err}");
+    assert!(err.contains("duplicate field `step`"), "{err}");
+}
+
+#[test]
+fn open_reads_a_named_pipe_once_without_losing_its_first_line() {
+    let dir = std::env::temp_dir().join(format!("trac-fifo-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("trace.pipe");
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !matches!(made, Ok(s) if s.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mkfifo is needed for this test under CI"
+        );
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for line in ["1. look", "2. take knife", "3. examine knife"] {
+            writeln!(w, "{line}").unwrap();
+            w.flush().unwrap();
+        }
+    });
+    let r = open(&fifo).unwrap();
+    assert!(r.is_stream());
+    assert_eq!(r.format(), TraceFormat::Text);
+    let texts: Vec<String> = r.map(|e| e.unwrap().text().to_string()).collect();
+    writer.join().unwrap();
+    assert_eq!(texts, ["look", "take knife", "examine knife"]);
+    let _ = std::fs::remove_file(&fifo);
 }
