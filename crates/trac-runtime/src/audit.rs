@@ -12,6 +12,7 @@ use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::ParametricMonitor;
 use crate::trace::{self, Event, TraceError};
+use rustc_hash::FxHashSet;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -131,6 +132,72 @@ pub struct PropertyEnd {
     pub instances: Vec<InstanceEnd>,
 }
 
+/// What an audit could read of a trace: how many steps carried text or labels, how many it
+/// understood, and which labels held. A trace of which no step was understood was not audited at
+/// all, whatever its verdicts say (a `forall` or `G !p` property is vacuously clean on it).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Coverage {
+    /// Steps read.
+    pub steps: usize,
+    /// Steps whose event had non-blank text (output or input).
+    pub with_text: usize,
+    /// Steps whose event gave a `labels` field (even an empty one).
+    pub with_labels: usize,
+    /// Steps understood: the event gave `labels`, or it had text and some spec has labeling rules
+    /// that read it.
+    pub understood: usize,
+    /// Every label that held at some step (given by the trace or computed by the rules).
+    #[serde(skip)]
+    pub labels_seen: FxHashSet<String>,
+}
+
+impl Coverage {
+    /// Adds `other`'s counts and labels (for a file audited as several sessions).
+    pub fn merge(&mut self, other: &Coverage) {
+        self.steps += other.steps;
+        self.with_text += other.with_text;
+        self.with_labels += other.with_labels;
+        self.understood += other.understood;
+        self.labels_seen.extend(other.labels_seen.iter().cloned());
+    }
+
+    /// Whether atom `name` of a property quantified over `var` (if any) held at some step: the
+    /// label `name` itself, or for `base(var)` any label `base(value)`. O(distinct labels) for a
+    /// quantified atom, O(1) otherwise.
+    pub fn ever_labeled(&self, name: &str, var: Option<&str>) -> bool {
+        if self.labels_seen.contains(name) {
+            return true;
+        }
+        let Some((base, arg)) = trac_spec::formula::split_atom_name(name) else {
+            return false;
+        };
+        var == Some(arg)
+            && self
+                .labels_seen
+                .iter()
+                .any(|l| trac_spec::formula::split_atom_name(l).is_some_and(|(b, _)| b == base))
+    }
+
+    /// The atoms of `spec`'s properties that never held: `(property id, atom name)`, in property
+    /// order, each atom once per property. An atom of a `--formula` that no step labeled is often
+    /// a typo.
+    pub fn never_labeled(&self, spec: &CheckedSpec) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for p in &spec.properties {
+            for s in p.arena.atoms(p.formula) {
+                let name = p.arena.sym_name(s);
+                if !self.ever_labeled(name, p.var.as_deref()) {
+                    let pair = (p.decl.id.clone(), name.to_string());
+                    if !out.contains(&pair) {
+                        out.push(pair);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 enum Runner {
     Plain(EngineMonitor),
     Param(ParametricMonitor<EngineMonitor>),
@@ -152,6 +219,9 @@ pub struct Auditor {
     labelers: Vec<RuleLabeler>,
     history: Vec<Event>,
     steps: usize,
+    /// Some spec has labeling rules that read the events' text.
+    text_rules: bool,
+    coverage: Coverage,
 }
 
 /// How many past events the labelers see.
@@ -244,9 +314,11 @@ impl Auditor {
         }
         Ok(Auditor {
             props,
+            text_rules: labelers.iter().any(|l| !l.is_empty()),
             labelers,
             history: Vec::new(),
             steps: 0,
+            coverage: Coverage::default(),
         })
     }
 
@@ -344,6 +416,17 @@ impl Auditor {
     pub fn step(&mut self, event: &Event) -> Vec<VerdictRecord> {
         let labels = self.label(event);
         self.steps += 1;
+        let c = &mut self.coverage;
+        let has_text = !event.text().trim().is_empty();
+        c.steps += 1;
+        c.with_text += usize::from(has_text);
+        c.with_labels += usize::from(event.labels.is_some());
+        c.understood += usize::from(event.labels.is_some() || (has_text && self.text_rules));
+        for l in labels.iter() {
+            if !c.labels_seen.contains(l) {
+                c.labels_seen.insert(l.to_string());
+            }
+        }
         // Witnesses quote the original line of a plain-text log (step number and decoration
         // included) and the output of a JSON Lines event.
         let raw = event.raw.trim();
@@ -427,6 +510,17 @@ impl Auditor {
     /// Number of steps read.
     pub fn steps(&self) -> usize {
         self.steps
+    }
+
+    /// What the audit could read of the trace so far (see [`Coverage`]).
+    pub fn coverage(&self) -> &Coverage {
+        &self.coverage
+    }
+
+    /// True when some spec has labeling rules that read the events' text (else only labels
+    /// given in the trace can make an atom hold).
+    pub fn has_text_rules(&self) -> bool {
+        self.text_rules
     }
 
     /// Every property's state at the end of the trace read so far.
@@ -525,6 +619,8 @@ pub struct TraceReport {
     /// The trace error that stopped the audit early, if any.
     #[serde(skip)]
     pub error: Option<TraceError>,
+    /// What the audit could read of the trace.
+    pub coverage: Coverage,
 }
 
 /// One property's part of a [`TraceReport`].
@@ -620,6 +716,7 @@ pub fn audit_events(
         records,
         ends: auditor.finish(),
         error,
+        coverage: auditor.coverage().clone(),
     })
 }
 

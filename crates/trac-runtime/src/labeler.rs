@@ -112,6 +112,12 @@ impl RuleLabeler {
         })
     }
 
+    /// True when the spec has no labeling rule: the labeler then only passes on the trace's
+    /// own labels and never reads the text.
+    pub fn is_empty(&self) -> bool {
+        self.props.is_empty()
+    }
+
     /// The labels the rules give for `text` alone (without any trace labels).
     pub fn label_text(&self, text: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
