@@ -9,7 +9,7 @@ use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use trac_runtime::audit::{AuditOptions, Auditor, PropertyEnd, VerdictRecord};
+use trac_runtime::audit::{AuditOptions, Auditor, Coverage, PropertyEnd, VerdictRecord};
 use trac_runtime::trace;
 use trac_runtime::Verdict;
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
@@ -172,6 +172,30 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     if specs.is_empty() && errors.is_empty() {
         errors.push("nothing to check: give at least one --spec FILE or --formula FORMULA".into());
     }
+    // A spec without properties only labels; when no spec has one, nothing would be checked and
+    // every trace would pass.
+    // (Without errors, `specs` holds the `--spec` files in order, then the `--formula` spec.)
+    if errors.is_empty() {
+        let empty: Vec<String> = args
+            .specs
+            .iter()
+            .zip(&specs)
+            .filter(|(_, c)| c.properties.is_empty())
+            .map(|(p, _)| p.display().to_string())
+            .collect();
+        if specs.iter().all(|c| c.properties.is_empty()) {
+            errors.push(format!(
+                "nothing to check: {} declare(s) no property; give a --formula or a spec with properties",
+                empty.join(", ")
+            ));
+        } else {
+            for p in empty {
+                eprintln!(
+                    "warning: {p} declares no property (its propositions still label the trace)"
+                );
+            }
+        }
+    }
     if errors.is_empty() {
         Ok(specs)
     } else {
@@ -208,7 +232,100 @@ struct TraceOutcome {
     steps: usize,
     records: Vec<VerdictRecord>,
     ends: Vec<PropertyEnd>,
+    /// The trace error that ended the audit early, or why the trace was not audited.
     error: Option<String>,
+    /// The trace was read but nothing in it was understood (or it was empty).
+    not_audited: bool,
+    /// Verdicts were printed as they were reached (text output of a streamed input).
+    streamed: bool,
+}
+
+impl TraceOutcome {
+    fn new(name: String, streamed: bool) -> TraceOutcome {
+        TraceOutcome {
+            name,
+            steps: 0,
+            records: Vec::new(),
+            ends: Vec::new(),
+            error: None,
+            not_audited: false,
+            streamed,
+        }
+    }
+}
+
+/// Records verdicts; with `--format jsonl`, or text output of a streamed trace, writes each one
+/// at once and flushes, so a pipe shows verdicts as its events arrive.
+fn emit(out: &mut dyn Write, format: Format, recs: Vec<VerdictRecord>, o: &mut TraceOutcome) {
+    if recs.is_empty() {
+        return;
+    }
+    match format {
+        Format::Jsonl => {
+            for r in &recs {
+                let _ = writeln!(out, "{}", jsonl_record(&o.name, r));
+            }
+        }
+        Format::Text if o.streamed => {
+            for r in &recs {
+                let _ = writeln!(out, "{}: {} {}", o.name, r.property, verdict_line(r));
+                print_witness(out, "", r);
+            }
+        }
+        _ => {}
+    }
+    let _ = out.flush();
+    o.records.extend(recs);
+}
+
+/// Why a trace that was read without error was not audited, if it was not: it is empty, or no
+/// event was understood (warned about on stderr). Also warns about ignored JSON fields and
+/// `--formula` atoms that never held.
+fn coverage_check(
+    file: &str,
+    cov: &Coverage,
+    fields_seen: &[String],
+    unknown_fields: &[&str],
+    adhoc: Option<&CheckedSpec>,
+    declared: &[&str],
+) -> Option<String> {
+    if cov.steps == 0 {
+        return Some(format!("{file}: not audited: the trace is empty"));
+    }
+    if cov.understood == 0 {
+        if cov.with_text == 0 && cov.with_labels == 0 {
+            let fields = if fields_seen.is_empty() {
+                "none".to_string()
+            } else {
+                fields_seen.join(", ")
+            };
+            eprintln!("warning: no event of {file} had text or labels: fields seen: {fields}");
+        } else {
+            eprintln!(
+                "warning: no event of {file} had labels, and no --spec has labeling rules to read its text"
+            );
+        }
+        return Some(format!(
+            "{file}: not audited: no event was understood ({} step(s) read)",
+            cov.steps
+        ));
+    }
+    if !unknown_fields.is_empty() {
+        eprintln!(
+            "warning: {file}: event field(s) ignored: {} (trac reads {})",
+            unknown_fields.join(", "),
+            trace::KNOWN_FIELDS.join(", ")
+        );
+    }
+    if let Some(adhoc) = adhoc {
+        for (id, atom) in cov.never_labeled(adhoc) {
+            let base = trac_spec::formula::AtomName::parse(&atom).base;
+            if !declared.contains(&base.as_str()) {
+                eprintln!("warning: atom `{atom}` of {id} was never labeled in {file}");
+            }
+        }
+    }
+    None
 }
 
 fn audit(args: &AuditArgs) -> ExitCode {
@@ -219,55 +336,58 @@ fn audit(args: &AuditArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The `--formula` properties (the last spec, built by `load_specs`) and the propositions the
+    // `--spec` files declare: an undeclared atom of a `--formula` that no step labels is reported.
+    let adhoc = (!args.formulas.is_empty()).then(|| specs.last()).flatten();
+    let declared: Vec<&str> = specs
+        .iter()
+        .flat_map(|c| c.spec.propositions.iter().map(|p| p.name.as_str()))
+        .collect();
     let (engine, compiler) = args.engine.engine();
     let opts = AuditOptions {
         reset: !args.no_reset,
         engine,
         compiler,
     };
+    let props = match Auditor::new(&specs, &opts) {
+        Ok(a) => a.properties(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut outcomes = Vec::new();
     let mut bad_input = false;
     let mut violations = 0usize;
-    let mut props = Vec::new();
     for path in &args.traces {
-        let file = path.display().to_string();
+        let mut file = path.display().to_string();
         // One audit per session: a JSON Lines file may interleave several sessions (`session`
         // field); each is a trace of its own, named `FILE#SESSION`.
         let mut sessions: Vec<(Option<String>, Auditor, TraceOutcome)> = Vec::new();
         let mut file_error: Option<String> = None;
-        let new_session =
-            |session: Option<String>| -> Result<(Option<String>, Auditor, TraceOutcome), String> {
-                let auditor = Auditor::new(&specs, &opts).map_err(|e| e.to_string())?;
-                let name = match &session {
-                    Some(s) => format!("{file}#{s}"),
-                    None => file.clone(),
-                };
-                Ok((
-                    session,
-                    auditor,
-                    TraceOutcome {
-                        name,
-                        steps: 0,
-                        records: Vec::new(),
-                        ends: Vec::new(),
-                        error: None,
-                    },
-                ))
+        let mut fields_seen = Vec::new();
+        let mut unknown_fields = Vec::new();
+        let mut streamed = false;
+        let new_session = |file: &str,
+                           session: Option<String>,
+                           streamed: bool|
+         -> (Option<String>, Auditor, TraceOutcome) {
+            // `Auditor::new` succeeded above with the same specs and options.
+            let auditor = Auditor::new(&specs, &opts).expect("specs were checked");
+            let name = match &session {
+                Some(s) => format!("{file}#{s}"),
+                None => file.to_string(),
             };
-        let emit = |out: &mut dyn Write, recs: Vec<VerdictRecord>, o: &mut TraceOutcome| {
-            if args.format == Format::Jsonl {
-                for r in &recs {
-                    let _ = writeln!(out, "{}", jsonl_record(&o.name, r));
-                }
-            }
-            o.records.extend(recs);
+            (session, auditor, TraceOutcome::new(name, streamed))
         };
         match trace::open(path) {
             Err(e) => file_error = Some(e.to_string()),
-            Ok(reader) => {
-                for ev in reader {
+            Ok(mut reader) => {
+                file = reader.name().to_string();
+                streamed = reader.is_stream() && args.format == Format::Text;
+                for ev in reader.by_ref() {
                     let ev = match ev {
                         Ok(ev) => ev,
                         Err(e) => {
@@ -278,22 +398,16 @@ fn audit(args: &AuditArgs) -> ExitCode {
                     let i = match sessions.iter().position(|(s, _, _)| *s == ev.session) {
                         Some(i) => i,
                         None => {
-                            let mut sess = match new_session(ev.session.clone()) {
-                                Ok(x) => x,
-                                Err(e) => {
-                                    eprintln!("error: {e}");
-                                    return ExitCode::from(2);
-                                }
-                            };
+                            let mut sess = new_session(&file, ev.session.clone(), streamed);
                             let recs = sess.1.initial();
-                            emit(&mut out, recs, &mut sess.2);
+                            emit(&mut out, args.format, recs, &mut sess.2);
                             sessions.push(sess);
                             sessions.len() - 1
                         }
                     };
                     let (_, auditor, outcome) = &mut sessions[i];
                     let recs = auditor.step(&ev);
-                    emit(&mut out, recs, outcome);
+                    emit(&mut out, args.format, recs, outcome);
                     if let Some((id, value, m)) = auditor.mismatch() {
                         let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
                         eprintln!("error: {}: property {id}{value}: {m}", outcome.name);
@@ -301,31 +415,41 @@ fn audit(args: &AuditArgs) -> ExitCode {
                         return ExitCode::from(2);
                     }
                 }
+                fields_seen = reader.fields_seen().to_vec();
+                unknown_fields = reader
+                    .unknown_fields()
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect();
             }
         }
         if sessions.is_empty() {
-            // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts and
-            // end-of-trace verdicts of the empty trace are reported.
-            let mut sess = match new_session(None) {
-                Ok(x) => x,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    return ExitCode::from(2);
-                }
-            };
+            // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
+            // reported.
+            let mut sess = new_session(&file, None, streamed);
             if file_error.is_none() {
                 let recs = sess.1.initial();
-                emit(&mut out, recs, &mut sess.2);
+                emit(&mut out, args.format, recs, &mut sess.2);
             }
             sessions.push(sess);
         }
+        let not_audited = if file_error.is_none() {
+            let mut cov = Coverage::default();
+            for (_, a, _) in &sessions {
+                cov.merge(a.coverage());
+            }
+            let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
+            coverage_check(&file, &cov, &fields_seen, &unknown, adhoc, &declared)
+        } else {
+            None
+        };
         let mut file_steps = 0;
         for (_, mut auditor, mut outcome) in sessions {
-            props = auditor.properties();
-            outcome.error.clone_from(&file_error);
+            outcome.error = file_error.clone().or_else(|| not_audited.clone());
+            outcome.not_audited = not_audited.is_some();
             if outcome.error.is_none() {
                 let recs = auditor.end_of_trace();
-                emit(&mut out, recs, &mut outcome);
+                emit(&mut out, args.format, recs, &mut outcome);
             }
             outcome.steps = auditor.steps();
             file_steps += outcome.steps;
@@ -339,6 +463,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
                     );
                 }
             }
+            if args.format == Format::Text {
+                print_trace(&mut out, &props, &outcome);
+            }
+            let _ = out.flush();
             violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
             outcomes.push(outcome);
         }
@@ -350,10 +478,20 @@ fn audit(args: &AuditArgs) -> ExitCode {
                     "note: the {file_steps} step(s) read before the error were audited; their verdicts are reported"
                 );
             }
+        } else if let Some(e) = &not_audited {
+            bad_input = true;
+            eprintln!("error: {e}");
         }
     }
     match args.format {
-        Format::Text => print_text(&mut out, &props, &outcomes),
+        Format::Text => {
+            let _ = writeln!(
+                out,
+                "{} violation(s) in {} trace(s)",
+                violations,
+                outcomes.len()
+            );
+        }
         Format::Json => {
             let doc: Vec<_> = outcomes
                 .iter()
@@ -415,94 +553,97 @@ fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) ->
     .to_string()
 }
 
-fn print_text(
-    out: &mut dyn Write,
-    props: &[trac_runtime::audit::PropertyInfo],
-    outcomes: &[TraceOutcome],
-) {
+/// `violated at step 3 for knife; witness:`
+fn verdict_line(r: &VerdictRecord) -> String {
+    let value = r
+        .value
+        .as_ref()
+        .map(|v| format!(" for {v}"))
+        .unwrap_or_default();
+    format!("{} at step {}{}; witness:", r.verdict, r.step, value)
+}
+
+fn print_witness(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {
+    for c in &r.witness {
+        let held = if c.held.is_empty() {
+            String::new()
+        } else {
+            format!(" {{{}}}", c.held.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "{indent}   step {:>3}: {}{}  =>  {}",
+            c.step, c.text, held, c.residual
+        );
+    }
+}
+
+/// One trace's block of the text report. Witnesses already printed as verdicts streamed are
+/// not repeated.
+fn print_trace(out: &mut dyn Write, props: &[trac_runtime::audit::PropertyInfo], o: &TraceOutcome) {
     let width = props.iter().map(|p| p.id.len()).max().unwrap_or(0).max(10);
-    for o in outcomes {
-        if o.steps == 0 {
-            if let Some(e) = &o.error {
-                // Nothing was read: the error is the whole story.
-                let _ = writeln!(out, "== {}: not audited: {e}", o.name);
-                continue;
-            }
-        }
-        let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
-        for p in props {
-            let Some(end) = o.ends.iter().find(|e| e.property == p.id) else {
-                continue;
-            };
-            let recs: Vec<&VerdictRecord> =
-                o.records.iter().filter(|r| r.property == p.id).collect();
-            let viol: Vec<&&VerdictRecord> = recs
-                .iter()
-                .filter(|r| r.verdict == Verdict::Violated)
-                .collect();
-            let steps: Vec<String> = viol
-                .iter()
-                .map(|r| match &r.value {
-                    Some(v) => format!("{} ({v})", r.step),
-                    None => r.step.to_string(),
-                })
-                .collect();
-            // A property violated at least once is reported as violated even when TRAC_R
-            // restarted it and it is pending again at the end.
-            let status = if end.violations > 0 {
-                Verdict::Violated
-            } else {
-                end.verdict
-            };
-            let _ = writeln!(
-                out,
-                "{:<width$} {:<9} {} violation(s){}{}  [at end: {}; ltlf: {}]",
-                p.id,
-                status.as_str(),
-                end.violations,
-                if steps.is_empty() { "" } else { " at steps " },
-                steps.join(", "),
-                end.verdict,
-                end.ltlf
-            );
-            if !p.description.is_empty() {
-                let _ = writeln!(out, "{:width$} rule:    {}", "", p.description);
-            }
-            let _ = writeln!(out, "{:width$} formula: {}", "", p.formula);
-            let _ = writeln!(out, "{:width$} meaning: {}", "", p.english);
-            for r in &recs {
-                let value = r
-                    .value
-                    .as_ref()
-                    .map(|v| format!(" for {v}"))
-                    .unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "{:width$} {} at step {}{}; witness:",
-                    "", r.verdict, r.step, value
-                );
-                for c in &r.witness {
-                    let held = if c.held.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" {{{}}}", c.held.join(", "))
-                    };
-                    let _ = writeln!(
-                        out,
-                        "{:width$}   step {:>3}: {}{}  =>  {}",
-                        "", c.step, c.text, held, c.residual
-                    );
-                }
-            }
-        }
+    if o.steps == 0 {
         if let Some(e) = &o.error {
+            // Nothing was read: the error is the whole story.
+            if o.not_audited {
+                // `NAME: not audited: why`
+                let _ = writeln!(out, "== {e}");
+            } else {
+                let _ = writeln!(out, "== {}: not audited: {e}", o.name);
+            }
+            return;
+        }
+    }
+    let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
+    for p in props {
+        let Some(end) = o.ends.iter().find(|e| e.property == p.id) else {
+            continue;
+        };
+        let recs: Vec<&VerdictRecord> = o.records.iter().filter(|r| r.property == p.id).collect();
+        let steps: Vec<String> = recs
+            .iter()
+            .filter(|r| r.verdict == Verdict::Violated)
+            .map(|r| match &r.value {
+                Some(v) => format!("{} ({v})", r.step),
+                None => r.step.to_string(),
+            })
+            .collect();
+        // A property violated at least once is reported as violated even when TRAC_R
+        // restarted it and it is pending again at the end.
+        let status = if end.violations > 0 {
+            Verdict::Violated
+        } else {
+            end.verdict
+        };
+        let _ = writeln!(
+            out,
+            "{:<width$} {:<9} {} violation(s){}{}  [at end: {}; ltlf: {}]",
+            p.id,
+            status.as_str(),
+            end.violations,
+            if steps.is_empty() { "" } else { " at steps " },
+            steps.join(", "),
+            end.verdict,
+            end.ltlf
+        );
+        if !p.description.is_empty() {
+            let _ = writeln!(out, "{:width$} rule:    {}", "", p.description);
+        }
+        let _ = writeln!(out, "{:width$} formula: {}", "", p.formula);
+        let _ = writeln!(out, "{:width$} meaning: {}", "", p.english);
+        if o.streamed {
+            continue;
+        }
+        for r in &recs {
+            let _ = writeln!(out, "{:width$} {}", "", verdict_line(r));
+            print_witness(out, &" ".repeat(width), r);
+        }
+    }
+    if let Some(e) = &o.error {
+        if o.not_audited {
+            let _ = writeln!(out, "{e}");
+        } else {
             let _ = writeln!(out, "stopped early: {e}");
         }
     }
-    let total: usize = outcomes
-        .iter()
-        .flat_map(|o| o.ends.iter())
-        .map(|e| e.violations)
-        .sum();
-    let _ = writeln!(out, "{} violation(s) in {} trace(s)", total, outcomes.len());
 }
