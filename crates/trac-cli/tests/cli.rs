@@ -335,3 +335,365 @@ fn formula_atoms_unknown_to_the_specs_are_warned_about() {
         "drop is declared by the spec: {err}"
     );
 }
+
+// ---- Piped traces (issue 8 §1.5): every input is opened once; `-` is standard input. ----
+
+fn trac_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trac"));
+    c.args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    c
+}
+
+/// Runs trac with `input` written to its standard input (then closed).
+fn trac_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::process::Stdio;
+    let mut child = trac_cmd(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run trac");
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_vec();
+    // Written from a thread: trac may fill its stdout pipe before reading all its input.
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("trac runs");
+    writer.join().unwrap();
+    out
+}
+
+/// `(trace, step)` of every verdict object, and `(trace, steps)` of every end object.
+fn verdicts_and_ends(o: &Output) -> (Vec<(String, String, u64)>, Vec<(String, u64)>) {
+    let lines = jsonl(o);
+    let verdicts = lines
+        .iter()
+        .filter(|v| v.get("end").is_none())
+        .map(|v| {
+            (
+                v["property"].as_str().unwrap().to_string(),
+                v["verdict"].as_str().unwrap().to_string(),
+                v["step"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let ends = lines
+        .iter()
+        .filter(|v| v.get("end").is_some())
+        .map(|v| {
+            (
+                v["property"].as_str().unwrap().to_string(),
+                v["steps"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    (verdicts, ends)
+}
+
+const SPEC: &str = "examples/specs/textworld.ron";
+const LOG: &str = "examples/traces/textworld-demo.txt";
+
+#[test]
+fn standard_input_as_dash_and_dev_stdin_reads_every_step() {
+    let base = ["audit", "--spec", SPEC, "--format", "jsonl"];
+    let from_file = trac(&[&base[..], &[LOG]].concat());
+    let (verdicts, ends) = verdicts_and_ends(&from_file);
+    assert!(!verdicts.is_empty(), "the demo log has verdicts");
+    assert!(ends.iter().all(|(_, n)| *n == 14), "{ends:?}");
+    let log = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/traces/textworld-demo.txt"
+    ))
+    .unwrap();
+    for name in ["-", "/dev/stdin"] {
+        if name == "/dev/stdin" && !std::path::Path::new(name).exists() {
+            continue;
+        }
+        let o = trac_stdin(&[&base[..], &[name]].concat(), &log);
+        assert_eq!(o.status, from_file.status, "{name}: {}", stderr(&o));
+        // The same verdicts at the same steps: the first line, read to detect the format, is
+        // audited too.
+        assert_eq!(
+            verdicts_and_ends(&o),
+            (verdicts.clone(), ends.clone()),
+            "{name}"
+        );
+        let trace = jsonl(&o)[0]["trace"].as_str().unwrap().to_string();
+        let expected = if name == "-" { "<stdin>" } else { name };
+        assert_eq!(trace, expected);
+    }
+}
+
+#[test]
+fn process_substitution_reads_every_step() {
+    if Command::new("bash").arg("-c").arg("true").status().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "bash is needed under CI");
+        eprintln!("skipped: no bash");
+        return;
+    }
+    let t = temp_file(
+        "subst.jsonl",
+        "{\"labels\": [\"bad\"]}\n{}\n{\"labels\": [\"bad\"]}\n",
+    );
+    let script = format!(
+        "exec \"$0\" audit --formula 'G !bad' --format jsonl <(cat '{}')",
+        t.display()
+    );
+    let o = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_trac"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (verdicts, ends) = verdicts_and_ends(&o);
+    let steps: Vec<u64> = verdicts.iter().map(|v| v.2).collect();
+    assert_eq!(steps, [1, 3]);
+    assert_eq!(ends, [("f1".to_string(), 3)]);
+}
+
+#[test]
+fn a_named_pipe_keeps_its_first_line() {
+    let dir = std::env::temp_dir().join(format!("trac-cli-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("trace.pipe");
+    let _ = std::fs::remove_file(&fifo);
+    if !matches!(Command::new("mkfifo").arg(&fifo).status(), Ok(s) if s.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mkfifo is needed under CI"
+        );
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    let path = fifo.clone();
+    // A plain-text log with no extension: its format must be sniffed from the first line,
+    // which is also the step that violates.
+    let writer = std::thread::spawn(move || {
+        let mut w = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for line in ["1. take knife", "2. look", "3. examine knife"] {
+            writeln!(w, "{line}").unwrap();
+            w.flush().unwrap();
+        }
+    });
+    let o = trac(&[
+        "audit",
+        "--spec",
+        SPEC,
+        "--formula",
+        "G !take(knife)",
+        "--format",
+        "jsonl",
+        fifo.to_str().unwrap(),
+    ]);
+    writer.join().unwrap();
+    let _ = std::fs::remove_file(&fifo);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let (verdicts, ends) = verdicts_and_ends(&o);
+    assert!(
+        verdicts.contains(&("f1".to_string(), "violated".to_string(), 1)),
+        "{verdicts:?}"
+    );
+    assert!(ends.iter().all(|(_, n)| *n == 3), "{ends:?}");
+}
+
+/// `writer | trac audit ... -`, where the writer is a shell that prints one event, then waits
+/// for the test's go-ahead before printing the rest: trac must print the first verdict while the
+/// writer still holds the pipe open.
+fn first_verdict_arrives_before_the_writer_closes(format: &str, expect_first: &str) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg("printf '%s\\n' \"$1\"; read go; printf '%s\\n' \"$2\"")
+        .arg("sh")
+        .arg("{\"output\": \"rm -rf /\", \"labels\": [\"bad\"]}")
+        .arg("{\"output\": \"ls\", \"labels\": []}")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run sh");
+    let mut go = writer.stdin.take().unwrap();
+    let mut child = trac_cmd(&["audit", "--formula", "G !bad", "--format", format, "-"])
+        .stdin(Stdio::from(writer.stdout.take().unwrap()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run trac");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next().map(Result::unwrap);
+        tx.send(first).unwrap();
+        lines.map(Result::unwrap).collect::<Vec<String>>()
+    });
+    // A deadlock guard, not a performance bound: without streaming, the first line would only
+    // come after the writer closes, which it does not do until told to.
+    let first = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("no verdict while the writer holds the pipe open")
+        .expect("trac printed a line");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "trac ended before its input did"
+    );
+    assert!(first.contains(expect_first), "{first}");
+    writeln!(go).unwrap();
+    drop(go);
+    writer.wait().unwrap();
+    let rest = reader.join().unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "{rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("(2 steps)") || l.contains("\"steps\":2")),
+        "{rest:?}"
+    );
+}
+
+#[test]
+fn a_pipe_streams_jsonl_verdicts_as_events_arrive() {
+    first_verdict_arrives_before_the_writer_closes("jsonl", "\"step\":1,\"trace\":\"<stdin>\"");
+}
+
+#[test]
+fn a_pipe_streams_text_verdicts_as_events_arrive() {
+    first_verdict_arrives_before_the_writer_closes("text", "<stdin>: f1 violated at step 1");
+}
+
+// ---- Silent passes (issue 8 §1.6). ----
+
+#[test]
+fn chat_lines_without_text_or_labels_are_not_audited() {
+    let t = temp_file(
+        "chat.jsonl",
+        "{\"role\": \"user\", \"content\": \"hi\"}\n{\"role\": \"assistant\", \"content\": \"rm -rf /\"}\n",
+    );
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--formula", "G !bad", "--format", "jsonl", name]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: no event of {name} had text or labels: fields seen: role, content"
+        )),
+        "{err}"
+    );
+    // The unknown fields are listed once, in that warning.
+    assert_eq!(err.matches("role").count(), 1, "{err}");
+    let end = jsonl(&o).pop().unwrap();
+    assert_eq!(end["steps"], 2);
+    assert!(
+        end["error"].as_str().unwrap().contains("not audited"),
+        "{end}"
+    );
+}
+
+#[test]
+fn an_empty_trace_is_not_audited() {
+    let t = temp_file("empty.jsonl", "\n\n");
+    let o = trac(&["audit", "--formula", "G !bad", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("the trace is empty"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("not audited"), "{}", stdout(&o));
+    let o = trac_stdin(&["audit", "--formula", "G !bad", "-"], b"");
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("<stdin>: not audited: the trace is empty"));
+}
+
+#[test]
+fn a_formula_over_a_text_log_without_labeling_rules_is_not_audited() {
+    let o = trac(&["audit", "--formula", "G(take -> X examine)", LOG]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: no event of {LOG} had labels, and no --spec has labeling rules"
+        )),
+        "{err}"
+    );
+    // With the spec's rules the same log is understood and audited.
+    let o = trac(&["audit", "--spec", SPEC, LOG]);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not audited"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_typo_d_formula_atom_is_warned_about_without_a_spec() {
+    let t = temp_file(
+        "look.jsonl",
+        "{\"labels\": [\"look\", \"take(knife)\"]}\n{\"labels\": [\"look\"]}\n",
+    );
+    let name = t.to_str().unwrap();
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G(lok -> X look)",
+        "--formula",
+        "forall x: G(take(x) -> F look)",
+        name,
+    ]);
+    // A warning, not a failure: the verdicts stand.
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: atom `lok` of f1 was never labeled in {name}"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("`look`"), "look is labeled: {err}");
+    assert!(
+        !err.contains("take(x)"),
+        "take(knife) instantiates take(x): {err}"
+    );
+}
+
+#[test]
+fn ignored_event_fields_are_listed_once() {
+    let t = temp_file(
+        "extra.jsonl",
+        "{\"labels\": [], \"role\": \"a\"}\n{\"labels\": [], \"role\": \"b\", \"meta\": 1}\n",
+    );
+    let o = trac(&["audit", "--formula", "G !bad", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("ignored")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].contains("role, meta"), "{err}");
+}
+
+#[test]
+fn a_spec_without_properties_checks_nothing() {
+    let empty = temp_file("noprop.ron", "(name: \"labels only\", properties: [])");
+    let t = temp_file("one-label.jsonl", "{\"labels\": [\"a\"]}\n");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        empty.to_str().unwrap(),
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("declare(s) no property"),
+        "{}",
+        stderr(&o)
+    );
+    let o = trac(&[
+        "audit",
+        "--spec",
+        empty.to_str().unwrap(),
+        "--formula",
+        "G a",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("declares no property"),
+        "{}",
+        stderr(&o)
+    );
+}
