@@ -365,8 +365,12 @@ fn trac_stdin(args: &[&str], input: &[u8]) -> Output {
     out
 }
 
-/// `(trace, step)` of every verdict object, and `(trace, steps)` of every end object.
-fn verdicts_and_ends(o: &Output) -> (Vec<(String, String, u64)>, Vec<(String, u64)>) {
+/// `(property, verdict, step)` of a verdict object.
+type VerdictAt = (String, String, u64);
+
+/// `(property, verdict, step)` of every verdict object, and `(property, steps)` of every end
+/// object.
+fn verdicts_and_ends(o: &Output) -> (Vec<VerdictAt>, Vec<(String, u64)>) {
     let lines = jsonl(o);
     let verdicts = lines
         .iter()
