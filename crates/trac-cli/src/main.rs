@@ -1,6 +1,7 @@
 //! `trac`: audit agent traces against LTL rules, and check formulas.
 //!
-//! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage.
+//! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage, or a trace not audited
+//! (empty, or no event understood).
 
 mod compile;
 
@@ -19,7 +20,7 @@ use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
     name = "trac",
     version,
     about = "Runtime verification of AI agents against temporal rules (LTL).",
-    long_about = "Runtime verification of AI agents against temporal rules (LTL).\n\nExit codes: 0 no violation, 1 violations found, 2 bad input or usage."
+    long_about = "Runtime verification of AI agents against temporal rules (LTL).\n\nExit codes: 0 no violation, 1 violations found, 2 bad input or usage, or a trace not audited (empty, or no event understood)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -57,7 +58,8 @@ struct AuditArgs {
     format: Format,
     #[command(flatten)]
     engine: compile::EngineArgs,
-    /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs.
+    /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs;
+    /// `-` reads standard input. Pipes are read as events arrive.
     #[arg(required = true, value_name = "TRACE")]
     traces: Vec<PathBuf>,
 }
