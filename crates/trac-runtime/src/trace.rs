@@ -246,6 +246,8 @@ pub struct TraceReader<R: BufRead> {
     pending: VecDeque<Vec<u8>>,
     /// JSON field names met, in order of first appearance (at most [`MAX_FIELDS`]).
     fields: Vec<String>,
+    /// Bit `i`: [`KNOWN_FIELDS`]`[i]` is in `fields`.
+    known_seen: u8,
     done: bool,
 }
 
@@ -275,6 +277,7 @@ impl<R: BufRead> TraceReader<R> {
             buf: Vec::new(),
             pending: VecDeque::new(),
             fields: Vec::new(),
+            known_seen: 0,
             done: false,
         }
     }
@@ -357,8 +360,17 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
-    fn note_fields(&mut self, names: Vec<String>) {
-        for n in names {
+    fn note_fields(&mut self, known: u8, unknown: Vec<String>) {
+        let new = known & !self.known_seen;
+        if new != 0 {
+            self.known_seen |= new;
+            for (i, name) in KNOWN_FIELDS.iter().enumerate() {
+                if new & (1 << i) != 0 && self.fields.len() < MAX_FIELDS {
+                    self.fields.push(name.to_string());
+                }
+            }
+        }
+        for n in unknown {
             if self.fields.len() < MAX_FIELDS && !self.fields.contains(&n) {
                 self.fields.push(n);
             }
@@ -376,7 +388,7 @@ impl<R: BufRead> TraceReader<R> {
             }
             TraceFormat::Jsonl => match serde_json::from_str::<JsonEvent>(&raw) {
                 Ok(j) => {
-                    self.note_fields(j.fields);
+                    self.note_fields(j.known, j.unknown);
                     Event {
                         session: j.session,
                         declared_step: j.step,
@@ -470,7 +482,10 @@ struct JsonEvent {
     input: Option<String>,
     output: Option<String>,
     labels: Option<Vec<String>>,
-    fields: Vec<String>,
+    /// Bit `i`: field [`KNOWN_FIELDS`]`[i]` was present.
+    known: u8,
+    /// The other fields' names, in order of appearance.
+    unknown: Vec<String>,
 }
 
 impl<'de> Deserialize<'de> for JsonEvent {
@@ -492,33 +507,59 @@ impl<'de> Visitor<'de> for JsonEventVisitor {
         fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
             map: &mut A,
             slot: &mut Option<T>,
-            seen: &mut bool,
-            name: &'static str,
+            known: &mut u8,
+            k: usize,
         ) -> Result<(), A::Error> {
-            if std::mem::replace(seen, true) {
-                return Err(de::Error::duplicate_field(name));
+            if *known & (1 << k) != 0 {
+                return Err(de::Error::duplicate_field(KNOWN_FIELDS[k]));
             }
+            *known |= 1 << k;
             *slot = map.next_value::<Option<T>>()?;
             Ok(())
         }
         let mut ev = JsonEvent::default();
-        let mut seen = [false; 5];
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "session" => once(&mut map, &mut ev.session, &mut seen[0], "session")?,
-                "step" => once(&mut map, &mut ev.step, &mut seen[1], "step")?,
-                "input" => once(&mut map, &mut ev.input, &mut seen[2], "input")?,
-                "output" => once(&mut map, &mut ev.output, &mut seen[3], "output")?,
-                "labels" => once(&mut map, &mut ev.labels, &mut seen[4], "labels")?,
-                _ => {
+        while let Some(key) = map.next_key::<Key>()? {
+            let known = &mut ev.known;
+            match key {
+                Key::Known(0) => once(&mut map, &mut ev.session, known, 0)?,
+                Key::Known(1) => once(&mut map, &mut ev.step, known, 1)?,
+                Key::Known(2) => once(&mut map, &mut ev.input, known, 2)?,
+                Key::Known(3) => once(&mut map, &mut ev.output, known, 3)?,
+                Key::Known(_) => once(&mut map, &mut ev.labels, known, 4)?,
+                Key::Other(name) => {
                     map.next_value::<IgnoredAny>()?;
+                    if !ev.unknown.contains(&name) {
+                        ev.unknown.push(name);
+                    }
                 }
-            }
-            if !ev.fields.contains(&key) {
-                ev.fields.push(key);
             }
         }
         Ok(ev)
+    }
+}
+
+/// A JSON event's key: one of [`KNOWN_FIELDS`] (by index, without allocating) or another name.
+enum Key {
+    Known(usize),
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = Key;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a field name")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key, E> {
+                Ok(match KNOWN_FIELDS.iter().position(|k| *k == v) {
+                    Some(i) => Key::Known(i),
+                    None => Key::Other(v.to_string()),
+                })
+            }
+        }
+        d.deserialize_identifier(KeyVisitor)
     }
 }
 
