@@ -231,11 +231,35 @@ impl Instantiate for EngineMonitor {
             }
         }
     }
+
+    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        match self {
+            EngineMonitor::Progression(m) => m.verdict(),
+            EngineMonitor::Table(m) => m.unseen_verdict(seen),
+            EngineMonitor::CrossCheck(m) => m.compiled.unseen_verdict(seen),
+        }
+    }
+
+    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        match self {
+            EngineMonitor::Progression(m) => m.ltlf(),
+            EngineMonitor::Table(m) => m.unseen_ltlf(seen),
+            EngineMonitor::CrossCheck(m) => m.compiled.unseen_ltlf(seen),
+        }
+    }
 }
 
 impl Instantiate for TableMonitor {
     fn instantiate(&self, var: &str, value: &str) -> Self {
         TableMonitor::instantiate(self, var, value)
+    }
+
+    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        TableMonitor::unseen_verdict(self, seen)
+    }
+
+    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        TableMonitor::unseen_ltlf(self, seen)
     }
 }
 

@@ -414,6 +414,12 @@ impl Monitor for ProgressionMonitor {
             c.unreset = progress(&mut self.arena, c.unreset, &v, &self.past);
             acc = eval_last(&self.arena, before, &v, &self.past);
         }
+        if self.restarts(self.verdict) {
+            // Each failing position counts once: the run from this position was decided before
+            // its position (at step 0, or merged into the previous step's verdict); do not read
+            // it again, start the next run after this step (see the module docs).
+            return self.skip_decided_run(input, &true_syms);
+        }
         let mut after = progress(&mut self.arena, before, &v, &self.past);
         let reached = self.judge_now(after, acc);
         if self.complete.is_some() && reached != Verdict::Pending {
@@ -439,20 +445,26 @@ impl Monitor for ProgressionMonitor {
             let restarted = progress(&mut self.arena, self.original, &v, &self.past);
             let racc =
                 self.complete.is_some() && eval_last(&self.arena, self.original, &v, &self.past);
-            if self.judge_now(restarted, racc) == Verdict::Pending {
+            let pending = self.judge_now(restarted, racc) == Verdict::Pending;
+            if pending {
                 after = restarted;
                 acc = racc;
                 self.verdict = Verdict::Pending;
             } else {
-                // Decided again at the same step: at most one verdict per step, start afresh.
+                // Decided again at the same step: at most one verdict per step, start afresh
+                // at the next position. If that run is decided already, it is the same failure,
+                // known at this same step: merged (the next step skips it).
                 after = self.original;
                 acc = self.complete.is_some() && eval_empty(&self.arena, self.original);
                 self.verdict = self.judge_now(after, acc);
+                if self.verdict != Verdict::Pending {
+                    after = self.arena.constant(self.verdict == Verdict::Satisfied);
+                }
             }
             // The next explanation starts with this step if it created obligations.
             self.explanation.clear();
             self.dropped = 0;
-            if after != self.original {
+            if pending && after != self.original {
                 self.record_step(input, &true_syms, after);
             }
         } else {
@@ -526,6 +538,35 @@ impl Monitor for ProgressionMonitor {
 }
 
 impl ProgressionMonitor {
+    /// A step that skips the current run, decided before its position (see
+    /// [`Monitor::step`]): the next run starts from the original formula at the next position;
+    /// its verdict, if already known at this step, is this step's.
+    fn skip_decided_run(&mut self, input: &StepInput<'_>, true_syms: &[Sym]) -> Option<Verdict> {
+        let acc = self.complete.is_some() && eval_empty(&self.arena, self.original);
+        let reached = self.judge_now(self.original, acc);
+        self.explanation.clear();
+        self.dropped = 0;
+        let mut event = None;
+        self.residual = self.original;
+        if reached != Verdict::Pending {
+            event = Some(reached);
+            self.residual = self.arena.constant(reached == Verdict::Satisfied);
+            self.record_step(input, true_syms, self.residual);
+            self.witness.clone_from(&self.explanation);
+            if self.first_decision.is_none() {
+                self.first_decision = Some((input.step, reached));
+            }
+            if self.restarts(reached) {
+                self.explanation.clear();
+            }
+        }
+        self.verdict = reached;
+        if let Some(c) = &mut self.complete {
+            c.acc = acc;
+        }
+        event
+    }
+
     fn restarts(&self, v: Verdict) -> bool {
         match v {
             Verdict::Violated => self.policy.on_violation,
