@@ -577,7 +577,7 @@ impl ProgressionMonitor {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::labels::LabelSet;
 
@@ -647,6 +647,71 @@ mod tests {
         run(&mut m, &[&["p"]]);
         assert_eq!(m.ltlf(), Verdict::Satisfied);
         assert_eq!(m.verdict(), Verdict::Satisfied);
+    }
+
+    /// Issue 8 §1.1: `(formula, trace, violations)`, each failing position counted once.
+    pub(crate) const PAST_FAILURES: [(&str, &[&[&str]], usize); 3] = [
+        ("Y a", &[&["a"]], 1),
+        ("G(Y a)", &[&["a"], &["a"], &[], &["a"]], 2),
+        (
+            "G(Y true -> Y valid)",
+            &[&["valid"], &[], &["valid"], &["valid"]],
+            1,
+        ),
+    ];
+
+    /// Violations reported by `m` over `steps`, step 0 included.
+    pub(crate) fn violations(m: &mut dyn Monitor, steps: &[&[&str]]) -> Vec<usize> {
+        let mut out = Vec::new();
+        if m.initial() == Some(Verdict::Violated) {
+            out.push(0);
+        }
+        for (i, labels) in steps.iter().enumerate() {
+            let set: LabelSet = labels.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            if m.step(&input) == Some(Verdict::Violated) {
+                out.push(i + 1);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_failing_position_counts_once() {
+        for (src, steps, count) in PAST_FAILURES {
+            for complete in [false, true] {
+                let mut a = Arena::new();
+                let f = trac_spec::parse(&mut a, src).unwrap();
+                let mut m =
+                    ProgressionMonitor::with_options(a, f, ResetPolicy::default(), complete);
+                let got = violations(&mut m, steps);
+                assert_eq!(got.len(), count, "{src} (complete: {complete}): {got:?}");
+                // No step reports two verdicts, and none is reported twice.
+                let mut dedup = got.clone();
+                dedup.dedup();
+                assert_eq!(dedup, got);
+            }
+        }
+        // The complete monitor knows a failure one step before its position.
+        let mut a = Arena::new();
+        let f = trac_spec::parse(&mut a, "G(Y a)").unwrap();
+        let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), true);
+        assert_eq!(violations(&mut m, PAST_FAILURES[1].1), vec![0, 3]);
+        assert_eq!(m.verdict(), Verdict::Pending);
+        assert_eq!(m.ltlf(), Verdict::Violated);
+        // Unsatisfiable from every position: position t + 1 is known bad at step t by the
+        // complete monitor (so 4 positions fail by step 3), at step t + 1 by progression.
+        let three: &[&[&str]] = &[&["a"], &["a"], &["a"]];
+        for (complete, want) in [(true, vec![0, 1, 2, 3]), (false, vec![1, 2, 3])] {
+            let mut a = Arena::new();
+            let f = trac_spec::parse(&mut a, "G(Y a) & G !a").unwrap();
+            let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), complete);
+            assert_eq!(violations(&mut m, three), want, "complete: {complete}");
+        }
     }
 
     #[test]

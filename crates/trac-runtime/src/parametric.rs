@@ -308,6 +308,92 @@ mod tests {
         out
     }
 
+    /// `forall var: f` by progression (complete or not): the events `(step, value, verdict)`,
+    /// the steps where the whole property became satisfied, and the monitor.
+    fn run_engine(
+        f: &str,
+        var: &str,
+        complete: bool,
+        policy: ResetPolicy,
+        steps: &[&[&str]],
+    ) -> (Vec<(usize, String, Verdict)>, Vec<usize>, ParametricMonitor) {
+        let mut arena = Arena::new();
+        let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
+        let template = ProgressionMonitor::with_options(arena.clone(), formula, policy, complete);
+        let mut m = ParametricMonitor::with_template(&arena, formula, var, template);
+        let (mut out, mut whole) = (Vec::new(), Vec::new());
+        if m.verdict() == Verdict::Satisfied {
+            whole.push(0);
+        }
+        for (i, labels) in steps.iter().enumerate() {
+            let set: LabelSet = labels.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            for e in m.step(&input) {
+                out.push((e.step, e.value, e.verdict));
+            }
+            if m.satisfied_now() {
+                whole.push(i + 1);
+            }
+        }
+        (out, whole, m)
+    }
+
+    #[test]
+    fn the_whole_verdict_covers_values_not_seen_yet() {
+        let policy = ResetPolicy::default();
+        let no_reset = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        let until = "!bad(f) U done(f)";
+        for complete in [false, true] {
+            // `a` is done, but a value not seen yet may still go bad: pending, not satisfied.
+            let (events, whole, m) = run_engine(until, "f", complete, policy, &[&["done(a)"]]);
+            assert_eq!(events, vec![(1, "a".to_string(), Verdict::Satisfied)]);
+            assert!(whole.is_empty(), "{whole:?}");
+            assert_eq!(m.verdict(), Verdict::Pending);
+            assert_eq!(m.ltlf(), Verdict::Violated, "unseen values are never done");
+            // ... as `b` does at the next step.
+            let steps: &[&[&str]] = &[&["done(a)"], &["bad(b)"]];
+            let (events, _, m) = run_engine(until, "f", complete, no_reset, steps);
+            assert!(events.contains(&(2, "b".to_string(), Verdict::Violated)));
+            assert_eq!(m.verdict(), Verdict::Violated);
+        }
+        // No value seen, yet every value is satisfied after `init` (complete verdicts only:
+        // progression cannot fold `G(write(f) -> O init)`).
+        let g = "G(write(f) -> O init)";
+        let (events, whole, m) = run_engine(g, "f", true, policy, &[&["init"], &["write(x)"]]);
+        assert_eq!(whole, vec![1], "reported once, when reached");
+        assert_eq!(events, vec![(1, "x".to_string(), Verdict::Satisfied)]);
+        assert_eq!(m.verdict(), Verdict::Satisfied);
+        let (_, whole, m) = run_engine(g, "f", false, policy, &[&["init"]]);
+        assert!(whole.is_empty());
+        assert_eq!(m.verdict(), Verdict::Pending);
+        // Satisfied before the first step: `forall x: G(p(x) -> p(x))`.
+        let (_, whole, _) = run_engine("G(p(x) -> p(x))", "x", false, policy, &[&["p(a)"]]);
+        assert_eq!(whole, vec![0]);
+    }
+
+    #[test]
+    fn each_failing_position_counts_once_per_value() {
+        // `forall f: G(Y ok(f))`: for `a`, positions 1 and 4 fail (issue 8 §1.1).
+        let steps: &[&[&str]] = &[&["ok(a)"], &["ok(a)"], &[], &["ok(a)"]];
+        for (complete, want) in [(false, vec![1, 4]), (true, vec![0, 3])] {
+            let (events, _, _) =
+                run_engine("G(Y ok(f))", "f", complete, ResetPolicy::default(), steps);
+            let at: Vec<usize> = events
+                .iter()
+                .filter(|e| e.1 == "a" && e.2 == Verdict::Violated)
+                .map(|e| e.0)
+                .collect();
+            assert_eq!(at, want, "complete: {complete}");
+        }
+    }
+
     #[test]
     fn one_instance_per_value_and_violations_name_the_value() {
         let got = run(
