@@ -392,7 +392,8 @@ fn trac_r_counts_each_failing_position_once_in_every_engine() {
     // Issue 8 §1.1: a failure known one step before its own position was counted twice by the
     // complete engines (reported early, then again when the restart re-read that position).
     // (formula, trace, violations, violation steps of the complete engines, of progression)
-    let cases: [(&str, &[&[&str]], u64, &[u64], &[u64]); 3] = [
+    type Case<'a> = (&'a str, &'a [&'a [&'a str]], u64, &'a [u64], &'a [u64]);
+    let cases: [Case<'_>; 3] = [
         ("Y a", &[&["a"]], 1, &[0], &[1]),
         (
             "G(Y a)",

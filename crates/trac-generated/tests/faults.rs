@@ -27,14 +27,17 @@ trac_macros::trac_monitor! {
     }
 }
 
-fn labels(steps: &[&[&str]]) -> Vec<LabelSet> {
+/// Steps, each a list of labels.
+type Steps<'a> = &'a [&'a [&'a str]];
+
+fn labels(steps: Steps<'_>) -> Vec<LabelSet> {
     steps.iter().map(|s| s.iter().copied().collect()).collect()
 }
 
 #[test]
 fn trac_r_counts_each_failing_position_once() {
     // (property index, trace, violation steps: known one step before their position)
-    let cases: [(usize, &[&[&str]], &[usize]); 3] = [
+    let cases: [(usize, Steps<'_>, &[usize]); 3] = [
         (0, &[&["a"]], &[0]),
         (1, &[&["a"], &["a"], &[], &["a"]], &[0, 3]),
         (2, &[&["valid"], &[], &["valid"], &["valid"]], &[2]),

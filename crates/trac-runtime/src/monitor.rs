@@ -11,6 +11,16 @@
 //! restarted formula is violated again at `t`, the next step starts afresh from `φ`. A satisfied
 //! property stays satisfied unless [`ResetPolicy::on_satisfaction`] is set. History kept for
 //! past-time subformulas is never reset: a restart checks `φ` at position `t` of the same trace.
+//!
+//! **Each failing position counts once, whichever step first knows it.** With complete
+//! verdicts, the run of `φ` from position `t + 1` can be decided at step `t`, from the history
+//! alone (`G(Y a)` after `{a},{a},{}`: position 4 fails); at step 0 for position 1 (`Y a`).
+//! Such a verdict is reported at step `t` (step 0: [`Monitor::initial`]) or, when step `t`
+//! already has one, merged into it. The monitor then rests in the decided state; when that
+//! verdict restarts the property, the next step does not read that run again (which would count
+//! the same failure twice) but starts the run from position `t + 2`, whose verdict, if already
+//! known, is that step's. So `Y a` on `{a}` has 1 violation (step 0), `G(Y a)` on
+//! `{a},{a},{},{a}` 2 (steps 0 and 3; plain progression: 1 and 4).
 
 use crate::labels::StepInput;
 use std::fmt;
@@ -335,6 +345,28 @@ impl ProgressionMonitor {
             })
             .map(|(s, _)| *s)
             .collect();
+        m
+    }
+
+    /// A plain TRAC monitor (no reset, not complete) of the original formula that starts at
+    /// the next position, with this monitor's history of past-time subformulas: the run of
+    /// the formula from the next step on (for the cross-check engine's plain progression).
+    pub(crate) fn plain_run_from_here(&self) -> ProgressionMonitor {
+        let mut m = self.clone();
+        m.complete = None;
+        m.policy = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        m.residual = m.original;
+        m.verdict = Verdict::of_residual(m.original);
+        m.steps = 0;
+        m.prev_unreset = m.original;
+        m.last_true.clear();
+        m.first_decision = None;
+        m.explanation.clear();
+        m.dropped = 0;
+        m.witness.clear();
         m
     }
 

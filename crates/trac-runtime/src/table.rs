@@ -27,7 +27,10 @@
 //!   initial formula with the current past-time bits (always `initial` for a property without
 //!   past operators). A TRAC_R restart after a violation at step `t` takes step `t`'s transition
 //!   from the restart state of the auxiliary state before `t`; if that is decided again, the
-//!   monitor starts afresh at the restart state of the auxiliary state after `t`.
+//!   monitor starts afresh at the restart state of the auxiliary state after `t`. A monitor
+//!   resting in a decided state that restarts (the run from the next position, decided before
+//!   it) does not read that run again: the next step goes to the restart state of the
+//!   auxiliary state after it (each failing position counts once, see [`crate::monitor`]).
 //!
 //! Files ([`TableFile`], RON or JSON) carry the label [`FORMAT`] and [`VERSION`] and spell the
 //! strings out; loading checks every reference, state id and proposition index
@@ -700,6 +703,30 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
                     .map(|(_, m)| m.ltlf()),
             ),
         )
+    }
+
+    /// A plain TRAC monitor (no reset) of the same table that starts at the next position,
+    /// with this monitor's history (its auxiliary state): the run of the formula from the next
+    /// step on (for the cross-check engine).
+    pub(crate) fn run_from_here(&self) -> Self
+    where
+        S: Clone,
+        T: Clone,
+    {
+        let mut m = self.clone();
+        m.policy = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        m.state = self.table.aux_restart(self.aux);
+        m.verdict = Table::<S, T>::verdict(m.state);
+        m.steps = 0;
+        m.explanation.clear();
+        m.dropped = 0;
+        m.witness.clear();
+        m.shadows = Vec::new();
+        m.announce = false;
+        m
     }
 
     /// The table.
