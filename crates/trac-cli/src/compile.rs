@@ -87,7 +87,7 @@ pub enum EngineArg {
     Compiled,
     /// Formula progression (add --complete for complete verdicts).
     Progression,
-    /// Compiled and complete progression side by side.
+    /// Compiled, complete progression and plain progression side by side.
     CrossCheck,
 }
 

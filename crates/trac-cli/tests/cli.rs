@@ -701,3 +701,147 @@ fn a_spec_without_properties_checks_nothing() {
         stderr(&o)
     );
 }
+
+/// The engines as `trac audit` flags.
+const ENGINES: [&[&str]; 4] = [
+    &["--engine", "compiled"],
+    &["--engine", "progression"],
+    &["--engine", "progression", "--complete"],
+    &["--engine", "cross-check"],
+];
+
+/// A JSON Lines trace with one event per step, each carrying `labels`.
+fn labeled_trace(name: &str, steps: &[&[&str]]) -> std::path::PathBuf {
+    let lines: String = steps
+        .iter()
+        .map(|l| format!("{}\n", serde_json::json!({ "labels": l })))
+        .collect();
+    temp_file(name, &lines)
+}
+
+/// `(verdict records as (step, verdict, value)), end object)` of one `--formula` audit.
+fn audit_formula(
+    engine: &[&str],
+    extra: &[&str],
+    formula: &str,
+    trace: &std::path::Path,
+) -> (Vec<(u64, String, Option<String>)>, serde_json::Value) {
+    let mut args = vec!["audit", "--format", "jsonl", "--formula", formula];
+    args.extend_from_slice(engine);
+    args.extend_from_slice(extra);
+    args.push(trace.to_str().unwrap());
+    let o = trac(&args);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        stderr(&o)
+    );
+    let lines = jsonl(&o);
+    let records = lines
+        .iter()
+        .filter(|v| v.get("end").is_none())
+        .map(|v| {
+            (
+                v["step"].as_u64().unwrap(),
+                v["verdict"].as_str().unwrap().to_string(),
+                v["value"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let end = lines.last().expect("an end object").clone();
+    assert_eq!(end["end"], true);
+    (records, end)
+}
+
+#[test]
+fn trac_r_counts_each_failing_position_once_in_every_engine() {
+    // Issue 8 §1.1: a failure known one step before its own position was counted twice by the
+    // complete engines (reported early, then again when the restart re-read that position).
+    // (formula, trace, violations, violation steps of the complete engines, of progression)
+    type Case<'a> = (&'a str, &'a [&'a [&'a str]], u64, &'a [u64], &'a [u64]);
+    let cases: [Case<'_>; 3] = [
+        ("Y a", &[&["a"]], 1, &[0], &[1]),
+        (
+            "G(Y a)",
+            &[&["a"], &["a"], &[], &["a"]],
+            2,
+            &[0, 3],
+            &[1, 4],
+        ),
+        (
+            "G(Y true -> Y valid)",
+            &[&["valid"], &[], &["valid"], &["valid"]],
+            1,
+            &[2],
+            &[3],
+        ),
+    ];
+    for (k, (formula, steps, count, complete_at, plain_at)) in cases.iter().enumerate() {
+        let t = labeled_trace(&format!("past{k}.jsonl"), steps);
+        for engine in ENGINES {
+            let (records, end) = audit_formula(engine, &[], formula, &t);
+            let ctx = format!("{formula} with {engine:?}");
+            assert_eq!(end["violations"], *count, "{ctx}: {records:?}");
+            let at: Vec<u64> = records
+                .iter()
+                .filter(|r| r.1 == "violated")
+                .map(|r| r.0)
+                .collect();
+            let want = if engine == ["--engine", "progression"] {
+                plain_at
+            } else {
+                complete_at
+            };
+            assert_eq!(at, *want, "{ctx}");
+        }
+    }
+}
+
+#[test]
+fn a_forall_verdict_covers_the_values_not_seen_yet_in_every_engine() {
+    // Issue 8 §1.2: `forall f: !bad(f) U done(f)` after `{done(a)}` is not satisfied: a value
+    // not seen yet may still go bad, as `b` does at the next step.
+    let one = labeled_trace("forall1.jsonl", &[&["done(a)"]]);
+    let two = labeled_trace("forall2.jsonl", &[&["done(a)"], &["bad(b)"]]);
+    let until = "forall f: !bad(f) U done(f)";
+    for engine in ENGINES {
+        let (records, end) = audit_formula(engine, &[], until, &one);
+        assert_eq!(end["verdict"], "pending", "{engine:?}: {end}");
+        // Finite trace: a value never done violates it.
+        assert_eq!(end["ltlf"], "violated", "{engine:?}: {end}");
+        assert!(
+            !records.iter().any(|r| r.1 == "satisfied" && r.2.is_none()),
+            "{engine:?}: {records:?}"
+        );
+        for extra in [&[][..], &["--no-reset"]] {
+            let (records, end) = audit_formula(engine, extra, until, &two);
+            assert!(
+                records.contains(&(2, "violated".into(), Some("b".into()))),
+                "{engine:?} {extra:?}: {records:?}"
+            );
+            assert_eq!(end["violations"], 1, "{engine:?} {extra:?}: {end}");
+            // TRAC_R restarted `b`'s run; plain TRAC keeps it violated.
+            let want = if extra.is_empty() {
+                "pending"
+            } else {
+                "violated"
+            };
+            assert_eq!(end["verdict"], want, "{engine:?} {extra:?}: {end}");
+        }
+    }
+    // `forall f: G(write(f) -> O init)` after `{init}` is satisfied for every value, although
+    // none was seen: reported at step 1 (value null) by the complete engines. Plain progression
+    // cannot fold the residual and stays pending (sound, not complete).
+    let init = labeled_trace("forall3.jsonl", &[&["init"]]);
+    for engine in ENGINES {
+        let (records, end) = audit_formula(engine, &[], "forall f: G(write(f) -> O init)", &init);
+        if engine == ["--engine", "progression"] {
+            assert_eq!(end["verdict"], "pending", "{end}");
+            assert!(records.is_empty(), "{records:?}");
+        } else {
+            assert_eq!(end["verdict"], "satisfied", "{engine:?}: {end}");
+            assert_eq!(records, vec![(1, "satisfied".into(), None)], "{engine:?}");
+        }
+        assert_eq!(end["ltlf"], "satisfied", "{engine:?}: {end}");
+    }
+}

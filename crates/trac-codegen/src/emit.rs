@@ -215,7 +215,7 @@ pub fn emit(model: &Model) -> TokenStream {
             " `{}`: the verdict reached at this step, if any{}.",
             p.id,
             if p.var.is_some() {
-                " (⊥ if an instance was violated, else ⊤ if one was satisfied)"
+                " (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not)"
             } else {
                 ""
             }
@@ -462,7 +462,7 @@ pub fn emit(model: &Model) -> TokenStream {
     };
     let step_labels_fields = per(&|f, param| {
         if param {
-            quote!(#f: #k::generated::combine(self.#f.step(input).into_iter().map(|(_, v)| v)),)
+            quote!(#f: { self.#f.step(input); self.#f.reached() },)
         } else {
             quote!(#f: #k::Monitor::step(&mut self.#f, input),)
         }

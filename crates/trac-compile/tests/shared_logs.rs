@@ -1,5 +1,6 @@
 //! The shared Trucks / TextWorld / ScienceWorld logs (`../shared/data/paper-traces`) audited with
-//! the bundled specs by every engine: the cross-check finds no difference; the compiled and the
+//! the bundled specs by every engine: the cross-check (compiled, complete and plain progression,
+//! see also `cross_check.rs`) finds no difference; the compiled and the
 //! complete progression engines report the same verdicts; plain progression reports the same
 //! violations (step, property, value) and violation counts, and a subset of the satisfactions
 //! (complete verdicts see some satisfactions earlier, e.g. `order_6_5` of Trucks at step 8 of

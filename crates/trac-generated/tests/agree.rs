@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use trac_runtime::audit::{AuditOptions, Auditor};
-use trac_runtime::generated::{combine, ParamTableMonitor};
+use trac_runtime::generated::ParamTableMonitor;
 use trac_runtime::labels::{LabelSet, StepInput};
 use trac_runtime::table::{Table, TableMonitor};
 use trac_runtime::{Monitor, ResetPolicy, Verdict};
@@ -171,7 +171,7 @@ fn step_runtime(ms: &mut [Runtime], input: &StepInput<'_>) -> Record {
             }
             Runtime::Param(id, m) => {
                 let got = m.step(input);
-                r.reached.push(combine(got.iter().map(|(_, v)| *v)));
+                r.reached.push(m.reached());
                 for (value, v) in got {
                     r.events.push((id.clone(), Some(value), v));
                 }

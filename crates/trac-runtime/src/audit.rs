@@ -121,12 +121,15 @@ pub struct InstanceEnd {
 pub struct PropertyEnd {
     /// The property's id.
     pub property: String,
-    /// LTL3 verdict at the end: violated if any instance is currently violated, satisfied if
-    /// every instance is satisfied, pending otherwise. For `ltlf` properties, the LTLf verdict.
+    /// LTL3 verdict at the end. For a parametric property `forall x: φ`, the conjunction over
+    /// every value, seen or not: violated if an instance or the template (standing for every
+    /// value not seen yet) is currently violated, satisfied if all of them are satisfied,
+    /// pending otherwise. For `ltlf` properties, the LTLf verdict.
     pub verdict: Verdict,
     /// Number of violations reported over the trace (all instances).
     pub violations: usize,
-    /// Finite-trace verdict: violated if any instance's LTLf verdict is.
+    /// Finite-trace verdict: violated if the LTLf verdict of an instance or of the template
+    /// (every value not seen yet) is.
     pub ltlf: Verdict,
     /// Per-instance details (one entry for a non-parametric property).
     pub instances: Vec<InstanceEnd>,
@@ -333,8 +336,15 @@ impl Auditor {
     pub fn initial(&mut self) -> Vec<VerdictRecord> {
         let mut out = Vec::new();
         for p in &mut self.props {
-            let Runner::Plain(m) = &p.runner else {
-                continue;
+            let m = match &p.runner {
+                Runner::Plain(m) => m,
+                Runner::Param(pm) => {
+                    // Satisfied for every value before the first step.
+                    if pm.verdict() == Verdict::Satisfied {
+                        out.push(whole_satisfied(&p.info.id, 0, Vec::new()));
+                    }
+                    continue;
+                }
             };
             if let Some(v) = m.initial() {
                 if v == Verdict::Violated {
@@ -475,6 +485,13 @@ impl Auditor {
                         }
                         out.push(r);
                     }
+                    if pm.satisfied_now() && !frozen {
+                        out.push(whole_satisfied(
+                            &p.info.id,
+                            input.step,
+                            pm.satisfied_witness().to_vec(),
+                        ));
+                    }
                 }
             }
         }
@@ -555,19 +572,10 @@ impl Auditor {
                         }
                     }
                 }
-                let ltlf = if instances.iter().any(|i| i.ltlf == Verdict::Violated) {
-                    Verdict::Violated
-                } else {
-                    Verdict::Satisfied
-                };
-                let ltl3 = if instances.iter().any(|i| i.verdict == Verdict::Violated) {
-                    Verdict::Violated
-                } else if !instances.is_empty()
-                    && instances.iter().all(|i| i.verdict == Verdict::Satisfied)
-                {
-                    Verdict::Satisfied
-                } else {
-                    Verdict::Pending
+                // `forall x: φ` is the conjunction over every value, seen or not.
+                let (ltl3, ltlf) = match &p.runner {
+                    Runner::Plain(m) => (m.verdict(), m.ltlf()),
+                    Runner::Param(pm) => (pm.verdict(), pm.ltlf()),
                 };
                 PropertyEnd {
                     property: p.info.id.clone(),
@@ -581,6 +589,19 @@ impl Auditor {
                 }
             })
             .collect()
+    }
+}
+
+/// The record of a parametric property satisfied for every value, seen or not.
+fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord {
+    VerdictRecord {
+        property: id.to_string(),
+        step,
+        verdict: Verdict::Satisfied,
+        value: None,
+        residual: Verdict::Satisfied.residual_str().to_string(),
+        restarted_with: None,
+        witness,
     }
 }
 

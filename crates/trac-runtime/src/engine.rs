@@ -1,5 +1,5 @@
 //! Monitoring engines: progression, complete progression, compiled tables, and the cross-check
-//! of the last two.
+//! of all three ([`CrossCheckMonitor`]).
 //!
 //! Every engine implements [`Monitor`] with the same TRAC / TRAC_R semantics, witnesses and LTLf
 //! verdict, so the audit loop can run any of them ([`EngineMonitor`]). The compiled engine needs a
@@ -28,8 +28,8 @@ pub enum Engine {
     Progression,
     /// Progression with complete verdicts ([`ProgressionMonitor::with_semantics`]).
     CompleteProgression,
-    /// The compiled and the complete progression monitors side by side ([`CrossCheckMonitor`]),
-    /// stopping at the first difference.
+    /// The compiled, complete progression and plain progression monitors side by side
+    /// ([`CrossCheckMonitor`]), stopping at the first difference.
     CrossCheck,
 }
 
@@ -231,15 +231,39 @@ impl Instantiate for EngineMonitor {
             }
         }
     }
+
+    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        match self {
+            EngineMonitor::Progression(m) => m.verdict(),
+            EngineMonitor::Table(m) => m.unseen_verdict(seen),
+            EngineMonitor::CrossCheck(m) => m.compiled.unseen_verdict(seen),
+        }
+    }
+
+    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        match self {
+            EngineMonitor::Progression(m) => m.ltlf(),
+            EngineMonitor::Table(m) => m.unseen_ltlf(seen),
+            EngineMonitor::CrossCheck(m) => m.compiled.unseen_ltlf(seen),
+        }
+    }
 }
 
 impl Instantiate for TableMonitor {
     fn instantiate(&self, var: &str, value: &str) -> Self {
         TableMonitor::instantiate(self, var, value)
     }
+
+    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        TableMonitor::unseen_verdict(self, seen)
+    }
+
+    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        TableMonitor::unseen_ltlf(self, seen)
+    }
 }
 
-/// The first step at which the compiled and the complete progression monitors disagree.
+/// The first step at which the cross-checked engines disagree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Mismatch {
     /// 1-based step (0: before the first step).
@@ -247,17 +271,20 @@ pub struct Mismatch {
     /// What differed: `initial verdict`, `verdict reached` (the step's event), `current verdict`
     /// or `LTLf verdict`.
     pub what: &'static str,
+    /// The engine the compiled monitor disagrees with: `complete progression` or `plain
+    /// progression`.
+    pub against: &'static str,
     /// The compiled monitor's (event or verdict).
     pub compiled: Option<Verdict>,
-    /// The complete progression monitor's.
+    /// The other engine's.
     pub progression: Option<Verdict>,
     /// The compiled monitor's residual after the step.
     pub compiled_residual: String,
-    /// The progression monitor's residual after the step.
+    /// The other engine's residual after the step.
     pub progression_residual: String,
     /// The compiled monitor's explanation (steps since its last restart).
     pub compiled_witness: Vec<Change>,
-    /// The progression monitor's explanation.
+    /// The other engine's explanation.
     pub progression_witness: Vec<Change>,
 }
 
@@ -269,10 +296,11 @@ impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "cross-check: the engines disagree at step {} on the {}: compiled {}, complete progression {}",
+            "cross-check: the engines disagree at step {} on the {}: compiled {}, {} {}",
             self.step,
             self.what,
             show(self.compiled),
+            self.against,
             show(self.progression)
         )?;
         writeln!(f, "  compiled residual:    {}", self.compiled_residual)?;
@@ -297,31 +325,79 @@ impl fmt::Display for Mismatch {
     }
 }
 
-/// Runs a compiled monitor and a complete progression monitor of the same property side by side
-/// and records the first step where their events, verdicts or LTLf verdicts differ
-/// ([`CrossCheckMonitor::mismatch`]). It reports the compiled monitor's results.
+/// The most runs of the formula checked at once against plain progression.
+pub const MAX_PROBES: usize = 8;
+
+/// One run of the formula from a given position, by plain progression and by the compiled
+/// table, both without restarts.
+#[derive(Clone, Debug)]
+struct Probe {
+    plain: ProgressionMonitor,
+    compiled: TableMonitor,
+}
+
+/// Runs three engines of the same property side by side and records the first step where
+/// they disagree ([`CrossCheckMonitor::mismatch`]); it reports the compiled monitor's results.
+///
+/// - **Compiled ≡ complete progression**: the same events, current verdicts and LTLf verdicts at
+///   every step (TRAC / TRAC_R included). Both decide through the satisfiability checker, so
+///   a fault there could make them agree on a wrong verdict; hence:
+/// - **Plain progression** (Bacchus & Kabanza's, which shares no decision code with the
+///   checker) is sound but not complete: where it decides, the compiled verdict must be the
+///   same (the compiled monitor may decide earlier, never differently). Since TRAC_R restarts
+///   happen where each engine decides, the runs are compared without restarts: the run of the
+///   formula from position 1 (whose LTLf verdict of the trace read so far must also equal the
+///   compiled one at every step), and runs from later positions, a new one starting after the
+///   compiled side of the newest run is decided (at most [`MAX_PROBES`] at once, the oldest
+///   dropped first; a run leaves once both sides are decided). Plain progression's verdicts
+///   are LTL3 verdicts: for an LTLf property only the LTLf verdicts are compared.
+///
+/// Cost per step: the three monitors, plus up to [`MAX_PROBES`] plain progression and table
+/// runs.
 #[derive(Clone, Debug)]
 pub struct CrossCheckMonitor {
     compiled: TableMonitor,
     progression: ProgressionMonitor,
+    /// Plain progression without restarts from position 1: the history for new runs, and the
+    /// LTLf verdict of the whole trace.
+    plain: ProgressionMonitor,
+    probes: Vec<Probe>,
+    /// Runs whose plain progression verdict was compared with the compiled one.
+    plain_checked: usize,
     mismatch: Option<Mismatch>,
     steps: usize,
 }
 
 impl CrossCheckMonitor {
     /// Cross-checks `compiled` against `progression` (which should be complete, with the same
-    /// semantics and reset policy).
+    /// semantics and reset policy) and against plain progression of the same formula.
     pub fn new(compiled: TableMonitor, progression: ProgressionMonitor) -> CrossCheckMonitor {
+        let plain = ProgressionMonitor::new(
+            progression.arena().clone(),
+            progression.formula(),
+            ResetPolicy {
+                on_violation: false,
+                on_satisfaction: false,
+            },
+        );
         let mut m = CrossCheckMonitor {
+            probes: Vec::new(),
+            plain_checked: 0,
             compiled,
             progression,
+            plain,
             mismatch: None,
             steps: 0,
         };
         let (a, b) = (m.compiled.initial(), m.progression.initial());
         if a != b {
-            m.record("initial verdict", a, b);
+            m.record("initial verdict", "complete progression", a, b);
         }
+        let c = m.plain.initial();
+        if c.is_some() && c != a {
+            m.record("initial verdict", "plain progression", a, c);
+        }
+        m.start_probe();
         m
     }
 
@@ -340,29 +416,129 @@ impl CrossCheckMonitor {
         &self.progression
     }
 
-    fn record(&mut self, what: &'static str, a: Option<Verdict>, b: Option<Verdict>) {
-        if self.mismatch.is_some() {
+    /// The plain progression monitor of the run from position 1 (no restarts).
+    pub fn plain(&self) -> &ProgressionMonitor {
+        &self.plain
+    }
+
+    /// How many runs of the formula had their plain progression verdict compared with the
+    /// compiled one so far (runs that plain progression decided).
+    pub fn plain_checked(&self) -> usize {
+        self.plain_checked
+    }
+
+    /// A run of the formula from the next position. Only for LTL3 tables: a plain progression
+    /// residual `false` says that no non-empty continuation satisfies the formula, while the
+    /// trace read so far may satisfy it as a finite trace (`X false` after one step), so its
+    /// verdicts are not LTLf verdicts.
+    fn start_probe(&mut self) {
+        if self.compiled.table().semantics() != Semantics::Ltl3 {
             return;
         }
-        self.mismatch = Some(Mismatch {
-            step: self.steps,
-            what,
-            compiled: a,
-            progression: b,
-            compiled_residual: self.compiled.residual(),
-            progression_residual: self.progression.residual(),
-            compiled_witness: self.compiled.explanation().to_vec(),
-            progression_witness: self.progression.explanation().to_vec(),
+        if self.probes.len() == MAX_PROBES {
+            self.probes.remove(0);
+        }
+        self.probes.push(Probe {
+            plain: self.plain.plain_run_from_here(),
+            compiled: self.compiled.run_from_here(),
         });
     }
 
+    fn record(
+        &mut self,
+        what: &'static str,
+        against: &'static str,
+        a: Option<Verdict>,
+        b: Option<Verdict>,
+    ) {
+        if self.mismatch.is_some() {
+            return;
+        }
+        let other = if against == "plain progression" {
+            &self.plain
+        } else {
+            &self.progression
+        };
+        self.mismatch = Some(Mismatch {
+            step: self.steps,
+            what,
+            against,
+            compiled: a,
+            progression: b,
+            compiled_residual: self.compiled.residual(),
+            progression_residual: other.residual(),
+            compiled_witness: self.compiled.explanation().to_vec(),
+            progression_witness: other.explanation().to_vec(),
+        });
+    }
+
+    /// Steps the plain progression runs and checks them against the compiled ones.
+    fn check_plain(&mut self, input: &StepInput<'_>) {
+        self.plain.step(input);
+        let mut found = None;
+        for p in &mut self.probes {
+            p.plain.step(input);
+            p.compiled.step(input);
+            let (x, y) = (p.compiled.verdict(), p.plain.verdict());
+            if y != Verdict::Pending && x != y && found.is_none() {
+                found = Some((
+                    x,
+                    y,
+                    p.compiled.residual(),
+                    p.plain.residual(),
+                    p.compiled.explanation().to_vec(),
+                    p.plain.explanation().to_vec(),
+                ));
+            }
+        }
+        if let Some((x, y, rc, rp, wc, wp)) = found {
+            if self.mismatch.is_none() {
+                self.mismatch = Some(Mismatch {
+                    step: self.steps,
+                    what: "current verdict",
+                    against: "plain progression",
+                    compiled: Some(x),
+                    progression: Some(y),
+                    compiled_residual: rc,
+                    progression_residual: rp,
+                    compiled_witness: wc,
+                    progression_witness: wp,
+                });
+            }
+        }
+        let (x, y) = (self.compiled.ltlf(), self.plain.ltlf());
+        if x != y {
+            self.record("LTLf verdict", "plain progression", Some(x), Some(y));
+        }
+        let before = self.probes.len();
+        self.probes.retain(|p| {
+            p.compiled.verdict() == Verdict::Pending || p.plain.verdict() == Verdict::Pending
+        });
+        self.plain_checked += before - self.probes.len();
+        let newest_pending = self
+            .probes
+            .last()
+            .is_some_and(|p| p.compiled.verdict() == Verdict::Pending);
+        if !newest_pending {
+            self.start_probe();
+        }
+    }
+
     fn instantiate(&self, var: &str, value: &str) -> Self {
-        CrossCheckMonitor {
+        let mut m = CrossCheckMonitor {
             compiled: self.compiled.instantiate(var, value),
             progression: self.progression.instantiate(var, value),
+            plain: self.plain.instantiate(var, value),
+            probes: Vec::new(),
+            plain_checked: self.plain_checked,
             mismatch: self.mismatch.clone(),
             steps: self.steps,
-        }
+        };
+        // The template's runs would read renamed propositions of the template's table, not
+        // the instance's (a value written in the formula has a table of its own): the
+        // instance's runs start at the next position.
+        m.start_probe();
+        m
     }
 }
 
@@ -379,7 +555,7 @@ impl Monitor for CrossCheckMonitor {
             // Witnesses of the verdict step itself.
             let wa = self.compiled.witness().to_vec();
             let wb = self.progression.witness().to_vec();
-            self.record("verdict reached", a, b);
+            self.record("verdict reached", "complete progression", a, b);
             if let Some(m) = &mut self.mismatch {
                 if m.step == input.step {
                     m.compiled_witness = wa;
@@ -388,11 +564,12 @@ impl Monitor for CrossCheckMonitor {
             }
         } else if self.compiled.verdict() != self.progression.verdict() {
             let (x, y) = (self.compiled.verdict(), self.progression.verdict());
-            self.record("current verdict", Some(x), Some(y));
+            self.record("current verdict", "complete progression", Some(x), Some(y));
         } else if self.compiled.ltlf() != self.progression.ltlf() {
             let (x, y) = (self.compiled.ltlf(), self.progression.ltlf());
-            self.record("LTLf verdict", Some(x), Some(y));
+            self.record("LTLf verdict", "complete progression", Some(x), Some(y));
         }
+        self.check_plain(input);
         a
     }
 
@@ -419,7 +596,139 @@ impl Monitor for CrossCheckMonitor {
     fn reset(&mut self) {
         self.compiled.reset();
         self.progression.reset();
+        self.plain.reset();
+        self.probes.clear();
+        self.plain_checked = 0;
         self.mismatch = None;
         self.steps = 0;
+        self.start_probe();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::labels::LabelSet;
+    use crate::table::{AuxFile, TableFile, FORMAT, LEAF, VERSION};
+
+    /// `G(p -> X q)` by hand: state 2 = G(p -> X q), 3 = q & G(p -> X q).
+    #[rustfmt::skip]
+    fn response() -> Arc<Table> {
+        let file = TableFile {
+            format: FORMAT.into(),
+            version: VERSION,
+            formula: "G(p -> X q)".into(),
+            semantics: Semantics::Ltl3,
+            minimized: true,
+            props: vec!["p".into(), "q".into()],
+            initial: 2,
+            residuals: vec![
+                "false".into(),
+                "true".into(),
+                "G(p -> X q)".into(),
+                "q & G(p -> X q)".into(),
+            ],
+            roots: vec![LEAF, LEAF | 1, 0, 1],
+            nodes: vec![0, LEAF | 2, LEAF | 3, 1, LEAF, 2, 0, LEAF | 2, LEAF | 3],
+            // LTLf: 0 = no pending `p`, 1 = `p` at the last step, 2 = violated.
+            aux: AuxFile {
+                initial: 0,
+                roots: vec![0, 1, LEAF | 2],
+                nodes: vec![
+                    0,
+                    LEAF,
+                    LEAF | 1,
+                    0,
+                    2,
+                    3,
+                    1,
+                    LEAF | 2,
+                    LEAF,
+                    1,
+                    LEAF | 2,
+                    LEAF | 1,
+                ],
+                accepting: vec![true, true, false],
+                restart: vec![2, 2, 2],
+            },
+        };
+        Arc::new(Table::from_file(file).unwrap())
+    }
+
+    fn complete(src: &str, policy: ResetPolicy) -> ProgressionMonitor {
+        let mut a = Arena::new();
+        let f = trac_spec::parse(&mut a, src).unwrap();
+        ProgressionMonitor::with_options(a, f, policy, true)
+    }
+
+    fn run(m: &mut CrossCheckMonitor, steps: &[&[&str]]) {
+        for (i, l) in steps.iter().enumerate() {
+            let set: LabelSet = l.iter().copied().collect();
+            m.step(&StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            });
+        }
+    }
+
+    const TRACE: &[&[&str]] = &[
+        &["p"],
+        &["q"],
+        &["p"],
+        &["p"],
+        &[],
+        &["p", "q"],
+        &["q"],
+        &["p"],
+        &[],
+    ];
+
+    #[test]
+    fn three_engines_agree_and_plain_progression_is_compared() {
+        for policy in [
+            ResetPolicy::default(),
+            ResetPolicy {
+                on_violation: false,
+                on_satisfaction: false,
+            },
+        ] {
+            let mut m = CrossCheckMonitor::new(
+                TableMonitor::new(response(), policy),
+                complete("G(p -> X q)", policy),
+            );
+            run(&mut m, TRACE);
+            assert_eq!(m.mismatch(), None);
+            // Plain progression decided the runs from positions 1 and 5 (violated at steps 4
+            // and 9); the run from position 5 starts once the compiled one from 1 is decided.
+            assert_eq!(m.plain_checked(), 2);
+        }
+    }
+
+    #[test]
+    fn a_fault_shared_by_compiled_and_complete_progression_is_caught_by_plain_progression() {
+        // Compiled and complete progression agree (as they would on a fault of the
+        // satisfiability checker they share); plain progression, here of a formula the
+        // trace violates at step 2, disagrees with both.
+        let policy = ResetPolicy::default();
+        let mut m = CrossCheckMonitor::new(
+            TableMonitor::new(response(), policy),
+            complete("G(p -> X q)", policy),
+        );
+        let mut a = Arena::new();
+        let wrong = trac_spec::parse(&mut a, "G(p -> X !q)").unwrap();
+        let no_reset = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        m.plain = ProgressionMonitor::new(a, wrong, no_reset);
+        m.probes.clear();
+        m.start_probe();
+        run(&mut m, &TRACE[..2]);
+        let x = m.mismatch().expect("plain progression disagrees");
+        assert_eq!((x.step, x.against), (2, "plain progression"));
+        assert_eq!(x.compiled, Some(Verdict::Pending));
+        assert_eq!(x.progression, Some(Verdict::Violated));
+        assert!(x.to_string().contains("plain progression violated"), "{x}");
     }
 }

@@ -215,6 +215,8 @@ pub struct ParamTableMonitor<S = Vec<u32>, T = String> {
     dormant: Vec<Dormant<S, T>>,
     /// The special monitors as created, for [`ParamTableMonitor::reset`].
     dormant0: Vec<Dormant<S, T>>,
+    /// The verdict of the whole property reached at the last step.
+    reached: Option<Verdict>,
 }
 
 impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
@@ -259,6 +261,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             fresh: Vec::new(),
             dormant0: dormant.clone(),
             dormant,
+            reached: None,
         }
     }
 
@@ -299,31 +302,49 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             .filter_map(|i| i.event.map(|v| (i.value.as_str(), v)))
     }
 
-    /// The current verdict over the instances, as the audit reports it at the end of a trace:
-    /// ⊥ if an instance is violated, ⊤ if there are instances and all are satisfied, ? otherwise.
+    /// The current verdict of `forall var: φ`, as the audit reports it at the end of a trace:
+    /// the conjunction over every value, seen or not, i.e. over the instances, the template
+    /// (every value not seen yet) and the special monitors of values not seen yet: ⊥ if one is
+    /// violated, ⊤ if all are satisfied, ? otherwise. A ⊤ is never taken back (LTL3).
     pub fn verdict(&self) -> Verdict {
-        let mut out = if self.instances.is_empty() {
-            Verdict::Pending
-        } else {
-            Verdict::Satisfied
-        };
-        for i in &self.instances {
-            match i.monitor.verdict() {
-                Verdict::Violated => return Verdict::Violated,
-                Verdict::Pending => out = Verdict::Pending,
-                Verdict::Satisfied => {}
-            }
-        }
-        out
+        crate::parametric::conjunction(
+            std::iter::once(self.template.verdict())
+                .chain(self.dormant.iter().map(|d| d.monitor.verdict()))
+                .chain(self.instances.iter().map(|i| i.monitor.verdict())),
+        )
     }
 
-    /// The finite-trace (LTLf) verdict: ⊥ if an instance's is, ⊤ otherwise.
+    /// The finite-trace (LTLf) verdict of `forall var: φ`: ⊥ if that of an instance, of the
+    /// template or of a special monitor of a value not seen yet is, ⊤ otherwise.
     pub fn ltlf(&self) -> Verdict {
-        Verdict::of_bool(
-            self.instances
-                .iter()
-                .all(|i| i.monitor.ltlf() != Verdict::Violated),
+        crate::parametric::conjunction(
+            std::iter::once(self.template.ltlf())
+                .chain(self.dormant.iter().map(|d| d.monitor.ltlf()))
+                .chain(self.instances.iter().map(|i| i.monitor.ltlf())),
         )
+    }
+
+    /// The verdict of the whole property reached at the last step: ⊥ if an instance was
+    /// violated at that step, else ⊤ if the property became satisfied for every value, seen or
+    /// not, at that step ([`ParamTableMonitor::verdict`]), else `None`. A value satisfied alone
+    /// is not the property satisfied: see [`ParamTableMonitor::events`] for the values.
+    pub fn reached(&self) -> Option<Verdict> {
+        self.reached
+    }
+
+    fn summarize(&mut self, before: Verdict) {
+        let whole = self.verdict();
+        self.reached = if self
+            .instances
+            .iter()
+            .any(|i| i.event == Some(Verdict::Violated))
+        {
+            Some(Verdict::Violated)
+        } else if whole == Verdict::Satisfied && before != Verdict::Satisfied {
+            Some(Verdict::Satisfied)
+        } else {
+            None
+        };
     }
 
     fn create_fresh(&mut self) {
@@ -360,21 +381,20 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
 
     /// After stepping a special instance at the step its value appeared: report the verdict
     /// its monitor had already reached (see the type's docs).
+    /// (A special monitor resting in a decided state that restarts has a run decided before its
+    /// position: the step skips it and may reach the next run's verdict, merged into this one.)
     fn settle(i: &mut Instance<S, T>, before: u32, template_pending: bool) {
-        if std::mem::take(&mut i.appearing)
-            && i.event.is_none()
-            && template_pending
-            && before <= SATISFIED
-            && i.monitor.state() == before
-        {
+        if std::mem::take(&mut i.appearing) && template_pending && before <= SATISFIED {
             i.event = Some(Table::<S, T>::verdict(before));
         }
     }
 
     /// Reads one step from a label set, with witnesses ([`Monitor::step`] on every instance);
     /// returns the verdicts reached, with their values, in instance order (as
-    /// [`crate::parametric::ParametricMonitor::step`]).
+    /// [`crate::parametric::ParametricMonitor::step`]); [`ParamTableMonitor::reached`] then
+    /// tells the verdict of the whole property reached at this step.
     pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
+        let whole_before = self.verdict();
         for label in input.labels.iter() {
             let Some((base, arg)) = trac_spec::formula::split_atom_name(label) else {
                 continue;
@@ -398,6 +418,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
                 out.push((i.value.clone(), v));
             }
         }
+        self.summarize(whole_before);
         out
     }
 
@@ -405,15 +426,17 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// every value of the step's parametric propositions; `bits(value)` is the valuation of the
     /// template table's propositions for the instance of `value` (the template reads
     /// `bits(var)`), and `special_bits(k)` that of the propositions of special table `k`, as for
-    /// [`TableMonitor::step_bits`]. Returns ⊥ if an instance was violated at this step, else ⊤
-    /// if one was satisfied; [`ParamTableMonitor::events`] tells which. Allocates only for values
-    /// not seen before; records no witness.
+    /// [`TableMonitor::step_bits`]. Returns the verdict of the whole property reached at this
+    /// step ([`ParamTableMonitor::reached`]: ⊥ if an instance was violated, ⊤ if the property
+    /// became satisfied for every value, seen or not); [`ParamTableMonitor::events`] tells the
+    /// values. Allocates only for values not seen before; records no witness.
     pub fn step_with<B: AsRef<[u64]>>(
         &mut self,
         values: impl FnOnce(&mut dyn FnMut(&str)),
         bits: impl Fn(&str) -> B,
         special_bits: impl Fn(usize) -> B,
     ) -> Option<Verdict> {
+        let whole_before = self.verdict();
         let (index, fresh) = (&self.index, &mut self.fresh);
         values(&mut |v: &str| {
             if !index.contains_key(v) && !fresh.iter().any(|f| f == v) {
@@ -434,7 +457,8 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             };
             Self::settle(i, before, template_pending);
         }
-        combine(self.instances.iter().filter_map(|i| i.event))
+        self.summarize(whole_before);
+        self.reached
     }
 
     /// Back to the state before the first step, forgetting every instance.
@@ -444,6 +468,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         self.index.clear();
         self.fresh.clear();
         self.dormant.clone_from(&self.dormant0);
+        self.reached = None;
     }
 }
 

@@ -590,6 +590,18 @@ mod tests {
     }
 
     #[test]
+    fn each_failing_position_counts_once() {
+        use crate::monitor::tests::{violations, PAST_FAILURES};
+        for (src, steps, count) in PAST_FAILURES {
+            let mut arena = Arena::new();
+            let f = trac_spec::parse(&mut arena, src).unwrap();
+            let mut m = LazyMonitor::new(arena, f, ResetPolicy::default());
+            let got = violations(&mut m, steps);
+            assert_eq!(got.len(), count, "{src}: {got:?}");
+        }
+    }
+
+    #[test]
     fn step_bits_matches_step() {
         let mut arena = Arena::new();
         let f =

@@ -11,6 +11,16 @@
 //! restarted formula is violated again at `t`, the next step starts afresh from `φ`. A satisfied
 //! property stays satisfied unless [`ResetPolicy::on_satisfaction`] is set. History kept for
 //! past-time subformulas is never reset: a restart checks `φ` at position `t` of the same trace.
+//!
+//! **Each failing position counts once, whichever step first knows it.** With complete
+//! verdicts, the run of `φ` from position `t + 1` can be decided at step `t`, from the history
+//! alone (`G(Y a)` after `{a},{a},{}`: position 4 fails); at step 0 for position 1 (`Y a`).
+//! Such a verdict is reported at step `t` (step 0: [`Monitor::initial`]) or, when step `t`
+//! already has one, merged into it. The monitor then rests in the decided state; when that
+//! verdict restarts the property, the next step does not read that run again (which would count
+//! the same failure twice) but starts the run from position `t + 2`, whose verdict, if already
+//! known, is that step's. So `Y a` on `{a}` has 1 violation (step 0), `G(Y a)` on
+//! `{a},{a},{},{a}` 2 (steps 0 and 3; plain progression: 1 and 4).
 
 use crate::labels::StepInput;
 use std::fmt;
@@ -338,6 +348,28 @@ impl ProgressionMonitor {
         m
     }
 
+    /// A plain TRAC monitor (no reset, not complete) of the original formula that starts at
+    /// the next position, with this monitor's history of past-time subformulas: the run of
+    /// the formula from the next step on (for the cross-check engine's plain progression).
+    pub(crate) fn plain_run_from_here(&self) -> ProgressionMonitor {
+        let mut m = self.clone();
+        m.complete = None;
+        m.policy = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        m.residual = m.original;
+        m.verdict = Verdict::of_residual(m.original);
+        m.steps = 0;
+        m.prev_unreset = m.original;
+        m.last_true.clear();
+        m.first_decision = None;
+        m.explanation.clear();
+        m.dropped = 0;
+        m.witness.clear();
+        m
+    }
+
     fn record_step(&mut self, input: &StepInput<'_>, true_syms: &[Sym], after: Formula) {
         let held = true_syms
             .iter()
@@ -414,6 +446,12 @@ impl Monitor for ProgressionMonitor {
             c.unreset = progress(&mut self.arena, c.unreset, &v, &self.past);
             acc = eval_last(&self.arena, before, &v, &self.past);
         }
+        if self.restarts(self.verdict) {
+            // Each failing position counts once: the run from this position was decided before
+            // its position (at step 0, or merged into the previous step's verdict); do not read
+            // it again, start the next run after this step (see the module docs).
+            return self.skip_decided_run(input, &true_syms);
+        }
         let mut after = progress(&mut self.arena, before, &v, &self.past);
         let reached = self.judge_now(after, acc);
         if self.complete.is_some() && reached != Verdict::Pending {
@@ -439,20 +477,26 @@ impl Monitor for ProgressionMonitor {
             let restarted = progress(&mut self.arena, self.original, &v, &self.past);
             let racc =
                 self.complete.is_some() && eval_last(&self.arena, self.original, &v, &self.past);
-            if self.judge_now(restarted, racc) == Verdict::Pending {
+            let pending = self.judge_now(restarted, racc) == Verdict::Pending;
+            if pending {
                 after = restarted;
                 acc = racc;
                 self.verdict = Verdict::Pending;
             } else {
-                // Decided again at the same step: at most one verdict per step, start afresh.
+                // Decided again at the same step: at most one verdict per step, start afresh
+                // at the next position. If that run is decided already, it is the same failure,
+                // known at this same step: merged (the next step skips it).
                 after = self.original;
                 acc = self.complete.is_some() && eval_empty(&self.arena, self.original);
                 self.verdict = self.judge_now(after, acc);
+                if self.verdict != Verdict::Pending {
+                    after = self.arena.constant(self.verdict == Verdict::Satisfied);
+                }
             }
             // The next explanation starts with this step if it created obligations.
             self.explanation.clear();
             self.dropped = 0;
-            if after != self.original {
+            if pending && after != self.original {
                 self.record_step(input, &true_syms, after);
             }
         } else {
@@ -526,6 +570,35 @@ impl Monitor for ProgressionMonitor {
 }
 
 impl ProgressionMonitor {
+    /// A step that skips the current run, decided before its position (see
+    /// [`Monitor::step`]): the next run starts from the original formula at the next position;
+    /// its verdict, if already known at this step, is this step's.
+    fn skip_decided_run(&mut self, input: &StepInput<'_>, true_syms: &[Sym]) -> Option<Verdict> {
+        let acc = self.complete.is_some() && eval_empty(&self.arena, self.original);
+        let reached = self.judge_now(self.original, acc);
+        self.explanation.clear();
+        self.dropped = 0;
+        let mut event = None;
+        self.residual = self.original;
+        if reached != Verdict::Pending {
+            event = Some(reached);
+            self.residual = self.arena.constant(reached == Verdict::Satisfied);
+            self.record_step(input, true_syms, self.residual);
+            self.witness.clone_from(&self.explanation);
+            if self.first_decision.is_none() {
+                self.first_decision = Some((input.step, reached));
+            }
+            if self.restarts(reached) {
+                self.explanation.clear();
+            }
+        }
+        self.verdict = reached;
+        if let Some(c) = &mut self.complete {
+            c.acc = acc;
+        }
+        event
+    }
+
     fn restarts(&self, v: Verdict) -> bool {
         match v {
             Verdict::Violated => self.policy.on_violation,
@@ -536,7 +609,7 @@ impl ProgressionMonitor {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::labels::LabelSet;
 
@@ -606,6 +679,71 @@ mod tests {
         run(&mut m, &[&["p"]]);
         assert_eq!(m.ltlf(), Verdict::Satisfied);
         assert_eq!(m.verdict(), Verdict::Satisfied);
+    }
+
+    /// Issue 8 §1.1: `(formula, trace, violations)`, each failing position counted once.
+    pub(crate) const PAST_FAILURES: [(&str, &[&[&str]], usize); 3] = [
+        ("Y a", &[&["a"]], 1),
+        ("G(Y a)", &[&["a"], &["a"], &[], &["a"]], 2),
+        (
+            "G(Y true -> Y valid)",
+            &[&["valid"], &[], &["valid"], &["valid"]],
+            1,
+        ),
+    ];
+
+    /// Violations reported by `m` over `steps`, step 0 included.
+    pub(crate) fn violations(m: &mut dyn Monitor, steps: &[&[&str]]) -> Vec<usize> {
+        let mut out = Vec::new();
+        if m.initial() == Some(Verdict::Violated) {
+            out.push(0);
+        }
+        for (i, labels) in steps.iter().enumerate() {
+            let set: LabelSet = labels.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            if m.step(&input) == Some(Verdict::Violated) {
+                out.push(i + 1);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_failing_position_counts_once() {
+        for (src, steps, count) in PAST_FAILURES {
+            for complete in [false, true] {
+                let mut a = Arena::new();
+                let f = trac_spec::parse(&mut a, src).unwrap();
+                let mut m =
+                    ProgressionMonitor::with_options(a, f, ResetPolicy::default(), complete);
+                let got = violations(&mut m, steps);
+                assert_eq!(got.len(), count, "{src} (complete: {complete}): {got:?}");
+                // No step reports two verdicts, and none is reported twice.
+                let mut dedup = got.clone();
+                dedup.dedup();
+                assert_eq!(dedup, got);
+            }
+        }
+        // The complete monitor knows a failure one step before its position.
+        let mut a = Arena::new();
+        let f = trac_spec::parse(&mut a, "G(Y a)").unwrap();
+        let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), true);
+        assert_eq!(violations(&mut m, PAST_FAILURES[1].1), vec![0, 3]);
+        assert_eq!(m.verdict(), Verdict::Pending);
+        assert_eq!(m.ltlf(), Verdict::Violated);
+        // Unsatisfiable from every position: position t + 1 is known bad at step t by the
+        // complete monitor (so 4 positions fail by step 3), at step t + 1 by progression.
+        let three: &[&[&str]] = &[&["a"], &["a"], &["a"]];
+        for (complete, want) in [(true, vec![0, 1, 2, 3]), (false, vec![1, 2, 3])] {
+            let mut a = Arena::new();
+            let f = trac_spec::parse(&mut a, "G(Y a) & G !a").unwrap();
+            let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), complete);
+            assert_eq!(violations(&mut m, three), want, "complete: {complete}");
+        }
     }
 
     #[test]

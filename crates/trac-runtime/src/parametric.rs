@@ -9,10 +9,17 @@
 //! variable replaced by `v`. Every instance then reads every step, so each one behaves exactly as
 //! a monitor of the instantiated formula that ran from the first step.
 //!
-//! The quantifier ranges over the values seen in the trace; the template itself is never reported.
-//! A verdict the template reached before a value appeared (e.g. `forall x: take(x)` is violated at
-//! step 1 for every value not taken at step 1) holds for that value too: it is reported, with its
-//! original step and witness, when the value first appears ([`ParamVerdict::inherited`]).
+//! The quantifier ranges over every value, seen in the trace or not: the template's verdict is
+//! that of every value not seen yet. A verdict the template reached before a value appeared (e.g.
+//! `forall x: take(x)` is violated at step 1 for every value not taken at step 1) holds for that
+//! value too: it is reported, with its original step and witness, when the value first appears
+//! ([`ParamVerdict::inherited`]). The verdict of the whole property
+//! ([`ParametricMonitor::verdict`], [`ParametricMonitor::ltlf`]) is the conjunction over the
+//! instances **and the template**: `forall f: !bad(f) U done(f)` after `{done(a)}` is pending,
+//! not satisfied (a value not seen yet may still go bad), and `forall f: G(write(f) -> O init)`
+//! after `{init}` is satisfied although no value was seen. So a satisfied verdict of the whole
+//! property is never taken back (LTL3); it is reported once reached
+//! ([`ParametricMonitor::satisfied_now`]).
 //! Cost per step: O(instances × |residual|).
 
 use crate::labels::StepInput;
@@ -25,6 +32,36 @@ pub trait Instantiate: Monitor + Clone {
     /// A copy of this monitor (state included) whose propositions `base(var)` become
     /// `base(value)`.
     fn instantiate(&self, var: &str, value: &str) -> Self;
+
+    /// For a template: the LTL3 verdict of every value not seen yet (`seen(v)` tells whether
+    /// `v` was seen). By default the template's own verdict; a compiled template with shadows
+    /// (values written in the formula, see [`crate::table::TableMonitor::with_shadows`]) adds
+    /// the verdicts of the shadows of values not seen yet.
+    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        let _ = seen;
+        self.verdict()
+    }
+
+    /// For a template: the LTLf verdict of every value not seen yet (see
+    /// [`Instantiate::unseen_verdict`]).
+    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        let _ = seen;
+        self.ltlf()
+    }
+}
+
+/// The conjunction of LTL3 verdicts: ⊥ if one is ⊥, else ⊤ if all are ⊤ (also when there is
+/// none), else ?.
+pub fn conjunction(verdicts: impl IntoIterator<Item = Verdict>) -> Verdict {
+    let mut out = Verdict::Satisfied;
+    for v in verdicts {
+        match v {
+            Verdict::Violated => return Verdict::Violated,
+            Verdict::Pending => out = Verdict::Pending,
+            Verdict::Satisfied => {}
+        }
+    }
+    out
 }
 
 impl Instantiate for ProgressionMonitor {
@@ -60,6 +97,10 @@ pub struct ParametricMonitor<M = ProgressionMonitor> {
     index: HashMap<String, usize>,
     /// Verdicts the template reached: (step, verdict, witness), replayed for each new value.
     template_events: Vec<(usize, Verdict, Vec<Change>)>,
+    /// The verdict of the whole property after the last step, and whether it became ⊤ there.
+    whole: Verdict,
+    satisfied_now: bool,
+    satisfied_witness: Vec<Change>,
 }
 
 impl ParametricMonitor {
@@ -89,6 +130,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
             .map(|v| (0, v, Vec::new()))
             .into_iter()
             .collect();
+        let whole = template.unseen_verdict(&|_| false);
         ParametricMonitor {
             var: var.to_string(),
             bases,
@@ -96,7 +138,43 @@ impl<M: Instantiate> ParametricMonitor<M> {
             instances: Vec::new(),
             index: HashMap::new(),
             template_events,
+            whole,
+            satisfied_now: false,
+            satisfied_witness: Vec::new(),
         }
+    }
+
+    /// The LTL3 verdict of the whole property `forall var: φ` on the trace read so far: the
+    /// conjunction of the template's (every value not seen yet) and every instance's current
+    /// verdict (after TRAC_R restarts: of the restarted runs).
+    pub fn verdict(&self) -> Verdict {
+        self.whole
+    }
+
+    fn compute_verdict(&self) -> Verdict {
+        let index = &self.index;
+        let unseen = self.template.unseen_verdict(&|v| index.contains_key(v));
+        conjunction(std::iter::once(unseen).chain(self.instances.iter().map(|(_, m)| m.verdict())))
+    }
+
+    /// The LTLf verdict of the whole property on the trace read so far: ⊥ if the template's
+    /// (every value not seen yet) or an instance's is ⊥, else ⊤.
+    pub fn ltlf(&self) -> Verdict {
+        let index = &self.index;
+        let unseen = self.template.unseen_ltlf(&|v| index.contains_key(v));
+        conjunction(std::iter::once(unseen).chain(self.instances.iter().map(|(_, m)| m.ltlf())))
+    }
+
+    /// Whether the whole property became satisfied (⊤, for every value, seen or not) at the
+    /// last step read (at step 0: see [`ParametricMonitor::verdict`] before any step).
+    pub fn satisfied_now(&self) -> bool {
+        self.satisfied_now
+    }
+
+    /// The witness of the whole property's ⊤ reached at the last step: that of the monitor
+    /// (template or instance) whose ⊤ completed it.
+    pub fn satisfied_witness(&self) -> &[Change] {
+        &self.satisfied_witness
     }
 
     /// The quantified variable.
@@ -155,9 +233,13 @@ impl<M: Instantiate> ParametricMonitor<M> {
             self.index.insert(v.clone(), self.instances.len());
             self.instances.push((v, m));
         }
+        let mut completed: Option<&M> = None;
         if let Some(v) = self.template.step(input) {
             self.template_events
                 .push((input.step, v, self.template.witness().to_vec()));
+            if v == Verdict::Satisfied {
+                completed = Some(&self.template);
+            }
         }
         for (v, m) in &mut self.instances {
             if let Some(verdict) = m.step(input) {
@@ -169,6 +251,18 @@ impl<M: Instantiate> ParametricMonitor<M> {
                     witness: Vec::new(),
                 });
             }
+        }
+        let before = self.whole;
+        self.whole = self.compute_verdict();
+        self.satisfied_now = self.whole == Verdict::Satisfied && before != Verdict::Satisfied;
+        if self.satisfied_now {
+            let last = out
+                .iter()
+                .rev()
+                .find(|e| e.verdict == Verdict::Satisfied && !e.inherited)
+                .and_then(|e| self.instance(&e.value));
+            let m = completed.or(last).unwrap_or(&self.template);
+            self.satisfied_witness = m.witness().to_vec();
         }
         out
     }
@@ -184,6 +278,9 @@ impl<M: Instantiate> ParametricMonitor<M> {
             .map(|v| (0, v, Vec::new()))
             .into_iter()
             .collect();
+        self.whole = self.compute_verdict();
+        self.satisfied_now = false;
+        self.satisfied_witness.clear();
     }
 }
 
@@ -209,6 +306,92 @@ mod tests {
             }
         }
         out
+    }
+
+    /// `forall var: f` by progression (complete or not): the events `(step, value, verdict)`,
+    /// the steps where the whole property became satisfied, and the monitor.
+    fn run_engine(
+        f: &str,
+        var: &str,
+        complete: bool,
+        policy: ResetPolicy,
+        steps: &[&[&str]],
+    ) -> (Vec<(usize, String, Verdict)>, Vec<usize>, ParametricMonitor) {
+        let mut arena = Arena::new();
+        let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
+        let template = ProgressionMonitor::with_options(arena.clone(), formula, policy, complete);
+        let mut m = ParametricMonitor::with_template(&arena, formula, var, template);
+        let (mut out, mut whole) = (Vec::new(), Vec::new());
+        if m.verdict() == Verdict::Satisfied {
+            whole.push(0);
+        }
+        for (i, labels) in steps.iter().enumerate() {
+            let set: LabelSet = labels.iter().copied().collect();
+            let input = StepInput {
+                step: i + 1,
+                text: "",
+                labels: &set,
+            };
+            for e in m.step(&input) {
+                out.push((e.step, e.value, e.verdict));
+            }
+            if m.satisfied_now() {
+                whole.push(i + 1);
+            }
+        }
+        (out, whole, m)
+    }
+
+    #[test]
+    fn the_whole_verdict_covers_values_not_seen_yet() {
+        let policy = ResetPolicy::default();
+        let no_reset = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        let until = "!bad(f) U done(f)";
+        for complete in [false, true] {
+            // `a` is done, but a value not seen yet may still go bad: pending, not satisfied.
+            let (events, whole, m) = run_engine(until, "f", complete, policy, &[&["done(a)"]]);
+            assert_eq!(events, vec![(1, "a".to_string(), Verdict::Satisfied)]);
+            assert!(whole.is_empty(), "{whole:?}");
+            assert_eq!(m.verdict(), Verdict::Pending);
+            assert_eq!(m.ltlf(), Verdict::Violated, "unseen values are never done");
+            // ... as `b` does at the next step.
+            let steps: &[&[&str]] = &[&["done(a)"], &["bad(b)"]];
+            let (events, _, m) = run_engine(until, "f", complete, no_reset, steps);
+            assert!(events.contains(&(2, "b".to_string(), Verdict::Violated)));
+            assert_eq!(m.verdict(), Verdict::Violated);
+        }
+        // No value seen, yet every value is satisfied after `init` (complete verdicts only:
+        // progression cannot fold `G(write(f) -> O init)`).
+        let g = "G(write(f) -> O init)";
+        let (events, whole, m) = run_engine(g, "f", true, policy, &[&["init"], &["write(x)"]]);
+        assert_eq!(whole, vec![1], "reported once, when reached");
+        assert_eq!(events, vec![(1, "x".to_string(), Verdict::Satisfied)]);
+        assert_eq!(m.verdict(), Verdict::Satisfied);
+        let (_, whole, m) = run_engine(g, "f", false, policy, &[&["init"]]);
+        assert!(whole.is_empty());
+        assert_eq!(m.verdict(), Verdict::Pending);
+        // Satisfied before the first step: `forall x: G(p(x) -> p(x))`.
+        let (_, whole, _) = run_engine("G(p(x) -> p(x))", "x", false, policy, &[&["p(a)"]]);
+        assert_eq!(whole, vec![0]);
+    }
+
+    #[test]
+    fn each_failing_position_counts_once_per_value() {
+        // `forall f: G(Y ok(f))`: for `a`, positions 1 and 4 fail (issue 8 §1.1).
+        let steps: &[&[&str]] = &[&["ok(a)"], &["ok(a)"], &[], &["ok(a)"]];
+        for (complete, want) in [(false, vec![1, 4]), (true, vec![0, 3])] {
+            let (events, _, _) =
+                run_engine("G(Y ok(f))", "f", complete, ResetPolicy::default(), steps);
+            let at: Vec<usize> = events
+                .iter()
+                .filter(|e| e.1 == "a" && e.2 == Verdict::Violated)
+                .map(|e| e.0)
+                .collect();
+            assert_eq!(at, want, "complete: {complete}");
+        }
     }
 
     #[test]

@@ -27,7 +27,10 @@
 //!   initial formula with the current past-time bits (always `initial` for a property without
 //!   past operators). A TRAC_R restart after a violation at step `t` takes step `t`'s transition
 //!   from the restart state of the auxiliary state before `t`; if that is decided again, the
-//!   monitor starts afresh at the restart state of the auxiliary state after `t`.
+//!   monitor starts afresh at the restart state of the auxiliary state after `t`. A monitor
+//!   resting in a decided state that restarts (the run from the next position, decided before
+//!   it) does not read that run again: the next step goes to the restart state of the
+//!   auxiliary state after it (each failing position counts once, see [`crate::monitor`]).
 //!
 //! Files ([`TableFile`], RON or JSON) carry the label [`FORMAT`] and [`VERSION`] and spell the
 //! strings out; loading checks every reference, state id and proposition index
@@ -635,6 +638,8 @@ struct Stepped {
     after: u32,
     event: Option<Verdict>,
     restarted: bool,
+    /// The step skipped a run decided before its position (see `TableMonitor::advance`).
+    gap: bool,
 }
 
 impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
@@ -671,6 +676,57 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     pub fn with_shadows(mut self, shadows: Vec<(String, TableMonitor<S, T>)>) -> Self {
         self.shadows = shadows;
         self
+    }
+
+    /// For a parametric template: the LTL3 verdict of every value not seen yet (`seen(v)`
+    /// tells whether `v` was seen): the conjunction of this monitor's verdict (values not
+    /// written in the formula) and of its shadows' for values not seen yet.
+    pub fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        crate::parametric::conjunction(
+            std::iter::once(self.verdict).chain(
+                self.shadows
+                    .iter()
+                    .filter(|(v, _)| !seen(v))
+                    .map(|(_, m)| m.verdict),
+            ),
+        )
+    }
+
+    /// For a parametric template: the LTLf verdict of every value not seen yet (see
+    /// [`TableMonitor::unseen_verdict`]).
+    pub fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        crate::parametric::conjunction(
+            std::iter::once(self.ltlf()).chain(
+                self.shadows
+                    .iter()
+                    .filter(|(v, _)| !seen(v))
+                    .map(|(_, m)| m.ltlf()),
+            ),
+        )
+    }
+
+    /// A plain TRAC monitor (no reset) of the same table that starts at the next position,
+    /// with this monitor's history (its auxiliary state): the run of the formula from the next
+    /// step on (for the cross-check engine).
+    pub(crate) fn run_from_here(&self) -> Self
+    where
+        S: Clone,
+        T: Clone,
+    {
+        let mut m = self.clone();
+        m.policy = ResetPolicy {
+            on_violation: false,
+            on_satisfaction: false,
+        };
+        m.state = self.table.aux_restart(self.aux);
+        m.verdict = Table::<S, T>::verdict(m.state);
+        m.steps = 0;
+        m.explanation.clear();
+        m.dropped = 0;
+        m.witness.clear();
+        m.shadows = Vec::new();
+        m.announce = false;
+        m
     }
 
     /// The table.
@@ -731,6 +787,32 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         self.steps += 1;
         let t = &*self.table;
         let before = self.state;
+        if self.restarts(Table::<S, T>::verdict(before)) {
+            // Each failing position counts once (see `crate::monitor`): a monitor resting in a
+            // decided state that restarts holds a run from the next position whose verdict was
+            // known before that position, and already reported (at step 0, or at a gap step)
+            // or merged into the verdict of the step that knew it. It is not read again: the
+            // next run starts at the next position, with this step in its history, and its
+            // verdict, if already known, is this step's.
+            self.aux = t.aux_next(self.aux, holds);
+            let state = t.aux_restart(self.aux);
+            let reached = Table::<S, T>::verdict(state);
+            let event = if self.announce {
+                Some(Table::<S, T>::verdict(before))
+            } else {
+                (state <= SATISFIED).then_some(reached)
+            };
+            self.announce = false;
+            self.state = state;
+            self.verdict = reached;
+            return Stepped {
+                before,
+                after: state,
+                event,
+                restarted: false,
+                gap: true,
+            };
+        }
         let after = t.next(before, holds);
         let mut event = None;
         let mut restarted = false;
@@ -750,7 +832,8 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         self.aux = t.aux_next(self.aux, holds);
         if restarted && state <= SATISFIED {
             // Decided again at the same step: at most one verdict per step, start afresh from
-            // the initial formula (with the current past bits).
+            // the initial formula (with the current past bits) at the next position. If that
+            // run is decided already, it is the same failure, known at this same step: merged.
             state = t.aux_restart(self.aux);
         }
         self.state = state;
@@ -760,6 +843,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             after,
             event,
             restarted,
+            gap: false,
         }
     }
 
@@ -869,6 +953,26 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
             held.get() & bit != 0
         };
         let st = self.advance(holds);
+        if st.gap {
+            // A new run: its explanation starts empty; a verdict known before its position is
+            // explained by this step (the history it completes).
+            self.explanation.clear();
+            self.dropped = 0;
+            if let Some(v) = st.event {
+                let shown = if v == Table::<S, T>::verdict(st.after) {
+                    st.after
+                } else {
+                    st.before
+                };
+                let c = self.change(input, shown);
+                self.record(c);
+                self.witness.clone_from(&self.explanation);
+            }
+            if self.restarts(self.verdict) {
+                self.explanation.clear();
+            }
+            return st.event;
+        }
         if st.before != st.after || st.after <= SATISFIED {
             let c = self.change(input, st.after);
             self.record(c);

@@ -385,15 +385,17 @@ impl Scienceworld {
         input: &::trac_runtime::StepInput<'_>,
     ) -> ScienceworldVerdicts {
         self.last = ScienceworldVerdicts {
-            r1: ::trac_runtime::generated::combine(
-                self.r1.step(input).into_iter().map(|(_, v)| v),
-            ),
+            r1: {
+                self.r1.step(input);
+                self.r1.reached()
+            },
             r1_unnamed: ::trac_runtime::Monitor::step(&mut self.r1_unnamed, input),
             r2: ::trac_runtime::Monitor::step(&mut self.r2, input),
             r3: ::trac_runtime::Monitor::step(&mut self.r3, input),
-            r4: ::trac_runtime::generated::combine(
-                self.r4.step(input).into_iter().map(|(_, v)| v),
-            ),
+            r4: {
+                self.r4.step(input);
+                self.r4.reached()
+            },
             r5: ::trac_runtime::Monitor::step(&mut self.r5, input),
         };
         self.last
@@ -615,7 +617,7 @@ impl<'a> ScienceworldValuation<'a> {
 /// The verdicts reached at one step by the properties of [`Scienceworld`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct ScienceworldVerdicts {
-    /// `R1`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `R1`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub r1: ::core::option::Option<::trac_runtime::Verdict>,
     /// `R1_unnamed`: the verdict reached at this step, if any.
     pub r1_unnamed: ::core::option::Option<::trac_runtime::Verdict>,
@@ -623,7 +625,7 @@ pub struct ScienceworldVerdicts {
     pub r2: ::core::option::Option<::trac_runtime::Verdict>,
     /// `R3`: the verdict reached at this step, if any.
     pub r3: ::core::option::Option<::trac_runtime::Verdict>,
-    /// `R4`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `R4`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub r4: ::core::option::Option<::trac_runtime::Verdict>,
     /// `R5`: the verdict reached at this step, if any.
     pub r5: ::core::option::Option<::trac_runtime::Verdict>,

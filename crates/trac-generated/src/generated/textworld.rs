@@ -221,9 +221,10 @@ impl Textworld {
         input: &::trac_runtime::StepInput<'_>,
     ) -> TextworldVerdicts {
         self.last = TextworldVerdicts {
-            r1: ::trac_runtime::generated::combine(
-                self.r1.step(input).into_iter().map(|(_, v)| v),
-            ),
+            r1: {
+                self.r1.step(input);
+                self.r1.reached()
+            },
             r2: ::trac_runtime::Monitor::step(&mut self.r2, input),
             r3: ::trac_runtime::Monitor::step(&mut self.r3, input),
             r4: ::trac_runtime::Monitor::step(&mut self.r4, input),
@@ -391,7 +392,7 @@ impl<'a> TextworldValuation<'a> {
 /// The verdicts reached at one step by the properties of [`Textworld`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct TextworldVerdicts {
-    /// `R1`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `R1`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub r1: ::core::option::Option<::trac_runtime::Verdict>,
     /// `R2`: the verdict reached at this step, if any.
     pub r2: ::core::option::Option<::trac_runtime::Verdict>,

@@ -865,12 +865,14 @@ impl Trucks {
             order_16_15: ::trac_runtime::Monitor::step(&mut self.order_16_15, input),
             order_19_18: ::trac_runtime::Monitor::step(&mut self.order_19_18, input),
             order_20_19: ::trac_runtime::Monitor::step(&mut self.order_20_19, input),
-            load_once: ::trac_runtime::generated::combine(
-                self.load_once.step(input).into_iter().map(|(_, v)| v),
-            ),
-            load_target_free: ::trac_runtime::generated::combine(
-                self.load_target_free.step(input).into_iter().map(|(_, v)| v),
-            ),
+            load_once: {
+                self.load_once.step(input);
+                self.load_once.reached()
+            },
+            load_target_free: {
+                self.load_target_free.step(input);
+                self.load_target_free.reached()
+            },
             load_front_free: ::trac_runtime::Monitor::step(
                 &mut self.load_front_free,
                 input,
@@ -879,12 +881,14 @@ impl Trucks {
                 &mut self.unload_front_free,
                 input,
             ),
-            deliver_after_unload: ::trac_runtime::generated::combine(
-                self.deliver_after_unload.step(input).into_iter().map(|(_, v)| v),
-            ),
-            deliver_at_truck: ::trac_runtime::generated::combine(
-                self.deliver_at_truck.step(input).into_iter().map(|(_, v)| v),
-            ),
+            deliver_after_unload: {
+                self.deliver_after_unload.step(input);
+                self.deliver_after_unload.reached()
+            },
+            deliver_at_truck: {
+                self.deliver_at_truck.step(input);
+                self.deliver_at_truck.reached()
+            },
         };
         self.last
     }
@@ -1370,17 +1374,17 @@ pub struct TrucksVerdicts {
     pub order_19_18: ::core::option::Option<::trac_runtime::Verdict>,
     /// `order_20_19`: the verdict reached at this step, if any.
     pub order_20_19: ::core::option::Option<::trac_runtime::Verdict>,
-    /// `load_once`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `load_once`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub load_once: ::core::option::Option<::trac_runtime::Verdict>,
-    /// `load_target_free`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `load_target_free`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub load_target_free: ::core::option::Option<::trac_runtime::Verdict>,
     /// `load_front_free`: the verdict reached at this step, if any.
     pub load_front_free: ::core::option::Option<::trac_runtime::Verdict>,
     /// `unload_front_free`: the verdict reached at this step, if any.
     pub unload_front_free: ::core::option::Option<::trac_runtime::Verdict>,
-    /// `deliver_after_unload`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `deliver_after_unload`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub deliver_after_unload: ::core::option::Option<::trac_runtime::Verdict>,
-    /// `deliver_at_truck`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if one was satisfied).
+    /// `deliver_at_truck`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub deliver_at_truck: ::core::option::Option<::trac_runtime::Verdict>,
 }
 impl TrucksVerdicts {
