@@ -343,6 +343,13 @@ impl Auditor {
     /// Reads one event; returns the verdicts reached at this step.
     pub fn step(&mut self, event: &Event) -> Vec<VerdictRecord> {
         let labels = self.label(event);
+        self.step_labeled(event, labels)
+    }
+
+    /// Reads one event whose labels were computed elsewhere (an LLM labeler, labeling steps
+    /// concurrently); `labels` replace [`Auditor::label`]'s. Returns the verdicts reached at
+    /// this step. Steps must still come in trace order.
+    pub fn step_labeled(&mut self, event: &Event, labels: LabelSet) -> Vec<VerdictRecord> {
         self.steps += 1;
         // Witnesses quote the original line of a plain-text log (step number and decoration
         // included) and the output of a JSON Lines event.

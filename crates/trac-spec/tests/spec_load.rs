@@ -28,6 +28,7 @@ fn the_documented_example_loads_and_checks() {
             param: Some("item".into()),
             description: "the agent takes {item}".into(),
             rule: Some(Rule::Words("take {item...}".into())),
+            ..Default::default()
         }
     );
     let p = &spec.properties[0];
