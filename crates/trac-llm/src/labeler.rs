@@ -469,7 +469,7 @@ impl LabelerMode {
 }
 
 /// Which labeling function gave a label.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LabelSource {
     /// A spec rule.

@@ -111,9 +111,12 @@ pub struct TestServer {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
     count: Arc<AtomicUsize>,
-    requests: Arc<Mutex<Vec<Value>>>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
     accept: Option<JoinHandle<()>>,
 }
+
+/// A request as received: its headers (names lowercased) and JSON body.
+type Recorded = (Vec<(String, String)>, Value);
 
 impl TestServer {
     /// Starts a server on a free port of 127.0.0.1. `handler(request, k)` answers the `k`-th
@@ -167,10 +170,14 @@ impl TestServer {
 
     /// The JSON bodies received so far, in arrival order.
     pub fn requests(&self) -> Vec<Value> {
-        self.requests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        let r = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        r.iter().map(|(_, v)| v.clone()).collect()
+    }
+
+    /// The headers of the requests received so far (names lowercased), in arrival order.
+    pub fn headers(&self) -> Vec<Vec<(String, String)>> {
+        let r = self.requests.lock().unwrap_or_else(|e| e.into_inner());
+        r.iter().map(|(h, _)| h.clone()).collect()
     }
 }
 
@@ -188,7 +195,7 @@ fn serve(
     conn: TcpStream,
     handler: &Handler,
     count: &AtomicUsize,
-    requests: &Mutex<Vec<Value>>,
+    requests: &Mutex<Vec<Recorded>>,
     stop: &AtomicBool,
 ) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
@@ -200,6 +207,7 @@ fn serve(
     // Keep-alive: serve requests until the client closes or a reply closes the connection.
     loop {
         let mut length = 0usize;
+        let mut headers = Vec::new();
         let mut first = true;
         loop {
             let mut line = String::new();
@@ -219,6 +227,7 @@ fn serve(
                 if k.trim().eq_ignore_ascii_case("content-length") {
                     length = v.trim().parse().unwrap_or(0);
                 }
+                headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
             }
         }
         let mut body = vec![0u8; length];
@@ -234,7 +243,7 @@ fn serve(
                 requests
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
-                    .push(v.clone());
+                    .push((headers, v.clone()));
                 handler(&v, k)
             }
             Err(e) => Reply::Status {
