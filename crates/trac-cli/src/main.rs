@@ -3,6 +3,7 @@
 //! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage.
 
 mod compile;
+mod llm;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
@@ -39,6 +40,10 @@ enum Command {
         /// The formula, in Spot syntax, optionally prefixed by `forall VAR:`.
         formula: String,
     },
+    /// Score a labeler (an LLM, or the rules) against reference labels: per-proposition
+    /// accuracy, precision and recall, and per property the F1 of the audit's violations and
+    /// satisfactions.
+    LabelEval(llm::LabelEvalArgs),
 }
 
 #[derive(clap::Args)]
@@ -57,6 +62,8 @@ struct AuditArgs {
     format: Format,
     #[command(flatten)]
     engine: compile::EngineArgs,
+    #[command(flatten)]
+    llm: llm::LlmArgs,
     /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs.
     #[arg(required = true, value_name = "TRACE")]
     traces: Vec<PathBuf>,
@@ -89,6 +96,7 @@ fn main() -> ExitCode {
         Command::Check { formula } => check(&formula),
         Command::Audit(args) => audit(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::LabelEval(args) => llm::label_eval(&args),
     }
 }
 
@@ -225,6 +233,13 @@ fn audit(args: &AuditArgs) -> ExitCode {
         engine,
         compiler,
     };
+    let labeling = match llm::Labeling::new(&args.llm, &specs, args.format == Format::Jsonl) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut outcomes = Vec::new();
@@ -267,8 +282,8 @@ fn audit(args: &AuditArgs) -> ExitCode {
         match trace::open(path) {
             Err(e) => file_error = Some(e.to_string()),
             Ok(reader) => {
-                for ev in reader {
-                    let ev = match ev {
+                for ev in labeling.events(&file, reader) {
+                    let (ev, labels) = match ev {
                         Ok(ev) => ev,
                         Err(e) => {
                             file_error = Some(e.to_string());
@@ -292,7 +307,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
                         }
                     };
                     let (_, auditor, outcome) = &mut sessions[i];
-                    let recs = auditor.step(&ev);
+                    let recs = match labels {
+                        Some(l) => auditor.step_labeled(&ev, l),
+                        None => auditor.step(&ev),
+                    };
                     emit(&mut out, recs, outcome);
                     if let Some((id, value, m)) = auditor.mismatch() {
                         let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
@@ -377,6 +395,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
         Format::Jsonl => {}
     }
     let _ = out.flush();
+    labeling.finish();
     if bad_input {
         ExitCode::from(2)
     } else if violations > 0 {

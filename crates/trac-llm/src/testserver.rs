@@ -313,3 +313,43 @@ fn reason(code: u16) -> &'static str {
         _ => "Status",
     }
 }
+
+/// The answer an LLM labeler would get from a model that agrees with `rules` (the rule labeler
+/// of `spec`): the JSON object for the step in `request`, with the propositions the prompt asks
+/// about (`- "name"` lines). `None` if the request is not a labeling request.
+pub fn rule_answer(
+    spec: &trac_spec::spec::Spec,
+    rules: &trac_runtime::labeler::RuleLabeler,
+    request: &Value,
+) -> Option<String> {
+    let text = prompt_step(request)?;
+    let user = request
+        .get("messages")?
+        .as_array()?
+        .iter()
+        .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?
+        .get("content")?
+        .as_str()?;
+    let labels = rules.label_text(&text);
+    let mut obj = serde_json::Map::new();
+    for p in &spec.propositions {
+        if !user.contains(&format!("- \"{}\"", p.name)) {
+            continue;
+        }
+        let values: Vec<String> = labels
+            .iter()
+            .filter_map(|l| match trac_spec::formula::split_atom_name(l) {
+                Some((b, v)) if b == p.name => Some(v.to_string()),
+                None if *l == p.name => Some(String::new()),
+                _ => None,
+            })
+            .collect();
+        let v = if p.param.is_some() {
+            json!(values)
+        } else {
+            json!(!values.is_empty())
+        };
+        obj.insert(p.name.clone(), v);
+    }
+    Some(Value::Object(obj).to_string())
+}

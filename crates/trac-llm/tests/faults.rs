@@ -13,7 +13,7 @@ use trac_llm::model::{ChatModel, ChatRequest, Message, ModelError};
 use trac_llm::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
 use trac_llm::retry::RetryPolicy;
-use trac_llm::testserver::{completion, prompt_step, Reply, TestServer};
+use trac_llm::testserver::{self, completion, prompt_step, Reply, TestServer};
 use trac_runtime::labeler::RuleLabeler;
 use trac_runtime::trace::Event;
 use trac_spec::spec::{LabelerChoice, PropositionDecl, Rule, Spec};
@@ -68,30 +68,8 @@ fn spec() -> Spec {
 
 /// The answer the rule labeler gives for the step in `request`, as the LLM labeler's JSON.
 fn rule_answer(spec: &Spec, request: &Value) -> String {
-    let text = prompt_step(request).expect("a labeling prompt");
-    let labels = RuleLabeler::new(spec).unwrap().label_text(&text);
-    let mut obj = serde_json::Map::new();
-    for p in &spec.propositions {
-        let mine: Vec<String> = labels
-            .iter()
-            .filter_map(|l| {
-                if p.param.is_some() {
-                    l.strip_prefix(&format!("{}(", p.name))
-                        .and_then(|r| r.strip_suffix(')'))
-                        .map(str::to_string)
-                } else {
-                    (*l == p.name).then(String::new)
-                }
-            })
-            .collect();
-        let v = if p.param.is_some() {
-            json!(mine)
-        } else {
-            json!(!mine.is_empty())
-        };
-        obj.insert(p.name.clone(), v);
-    }
-    Value::Object(obj).to_string()
+    testserver::rule_answer(spec, &RuleLabeler::new(spec).unwrap(), request)
+        .expect("a labeling request")
 }
 
 fn event(step: usize, text: &str) -> Event {
