@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use trac_llm::labeler::{HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels};
+use trac_llm::labeler::{AnswerFormat, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels};
 use trac_llm::metrics::{AuditScores, Confusion, LabelScores};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
 use trac_llm::{ChatModel, ModelOptions};
@@ -40,6 +40,19 @@ impl LabelerFlag {
             Some(LabelerFlag::Hybrid) => LabelerMode::Hybrid,
         }
     }
+}
+
+/// `--response-format` values.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum FormatFlag {
+    /// No constraint.
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// The answer's JSON schema, OpenAI style.
+    JsonSchema,
+    /// The answer's JSON schema, llama-cpp-python style.
+    JsonObjectSchema,
 }
 
 /// How to reach a model, and how to ask it.
@@ -72,8 +85,14 @@ pub struct ModelArgs {
     /// Earlier steps shown to the LLM labeler as context [default: 4].
     #[arg(long, value_name = "N")]
     pub window: Option<usize>,
+    /// How the labeling answer is constrained: `json-object` (any JSON object; the default),
+    /// `json-schema` (the answer's schema, OpenAI structured outputs: OpenAI, vLLM, llama.cpp's
+    /// server), `json-object-schema` (the schema, llama-cpp-python's form), `text` (none).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub response_format: Option<FormatFlag>,
     /// A JSON file with defaults for these flags: {"model", "base_url", "api_key_env", "cache",
-    /// "concurrency", "timeout", "max_retries", "window", "temperature", "max_tokens"}.
+    /// "concurrency", "timeout", "max_retries", "window", "response_format", "temperature",
+    /// "max_tokens"}.
     #[arg(long, value_name = "FILE")]
     pub llm_config: Option<PathBuf>,
 }
@@ -127,6 +146,22 @@ impl ModelArgs {
         }
         if let Some(m) = u("max_tokens") {
             config.max_tokens = m as u32;
+        }
+        let format = match (self.response_format, s("response_format")) {
+            (Some(f), _) => Some(f),
+            (None, Some(name)) => Some(
+                FormatFlag::from_str(&name, false)
+                    .map_err(|_| format!("LLM config: unknown response_format `{name}`"))?,
+            ),
+            (None, None) => None,
+        };
+        if let Some(f) = format {
+            config.answer_format = match f {
+                FormatFlag::Text => AnswerFormat::Text,
+                FormatFlag::JsonObject => AnswerFormat::JsonObject,
+                FormatFlag::JsonSchema => AnswerFormat::JsonSchema,
+                FormatFlag::JsonObjectSchema => AnswerFormat::JsonObjectSchema,
+            };
         }
         let concurrency = self
             .concurrency

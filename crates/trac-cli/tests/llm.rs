@@ -634,3 +634,68 @@ fn label_eval_with_the_rules_as_reference() {
         stderr(&o)
     );
 }
+
+/// `--llm-config FILE` gives defaults for the flags; flags win.
+#[test]
+fn llm_config_file_and_response_format_flag() {
+    let spec_path = "examples/specs/textworld.ron";
+    let server = rule_server(spec_path);
+    let config = temp_file(
+        "llm.json",
+        &json!({"model": "from-file", "base_url": server.base_url(), "response_format": "json-object-schema", "window": 1})
+            .to_string(),
+    );
+    let t = temp_file("three3.txt", "take knife\nexamine knife\ngo west\n");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec_path,
+        "--labeler",
+        "llm",
+        "--llm-config",
+        config.to_str().unwrap(),
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs.iter().all(|r| r["model"] == "from-file"));
+    assert!(reqs
+        .iter()
+        .all(|r| r["response_format"]["type"] == "json_object"));
+    assert_eq!(
+        reqs[0]["response_format"]["schema"]["required"],
+        json!(["take", "examine", "cut", "drop", "go"])
+    );
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec_path,
+        "--labeler",
+        "llm",
+        "--llm-config",
+        config.to_str().unwrap(),
+        "--model",
+        "from-flag",
+        "--response-format",
+        "json-schema",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let reqs = server.requests();
+    assert!(reqs[3..].iter().all(|r| r["model"] == "from-flag"));
+    assert!(reqs[3..]
+        .iter()
+        .all(|r| r["response_format"]["type"] == "json_schema"));
+    // window 1: the third step's prompt shows only the second as context (steps are labeled
+    // concurrently: find the third step's request).
+    let user = reqs[3..]
+        .iter()
+        .map(|r| r["messages"][1]["content"].as_str().unwrap())
+        .find(|u| u.contains("Step to label (step 3)"))
+        .unwrap();
+    assert!(
+        user.contains("Earlier steps (oldest first, for context only):\nstep 2: examine knife\n\n"),
+        "{user}"
+    );
+}

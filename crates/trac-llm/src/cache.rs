@@ -62,7 +62,7 @@ impl<M: ChatModel> CachedModel<M> {
             "max_tokens": req.max_tokens,
             "logprobs": req.logprobs,
             "stop": req.stop,
-            "json_object": req.json_object,
+            "response_format": req.response_format,
             "sample": sample,
         })
     }

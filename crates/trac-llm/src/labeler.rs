@@ -21,7 +21,7 @@
 //! the question asked again ([`LlmLabelerConfig::answer_retries`] times); then the step fails
 //! with a [`LabelFailure`] naming it. A malformed answer never becomes "false".
 
-use crate::model::{excerpt, ChatModel, ChatRequest, Message};
+use crate::model::{excerpt, ChatModel, ChatRequest, Message, ResponseFormat};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -48,8 +48,9 @@ pub struct LlmLabelerConfig {
     pub max_tokens: u32,
     /// How many times a malformed answer is asked again. Default 2.
     pub answer_retries: u32,
-    /// Ask the server for a JSON object (`response_format`). Default `true`.
-    pub json_object: bool,
+    /// How the answer's format is constrained (`response_format`). Default
+    /// [`AnswerFormat::JsonObject`].
+    pub answer_format: AnswerFormat,
     /// Characters of each step's text shown (longer texts are cut). Default 2000.
     pub max_step_chars: usize,
 }
@@ -63,10 +64,26 @@ impl Default for LlmLabelerConfig {
             seed: Some(0),
             max_tokens: 512,
             answer_retries: 2,
-            json_object: true,
+            answer_format: AnswerFormat::JsonObject,
             max_step_chars: 2000,
         }
     }
+}
+
+/// How an [`LlmLabeler`] constrains the model's answer (the request's `response_format`; see
+/// [`ResponseFormat`] for which servers take which).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum AnswerFormat {
+    /// No constraint.
+    Text,
+    /// Any JSON object (the default: the widest supported).
+    #[default]
+    JsonObject,
+    /// The answer's JSON schema, OpenAI style (OpenAI, vLLM, llama.cpp's server).
+    JsonSchema,
+    /// The answer's JSON schema, llama-cpp-python style: a small model then cannot answer
+    /// anything but well-formed labels.
+    JsonObjectSchema,
 }
 
 /// The line that introduces the step to label in the prompt (followed by the step number and `):`).
@@ -86,6 +103,8 @@ pub struct LlmLabeler {
     system: String,
     catalogue: String,
     template: String,
+    /// The JSON schema of a well-formed answer.
+    schema: Value,
     /// Failures of [`Labeler::label`] calls (which cannot return them).
     failures: Vec<LabelFailure>,
 }
@@ -118,7 +137,15 @@ steps are context. Answer with one JSON object and nothing else."
             .to_string();
         let mut catalogue = String::from("Propositions:\n");
         let mut template = Vec::new();
+        let mut schema_props = Map::new();
         for p in &props {
+            schema_props.insert(
+                p.name.clone(),
+                match &p.param {
+                    None => serde_json::json!({"type": "boolean"}),
+                    Some(_) => serde_json::json!({"type": "array", "items": {"type": "string"}}),
+                },
+            );
             let desc = if p.description.trim().is_empty() {
                 p.name.clone()
             } else {
@@ -159,6 +186,7 @@ steps are context. Answer with one JSON object and nothing else."
                 let _ = writeln!(catalogue, "  Examples: {}", shown.join("; "));
             }
         }
+        let required: Vec<String> = props.iter().map(|p| p.name.clone()).collect();
         LlmLabeler {
             model,
             props,
@@ -167,6 +195,12 @@ steps are context. Answer with one JSON object and nothing else."
             system,
             catalogue,
             template: format!("{{{}}}", template.join(", ")),
+            schema: serde_json::json!({
+                "type": "object",
+                "properties": schema_props,
+                "required": required,
+                "additionalProperties": false,
+            }),
             failures: Vec::new(),
         }
     }
@@ -184,6 +218,12 @@ steps are context. Answer with one JSON object and nothing else."
     /// The configuration.
     pub fn config(&self) -> &LlmLabelerConfig {
         &self.config
+    }
+
+    /// The JSON schema of a well-formed answer: an object with one required key per
+    /// proposition, a boolean or an array of strings, and no other key.
+    pub fn answer_schema(&self) -> &Value {
+        &self.schema
     }
 
     fn render_event(&self, e: &Event) -> String {
@@ -323,7 +363,14 @@ steps are context. Answer with one JSON object and nothing else."
                 },
                 seed: self.config.seed,
                 max_tokens: Some(self.config.max_tokens),
-                json_object: self.config.json_object,
+                response_format: match self.config.answer_format {
+                    AnswerFormat::Text => ResponseFormat::Text,
+                    AnswerFormat::JsonObject => ResponseFormat::JsonObject,
+                    AnswerFormat::JsonSchema => ResponseFormat::JsonSchema(self.schema.clone()),
+                    AnswerFormat::JsonObjectSchema => {
+                        ResponseFormat::JsonObjectSchema(self.schema.clone())
+                    }
+                },
                 tag: Some(format!("labeling request {}", attempt + 1)),
                 ..ChatRequest::default()
             };

@@ -88,8 +88,9 @@ pub struct ChatRequest {
     pub logprobs: Option<u8>,
     /// Stop sequences.
     pub stop: Vec<String>,
-    /// Ask the server for a JSON object answer (`response_format: {"type": "json_object"}`).
-    pub json_object: bool,
+    /// The answer's format (`response_format`): free text, any JSON object, or JSON following a
+    /// schema.
+    pub response_format: ResponseFormat,
     /// A name for the request in error messages (`trace.txt step 12`); not sent, not part of
     /// the cache key.
     #[serde(skip)]
@@ -108,7 +109,7 @@ impl Default for ChatRequest {
             max_tokens: None,
             logprobs: None,
             stop: Vec::new(),
-            json_object: false,
+            response_format: ResponseFormat::Text,
             tag: None,
         }
     }
@@ -158,11 +159,45 @@ impl ChatRequest {
         if !self.stop.is_empty() {
             obj.insert("stop".into(), json!(self.stop));
         }
-        if self.json_object {
-            obj.insert("response_format".into(), json!({"type": "json_object"}));
+        match &self.response_format {
+            ResponseFormat::Text => {}
+            ResponseFormat::JsonObject => {
+                obj.insert("response_format".into(), json!({"type": "json_object"}));
+            }
+            ResponseFormat::JsonSchema(schema) => {
+                obj.insert(
+                    "response_format".into(),
+                    json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": true}}),
+                );
+            }
+            ResponseFormat::JsonObjectSchema(schema) => {
+                obj.insert(
+                    "response_format".into(),
+                    json!({"type": "json_object", "schema": schema}),
+                );
+            }
         }
         body
     }
+}
+
+/// The format a [`ChatRequest`] asks the answer in (the request's `response_format`).
+///
+/// Servers differ: OpenAI, vLLM and llama.cpp's server take `JsonSchema` (OpenAI's structured
+/// outputs); llama-cpp-python's server takes `JsonObjectSchema` (its grammar-constrained JSON
+/// mode, as Anyscale's); `JsonObject` is the widest supported.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum ResponseFormat {
+    /// Free text (no `response_format` sent).
+    #[default]
+    Text,
+    /// Any JSON object: `{"type": "json_object"}`.
+    JsonObject,
+    /// JSON following the schema, OpenAI style: `{"type": "json_schema", "json_schema":
+    /// {"name": "answer", "schema": .., "strict": true}}`.
+    JsonSchema(Value),
+    /// JSON following the schema, llama-cpp-python style: `{"type": "json_object", "schema": ..}`.
+    JsonObjectSchema(Value),
 }
 
 /// One generated token with its log-probability (natural log) and the most likely alternatives.
@@ -565,7 +600,7 @@ mod tests {
         assert!(v.get("seed").is_none() && v.get("n").is_none() && v.get("logprobs").is_none());
         req.seed = Some(10);
         req.logprobs = Some(3);
-        req.json_object = true;
+        req.response_format = ResponseFormat::JsonObject;
         let v = req.to_openai_json("m", 2, 5);
         assert_eq!(v["seed"], 15);
         assert_eq!(v["n"], 2);

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trac_llm::cache::CachedModel;
-use trac_llm::labeler::{HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig};
+use trac_llm::labeler::{
+    AnswerFormat, HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig,
+};
 use trac_llm::model::{ChatModel, ChatRequest, Message, ModelError};
 use trac_llm::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
@@ -115,6 +117,39 @@ fn labels_come_from_the_answer_and_the_prompt_has_the_window() {
         (u.requests, u.prompt_tokens, u.completion_tokens),
         (1, 10, 5)
     );
+}
+
+#[test]
+fn the_answer_schema_is_sent_in_the_chosen_style() {
+    let s = spec();
+    let server = TestServer::start(move |req, _| Reply::content(&rule_answer(&s, req)));
+    let m: Arc<dyn ChatModel> = Arc::new(model(&server, 5000, 0));
+    for format in [
+        AnswerFormat::JsonSchema,
+        AnswerFormat::JsonObjectSchema,
+        AnswerFormat::Text,
+    ] {
+        let config = LlmLabelerConfig {
+            answer_format: format,
+            ..LlmLabelerConfig::default()
+        };
+        let l = LlmLabeler::new(m.clone(), spec().propositions, false, config);
+        assert_eq!(l.label_step(&event(1, "look"), &[]).unwrap(), ["look"]);
+    }
+    let want = json!({
+        "type": "object",
+        "properties": {"look": {"type": "boolean"}, "take": {"type": "array", "items": {"type": "string"}}},
+        "required": ["look", "take"],
+        "additionalProperties": false,
+    });
+    let reqs = server.requests();
+    assert_eq!(reqs[0]["response_format"]["type"], "json_schema");
+    assert_eq!(reqs[0]["response_format"]["json_schema"]["schema"], want);
+    assert_eq!(
+        reqs[1]["response_format"],
+        json!({"type": "json_object", "schema": want})
+    );
+    assert!(reqs[2].get("response_format").is_none());
 }
 
 #[test]
