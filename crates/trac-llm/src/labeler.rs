@@ -783,3 +783,107 @@ impl Labeler for HybridLabeler {
 fn base_of(label: &str) -> &str {
     split_atom_name(label).map_or(label, |(b, _)| b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChatResponse, ModelError, Usage};
+    use trac_spec::spec::LabelExample;
+
+    struct Never;
+    impl ChatModel for Never {
+        fn name(&self) -> &str {
+            "never"
+        }
+        fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+            Err(ModelError::Config(format!("not asked: {}", req.name())))
+        }
+        fn usage(&self) -> Usage {
+            Usage::default()
+        }
+    }
+
+    fn labeler() -> LlmLabeler {
+        let props = vec![
+            PropositionDecl {
+                name: "greet".into(),
+                description: "the agent warmly greets".into(),
+                examples: vec![
+                    LabelExample {
+                        text: "Hello!".into(),
+                        holds: true,
+                        values: vec![],
+                    },
+                    LabelExample {
+                        text: "Go away.".into(),
+                        holds: false,
+                        values: vec![],
+                    },
+                ],
+                ..Default::default()
+            },
+            PropositionDecl {
+                name: "take".into(),
+                param: Some("item".into()),
+                examples: vec![LabelExample {
+                    text: "take the knife".into(),
+                    holds: true,
+                    values: vec!["knife".into()],
+                }],
+                ..Default::default()
+            },
+        ];
+        LlmLabeler::new(Arc::new(Never), props, false, LlmLabelerConfig::default())
+    }
+
+    #[test]
+    fn the_prompt_lists_descriptions_examples_window_and_step() {
+        let l = labeler();
+        let ev = |step: usize, input: Option<&str>, output: &str| Event {
+            step,
+            input: input.map(Into::into),
+            output: Some(output.into()),
+            ..Event::default()
+        };
+        let m = l.messages(
+            &ev(3, Some("You see a knife."), "take knife"),
+            &[ev(1, None, "hi"), ev(2, None, "look")],
+        );
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].role, crate::model::Role::System);
+        assert_eq!(
+            m[1].content,
+            "Propositions:\n\
+             - \"greet\": the agent warmly greets. Answer true or false.\n  \
+             Examples: \"Hello!\" -> true; \"Go away.\" -> false\n\
+             - \"take\": take. Answer the list of the values of {item} for which it holds (a short name each, [] if none).\n  \
+             Examples: \"take the knife\" -> [\"knife\"]\n\
+             \n\
+             Earlier steps (oldest first, for context only):\n\
+             step 1: hi\n\
+             step 2: look\n\
+             \n\
+             Step to label (step 3):\n\
+             Input: You see a knife.\n\
+             Output: take knife\n\
+             \n\
+             Answer with one JSON object with exactly these keys: {\"greet\": true or false, \"take\": [values of item]}"
+        );
+    }
+
+    #[test]
+    fn a_model_error_fails_the_step_without_answer_retries() {
+        let l = labeler();
+        let ev = Event {
+            step: 4,
+            line: 9,
+            output: Some("x".into()),
+            ..Event::default()
+        };
+        let f = l.label_step(&ev, &[]).unwrap_err();
+        assert_eq!(
+            f.to_string(),
+            "step 4 (line 9): not asked: labeling request 1"
+        );
+    }
+}
