@@ -4,12 +4,14 @@
 //! (empty, or no event understood).
 
 mod compile;
+mod llm;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 use trac_runtime::audit::{AuditOptions, Auditor, Coverage, PropertyEnd, VerdictRecord};
 use trac_runtime::trace;
 use trac_runtime::Verdict;
@@ -40,6 +42,10 @@ enum Command {
         /// The formula, in Spot syntax, optionally prefixed by `forall VAR:`.
         formula: String,
     },
+    /// Score a labeler (an LLM, or the rules) against reference labels: per-proposition
+    /// accuracy, precision and recall, and per property the F1 of the audit's violations and
+    /// satisfactions.
+    LabelEval(llm::LabelEvalArgs),
 }
 
 #[derive(clap::Args)]
@@ -58,6 +64,8 @@ struct AuditArgs {
     format: Format,
     #[command(flatten)]
     engine: compile::EngineArgs,
+    #[command(flatten)]
+    llm: llm::LlmArgs,
     /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs;
     /// `-` reads standard input. Pipes are read as events arrive.
     #[arg(required = true, value_name = "TRACE")]
@@ -91,6 +99,7 @@ fn main() -> ExitCode {
         Command::Check { formula } => check(&formula),
         Command::Audit(args) => audit(&args),
         Command::Compile(args) => compile::run(&args),
+        Command::LabelEval(args) => llm::label_eval(&args),
     }
 }
 
@@ -330,6 +339,19 @@ fn coverage_check(
     None
 }
 
+/// A trace reader shared between the labeling pipeline (which may read it on another thread)
+/// and the audit loop (which reads the fields it met at the end).
+struct SharedReader(Arc<Mutex<trace::TraceReader<trace::Input>>>);
+
+impl Iterator for SharedReader {
+    type Item = Result<trace::Event, trace::TraceError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // A poisoned lock means a reader call panicked on another thread: end the trace.
+        self.0.lock().ok()?.next()
+    }
+}
+
 fn audit(args: &AuditArgs) -> ExitCode {
     let specs = match load_specs(args) {
         Ok(s) => s,
@@ -353,6 +375,13 @@ fn audit(args: &AuditArgs) -> ExitCode {
     };
     let props = match Auditor::new(&specs, &opts) {
         Ok(a) => a.properties(),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let labeling = match llm::Labeling::new(&args.llm, &specs, args.format == Format::Jsonl) {
+        Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -386,11 +415,15 @@ fn audit(args: &AuditArgs) -> ExitCode {
         };
         match trace::open(path) {
             Err(e) => file_error = Some(e.to_string()),
-            Ok(mut reader) => {
+            Ok(reader) => {
                 file = reader.name().to_string();
                 streamed = reader.is_stream() && args.format == Format::Text;
-                for ev in reader.by_ref() {
-                    let ev = match ev {
+                // The labeling pipeline may read the trace on another thread; the reader is
+                // shared so that the fields it met can be read back after the audit.
+                let reader = SharedReader(Arc::new(Mutex::new(reader)));
+                let shared = Arc::clone(&reader.0);
+                for ev in labeling.events(&file, reader) {
+                    let (ev, labels) = match ev {
                         Ok(ev) => ev,
                         Err(e) => {
                             file_error = Some(e.to_string());
@@ -408,7 +441,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
                         }
                     };
                     let (_, auditor, outcome) = &mut sessions[i];
-                    let recs = auditor.step(&ev);
+                    let recs = match labels {
+                        Some(l) => auditor.step_labeled(&ev, l),
+                        None => auditor.step(&ev),
+                    };
                     emit(&mut out, args.format, recs, outcome);
                     if let Some((id, value, m)) = auditor.mismatch() {
                         let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
@@ -417,12 +453,16 @@ fn audit(args: &AuditArgs) -> ExitCode {
                         return ExitCode::from(2);
                     }
                 }
-                fields_seen = reader.fields_seen().to_vec();
-                unknown_fields = reader
-                    .unknown_fields()
-                    .into_iter()
-                    .map(str::to_string)
-                    .collect();
+                // `try_lock`: after a labeling failure the pipeline's reader thread may still
+                // be waiting on a stream; the field warnings are then left out.
+                if let Ok(reader) = shared.try_lock() {
+                    fields_seen = reader.fields_seen().to_vec();
+                    unknown_fields = reader
+                        .unknown_fields()
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect();
+                };
             }
         }
         if sessions.is_empty() {
@@ -517,6 +557,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
         Format::Jsonl => {}
     }
     let _ = out.flush();
+    labeling.finish();
     if bad_input {
         ExitCode::from(2)
     } else if violations > 0 {

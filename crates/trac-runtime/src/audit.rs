@@ -425,13 +425,27 @@ impl Auditor {
     /// Reads one event; returns the verdicts reached at this step.
     pub fn step(&mut self, event: &Event) -> Vec<VerdictRecord> {
         let labels = self.label(event);
+        let text_read = self.text_rules;
+        self.advance(event, labels, text_read)
+    }
+
+    /// Reads one event whose labels were computed elsewhere (an LLM labeler, labeling steps
+    /// concurrently); `labels` replace [`Auditor::label`]'s. Returns the verdicts reached at
+    /// this step. Steps must still come in trace order. A step with text counts as understood
+    /// (the external labeling function read it), as does one with `labels`.
+    pub fn step_labeled(&mut self, event: &Event, labels: LabelSet) -> Vec<VerdictRecord> {
+        self.advance(event, labels, true)
+    }
+
+    /// One step with its valuation; `text_read`: whether a labeling function read the text.
+    fn advance(&mut self, event: &Event, labels: LabelSet, text_read: bool) -> Vec<VerdictRecord> {
         self.steps += 1;
         let c = &mut self.coverage;
         let has_text = !event.text().trim().is_empty();
         c.steps += 1;
         c.with_text += usize::from(has_text);
         c.with_labels += usize::from(event.labels.is_some());
-        c.understood += usize::from(event.labels.is_some() || (has_text && self.text_rules));
+        c.understood += usize::from(event.labels.is_some() || (has_text && text_read));
         for l in labels.iter() {
             if !c.labels_seen.contains(l) {
                 c.labels_seen.insert(l.to_string());

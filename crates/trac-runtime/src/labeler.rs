@@ -17,7 +17,39 @@ pub trait Labeler {
     /// The labels (atomic propositions true at this step) for `event`, given the previous events
     /// of the trace (`history`, oldest first, not including `event`).
     fn label(&mut self, event: &Event, history: &[Event]) -> Vec<String>;
+
+    /// Like [`Labeler::label`], for labeling functions that can fail (a model that does not
+    /// answer, or answers something unusable): the failure is reported instead of a step with
+    /// no labels. The default never fails.
+    fn try_label(&mut self, event: &Event, history: &[Event]) -> Result<Vec<String>, LabelFailure> {
+        Ok(self.label(event, history))
+    }
 }
+
+/// A step a labeling function could not label.
+///
+/// Displays as `step N (line L): message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelFailure {
+    /// The event's step ([`Event::step`]).
+    pub step: usize,
+    /// The event's line in the trace file ([`Event::line`]).
+    pub line: usize,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for LabelFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "step {} (line {}): {}",
+            self.step, self.line, self.message
+        )
+    }
+}
+
+impl std::error::Error for LabelFailure {}
 
 /// Uses the event's own `labels` as they are (none if the event has none).
 #[derive(Clone, Copy, Debug, Default)]

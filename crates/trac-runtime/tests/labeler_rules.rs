@@ -10,6 +10,7 @@ fn prop(name: &str, param: Option<&str>, rule: Rule) -> PropositionDecl {
         param: param.map(Into::into),
         description: String::new(),
         rule: Some(rule),
+        ..Default::default()
     }
 }
 

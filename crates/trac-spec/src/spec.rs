@@ -87,9 +87,49 @@ pub struct PropositionDecl {
     #[serde(default)]
     pub description: String,
     /// How to compute the proposition from an action's text; `None`: the label must come from the
-    /// trace.
+    /// trace (or from an LLM, see `labeler`).
     #[serde(default)]
     pub rule: Option<Rule>,
+    /// Which labeling function decides the proposition: its `rule` (the default), an `Llm`, or
+    /// `Both` (the rule first, the LLM when the rule does not hold). Used by `trac audit` with a
+    /// model; `--labeler rules|llm|hybrid` overrides it for every proposition.
+    #[serde(default)]
+    pub labeler: LabelerChoice,
+    /// Labeled examples shown to an LLM labeler: `(text: "take the knife", holds: true)`, or for
+    /// a parametric proposition `(text: "take the knife", values: ["knife"])`.
+    #[serde(default)]
+    pub examples: Vec<LabelExample>,
+}
+
+/// Which labeling function decides a proposition (the field `labeler` of a proposition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+pub enum LabelerChoice {
+    /// The proposition's rule (and the labels written in the trace).
+    #[default]
+    Rule,
+    /// An LLM, asked once per step for all such propositions.
+    Llm,
+    /// The rule first; where it does not hold, the LLM.
+    Both,
+}
+
+/// An example of a proposition's labeling, shown to an LLM labeler.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LabelExample {
+    /// A step's text.
+    pub text: String,
+    /// Whether the proposition holds at that step (for a parametric proposition: whether it
+    /// holds for some value; `values` then lists them). Default `true`.
+    #[serde(default = "yes")]
+    pub holds: bool,
+    /// For a parametric proposition, the values it holds for.
+    #[serde(default)]
+    pub values: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl PropositionDecl {
@@ -549,6 +589,28 @@ impl<'a> CheckCx<'a> {
             }
             if let Some(rule) = &p.rule {
                 self.check_rule(p, rule, item.as_ref());
+            }
+            if p.labeler == LabelerChoice::Both && p.rule.is_none() {
+                let at = item.as_ref().map(|it| it.value_start("labeler"));
+                self.error(
+                    at,
+                    format!(
+                        "proposition `{}`: `labeler: Both` needs a `rule` (use `Llm` for a proposition without one)",
+                        p.name
+                    ),
+                );
+            }
+            for ex in &p.examples {
+                if p.param.is_none() && !ex.values.is_empty() {
+                    let at = item.as_ref().map(|it| it.value_start("examples"));
+                    self.error(
+                        at,
+                        format!(
+                            "proposition `{}`: an example gives `values`, but the proposition has no `param`",
+                            p.name
+                        ),
+                    );
+                }
             }
         }
     }

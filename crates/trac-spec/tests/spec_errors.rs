@@ -177,3 +177,19 @@ fn specs_built_in_code_name_the_spec_instead_of_a_position() {
     );
     assert_eq!(e.diagnostics[1].position, None);
 }
+
+#[test]
+fn labeler_choice_errors() {
+    assert_eq!(
+        errors("(name: \"x\",\n propositions: [\n  (name: \"a\", labeler: Both),\n ],\n properties: [])"),
+        "s.ron:3:24: proposition `a`: `labeler: Both` needs a `rule` (use `Llm` for a proposition without one)"
+    );
+    assert_eq!(
+        errors("(name: \"x\",\n propositions: [\n  (name: \"a\", labeler: Llm, examples: [(text: \"t\", values: [\"v\"])]),\n ],\n properties: [])"),
+        "s.ron:3:39: proposition `a`: an example gives `values`, but the proposition has no `param`"
+    );
+    assert_eq!(
+        errors("(name: \"x\", propositions: [(name: \"a\", labeler: Gpt)], properties: [])"),
+        "s.ron:1:52: Unexpected variant named `Gpt` in enum `LabelerChoice`, expected one of `Rule`, `Llm`, `Both` instead"
+    );
+}

@@ -28,6 +28,7 @@ fn the_documented_example_loads_and_checks() {
             param: Some("item".into()),
             description: "the agent takes {item}".into(),
             rule: Some(Rule::Words("take {item...}".into())),
+            ..Default::default()
         }
     );
     let p = &spec.properties[0];
@@ -163,4 +164,44 @@ fn the_example_specs_check() {
         }
     }
     assert!(n >= 1);
+}
+
+#[test]
+fn labeler_choice_and_examples_load_and_default() {
+    use trac_spec::spec::{LabelExample, LabelerChoice};
+    let src = r#"(
+      name: "x",
+      propositions: [
+        (name: "greet", description: "the agent warmly greets", labeler: Llm,
+         examples: [(text: "Hello there!"), (text: "Go away.", holds: false)]),
+        (name: "take", param: Some("item"), rule: Some(Words("take {item}")), labeler: Both,
+         examples: [(text: "take the knife", values: ["knife"])]),
+        (name: "look", rule: Some(Words("look"))),
+      ],
+      properties: [(id: "R", formula: "G(greet -> F look)")],
+    )"#;
+    let spec = Spec::from_str(src, "x.ron").unwrap();
+    let choices: Vec<LabelerChoice> = spec.propositions.iter().map(|p| p.labeler).collect();
+    assert_eq!(
+        choices,
+        [LabelerChoice::Llm, LabelerChoice::Both, LabelerChoice::Rule]
+    );
+    assert_eq!(
+        spec.propositions[0].examples,
+        [
+            LabelExample {
+                text: "Hello there!".into(),
+                holds: true,
+                values: vec![]
+            },
+            LabelExample {
+                text: "Go away.".into(),
+                holds: false,
+                values: vec![]
+            }
+        ]
+    );
+    assert_eq!(spec.propositions[1].examples[0].values, ["knife"]);
+    assert!(spec.propositions[2].examples.is_empty());
+    spec.check().unwrap();
 }

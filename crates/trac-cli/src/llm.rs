@@ -1,0 +1,631 @@
+//! LLM labeling on the command line: the model and labeler flags of `trac audit`, the labeled
+//! event stream the audit reads (steps labeled concurrently, delivered in step order), and
+//! `trac label-eval`.
+
+use clap::ValueEnum;
+use serde_json::json;
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use trac_llm::labeler::{AnswerFormat, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels};
+use trac_llm::metrics::{AuditScores, Confusion, LabelScores};
+use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
+use trac_llm::{ChatModel, ModelOptions};
+use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
+use trac_runtime::labels::LabelSet;
+use trac_runtime::trace::{self, Event};
+use trac_spec::spec::{CheckedSpec, Spec};
+
+/// `--labeler` values.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum LabelerFlag {
+    /// Every proposition by its rule (no model is asked).
+    Rules,
+    /// Every proposition by the LLM.
+    Llm,
+    /// Propositions with a rule: the rule first, the LLM where it does not hold; others: the LLM.
+    Hybrid,
+}
+
+impl LabelerFlag {
+    fn mode(flag: Option<LabelerFlag>) -> LabelerMode {
+        match flag {
+            None => LabelerMode::Spec,
+            Some(LabelerFlag::Rules) => LabelerMode::Rules,
+            Some(LabelerFlag::Llm) => LabelerMode::Llm,
+            Some(LabelerFlag::Hybrid) => LabelerMode::Hybrid,
+        }
+    }
+}
+
+/// `--response-format` values.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum FormatFlag {
+    /// No constraint.
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// The answer's JSON schema, OpenAI style.
+    JsonSchema,
+    /// The answer's JSON schema, llama-cpp-python style.
+    JsonObjectSchema,
+}
+
+/// How to reach a model, and how to ask it.
+#[derive(clap::Args, Clone, Default)]
+pub struct ModelArgs {
+    /// The model: a name served at --base-url (e.g. `gpt-4o-mini`), or `cmd:PROGRAM ARGS...`
+    /// for a child process speaking chat-completions JSON lines on stdin/stdout.
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1,
+    /// https://api.openai.com/v1).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key [default: OPENAI_API_KEY]. The key is never
+    /// printed.
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
+    /// Cache model answers in this directory: a rerun asks nothing, an interrupted run resumes.
+    #[arg(long, value_name = "DIR")]
+    pub cache: Option<PathBuf>,
+    /// Steps labeled at once (and model requests in flight) [default: 4].
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Seconds to wait for one model answer [default: 120].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Retries of a failed request (connection error, timeout, HTTP 429 or 5xx) [default: 4].
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+    /// Earlier steps shown to the LLM labeler as context [default: 4].
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+    /// How the labeling answer is constrained: `json-object` (any JSON object; the default),
+    /// `json-schema` (the answer's schema, OpenAI structured outputs: OpenAI, vLLM, llama.cpp's
+    /// server), `json-object-schema` (the schema, llama-cpp-python's form), `text` (none).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub response_format: Option<FormatFlag>,
+    /// A JSON file with defaults for these flags: {"model", "base_url", "api_key_env", "cache",
+    /// "concurrency", "timeout", "max_retries", "window", "response_format", "temperature",
+    /// "max_tokens"}.
+    #[arg(long, value_name = "FILE")]
+    pub llm_config: Option<PathBuf>,
+}
+
+/// The labeling flags of `trac audit`.
+#[derive(clap::Args, Clone, Default)]
+pub struct LlmArgs {
+    /// Which labeling function decides each proposition; default: each proposition's `labeler`
+    /// field in the spec (`Rule` unless the spec says `Llm` or `Both`).
+    #[arg(long, value_enum)]
+    pub labeler: Option<LabelerFlag>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Print each step's proposition values and the labeling function that gave each (on
+    /// stderr; with --format jsonl, as `{"trace", "step", "labels"}` objects on stdout).
+    #[arg(long)]
+    pub show_labels: bool,
+}
+
+/// Resolved model settings.
+struct ModelSetup {
+    opts: Option<ModelOptions>,
+    concurrency: usize,
+    config: LlmLabelerConfig,
+}
+
+impl ModelArgs {
+    fn resolve(&self) -> Result<ModelSetup, String> {
+        let file: serde_json::Value = match &self.llm_config {
+            None => json!({}),
+            Some(p) => {
+                let text = std::fs::read_to_string(p)
+                    .map_err(|e| format!("{}: cannot read LLM config: {e}", p.display()))?;
+                let v: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+                if !v.is_object() {
+                    return Err(format!("{}: expected a JSON object", p.display()));
+                }
+                v
+            }
+        };
+        let s = |k: &str| file.get(k).and_then(|v| v.as_str()).map(str::to_string);
+        let u = |k: &str| file.get(k).and_then(|v| v.as_u64());
+        let f = |k: &str| file.get(k).and_then(|v| v.as_f64());
+        let mut config = LlmLabelerConfig::default();
+        if let Some(w) = self.window.or(u("window").map(|w| w as usize)) {
+            config.window = w;
+        }
+        if let Some(t) = f("temperature") {
+            config.temperature = t as f32;
+        }
+        if let Some(m) = u("max_tokens") {
+            config.max_tokens = m as u32;
+        }
+        let format = match (self.response_format, s("response_format")) {
+            (Some(f), _) => Some(f),
+            (None, Some(name)) => Some(
+                FormatFlag::from_str(&name, false)
+                    .map_err(|_| format!("LLM config: unknown response_format `{name}`"))?,
+            ),
+            (None, None) => None,
+        };
+        if let Some(f) = format {
+            config.answer_format = match f {
+                FormatFlag::Text => AnswerFormat::Text,
+                FormatFlag::JsonObject => AnswerFormat::JsonObject,
+                FormatFlag::JsonSchema => AnswerFormat::JsonSchema,
+                FormatFlag::JsonObjectSchema => AnswerFormat::JsonObjectSchema,
+            };
+        }
+        let concurrency = self
+            .concurrency
+            .or(u("concurrency").map(|c| c as usize))
+            .unwrap_or(4)
+            .max(1);
+        let timeout = self.timeout.or(f("timeout")).unwrap_or(120.0);
+        if !(timeout.is_finite() && timeout > 0.0) {
+            return Err(format!(
+                "--timeout {timeout}: expected a positive number of seconds"
+            ));
+        }
+        let opts = self.model.clone().or(s("model")).map(|model| {
+            let mut o = ModelOptions::new(model);
+            o.base_url = self.base_url.clone().or(s("base_url"));
+            if let Some(var) = self.api_key_env.clone().or(s("api_key_env")) {
+                o.api_key_env = var;
+            }
+            o.cache = self.cache.clone().or(s("cache").map(PathBuf::from));
+            o.timeout = Duration::from_secs_f64(timeout);
+            o.max_in_flight = concurrency;
+            if let Some(r) = self.max_retries.or(u("max_retries").map(|r| r as u32)) {
+                o.retry.max_retries = r;
+            }
+            o
+        });
+        Ok(ModelSetup {
+            opts,
+            concurrency,
+            config,
+        })
+    }
+}
+
+/// Prints the model's usage on stderr.
+fn report_usage(model: &dyn ChatModel) {
+    let u = model.usage();
+    eprintln!(
+        "model {}: {} request(s), {} retried, {} answer(s) from the cache, {} prompt + {} completion tokens",
+        model.name(),
+        u.requests,
+        u.retries,
+        u.cache_hits,
+        u.prompt_tokens,
+        u.completion_tokens
+    );
+}
+
+/// What a step of the audit gets: the event, and its labels when computed here (else the
+/// auditor's own rule labeler labels it).
+pub type LabeledEvent = Result<(Event, Option<LabelSet>), String>;
+
+/// The labeling of an audit: the auditor's own rule labeling, or (with a model or
+/// `--show-labels`) the hybrid labeler over a concurrent pipeline.
+pub struct Labeling {
+    active: Option<Active>,
+}
+
+struct Active {
+    labeler: Arc<HybridLabeler>,
+    model: Option<Arc<dyn ChatModel>>,
+    concurrency: usize,
+    window: usize,
+    show: bool,
+    jsonl: bool,
+}
+
+impl Labeling {
+    /// The labeling `args` ask for over `specs`; `jsonl`: the output format is JSON Lines.
+    ///
+    /// Errors: propositions for the LLM and no `--model`, a model that cannot be set up.
+    pub fn new(args: &LlmArgs, specs: &[CheckedSpec], jsonl: bool) -> Result<Labeling, String> {
+        let mode = LabelerFlag::mode(args.labeler);
+        let setup = args.model.resolve()?;
+        let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
+        let needs_model = mode.needs_model(&spec_refs);
+        if !needs_model && !args.show_labels {
+            if setup.opts.is_some() {
+                eprintln!(
+                    "warning: --model is not used: no proposition is labeled by the LLM (give --labeler llm or hybrid, or `labeler: Llm` in the spec)"
+                );
+            }
+            return Ok(Labeling { active: None });
+        }
+        let model = match (&setup.opts, needs_model) {
+            (Some(o), true) => Some(trac_llm::open_model(o).map_err(|e| e.to_string())?),
+            _ => None,
+        };
+        let labeler = HybridLabeler::new(&spec_refs, mode, model.clone(), &setup.config, true)?;
+        Ok(Labeling {
+            active: Some(Active {
+                labeler: Arc::new(labeler),
+                concurrency: if model.is_some() {
+                    setup.concurrency
+                } else {
+                    1
+                },
+                window: setup.config.window,
+                model,
+                show: args.show_labels,
+                jsonl,
+            }),
+        })
+    }
+
+    /// The events of the trace `file` read by `reader`, with their labels when computed here, in
+    /// step order. A trace error or a step that cannot be labeled ends the stream with an error
+    /// message (`FILE:LINE: cannot label step N: ...`).
+    pub fn events<I, E>(&self, file: &str, reader: I) -> Box<dyn Iterator<Item = LabeledEvent>>
+    where
+        I: Iterator<Item = Result<Event, E>> + Send + 'static,
+        E: Display + 'static,
+    {
+        let Some(a) = &self.active else {
+            return Box::new(reader.map(|r| r.map(|e| (e, None)).map_err(|e| e.to_string())));
+        };
+        let labeler = Arc::clone(&a.labeler);
+        let f: Arc<LabelFn<StepLabels>> =
+            Arc::new(move |e: &Event, h: &[Event]| labeler.label_step(e, h));
+        let file = file.to_string();
+        let (show, jsonl) = (a.show, a.jsonl);
+        let mut steps: HashMap<Option<String>, usize> = HashMap::new();
+        Box::new(
+            label_in_order(reader, f, a.concurrency, a.window).map(move |r| match r {
+                Ok((ev, labels)) => {
+                    if show {
+                        let step = steps.entry(ev.session.clone()).or_default();
+                        *step += 1;
+                        let name = match &ev.session {
+                            Some(s) => format!("{file}#{s}"),
+                            None => file.clone(),
+                        };
+                        if jsonl {
+                            let line = json!({"trace": name, "step": *step, "labels": labels.propositions, "extra": labels.labels.iter().filter(|(l, _)| !labels.propositions.iter().any(|p| trac_spec::formula::split_atom_name(l).map_or(l.as_str(), |(b, _)| b) == p.proposition)).map(|(l, s)| json!({"label": l, "by": s})).collect::<Vec<_>>()});
+                            let mut out = std::io::stdout().lock();
+                            let _ = writeln!(out, "{line}");
+                        } else {
+                            eprintln!("labels {name} step {}: {}", *step, labels.describe());
+                        }
+                    }
+                    let set: LabelSet = labels.labels.into_iter().map(|(l, _)| l).collect();
+                    Ok((ev, Some(set)))
+                }
+                Err(PipelineError::Trace(m)) => Err(m),
+                Err(PipelineError::Label(f)) => Err(format!(
+                    "{file}:{}: cannot label step {}: {}",
+                    f.line, f.step, f.message
+                )),
+            }),
+        )
+    }
+
+    /// Reports the model's usage on stderr, if a model was used.
+    pub fn finish(&self) {
+        if let Some(m) = self.active.as_ref().and_then(|a| a.model.as_ref()) {
+            report_usage(m.as_ref());
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// trac label-eval
+
+/// Where the reference labels come from.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum Reference {
+    /// The trace's `labels` when its first event has them, else the spec's rules.
+    Auto,
+    /// The `labels` written in the trace (JSON Lines); every step must have them.
+    Trace,
+    /// The spec's labeling rules.
+    Rules,
+}
+
+/// Output of `trac label-eval`.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum EvalFormat {
+    /// Tables.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// `trac label-eval` arguments.
+#[derive(clap::Args)]
+pub struct LabelEvalArgs {
+    /// A spec file (RON): the propositions to label and the properties to audit. Repeatable.
+    #[arg(long = "spec", value_name = "FILE", required = true)]
+    pub specs: Vec<PathBuf>,
+    /// The reference labels.
+    #[arg(long, value_enum, default_value_t = Reference::Auto)]
+    pub reference: Reference,
+    /// The labeler evaluated [default: llm with --model, else rules].
+    #[arg(long, value_enum)]
+    pub labeler: Option<LabelerFlag>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Plain TRAC for the audits compared: no restart after a violation.
+    #[arg(long)]
+    pub no_reset: bool,
+    #[command(flatten)]
+    pub engine: crate::compile::EngineArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
+    pub format: EvalFormat,
+    /// Traces (JSON Lines or plain-text action logs).
+    #[arg(required = true, value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
+}
+
+/// Runs `trac label-eval`: exit 0, or 2 on bad input (or a step that cannot be labeled).
+pub fn label_eval(args: &LabelEvalArgs) -> ExitCode {
+    match label_eval_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
+    let mut specs = Vec::new();
+    for p in &args.specs {
+        specs.push(
+            Spec::from_path(p)
+                .and_then(|s| s.check())
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
+    let setup = args.model.resolve()?;
+    let mode = match (args.labeler, &setup.opts) {
+        (Some(f), _) => LabelerFlag::mode(Some(f)),
+        (None, Some(_)) => LabelerMode::Llm,
+        (None, None) => LabelerMode::Rules,
+    };
+    let model = match (&setup.opts, mode.needs_model(&spec_refs)) {
+        (Some(o), true) => Some(trac_llm::open_model(o).map_err(|e| e.to_string())?),
+        _ => None,
+    };
+    let candidate = Arc::new(HybridLabeler::new(
+        &spec_refs,
+        mode,
+        model.clone(),
+        &setup.config,
+        false,
+    )?);
+    let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &setup.config, false)?;
+    let (engine, compiler) = args.engine.engine();
+    let opts = AuditOptions {
+        reset: !args.no_reset,
+        engine,
+        compiler,
+    };
+    let props: Vec<_> = specs
+        .iter()
+        .flat_map(|c| c.spec.propositions.iter().cloned())
+        .collect();
+    let mut label_scores = LabelScores::new(&props);
+    let mut audit_scores = AuditScores::new(
+        specs
+            .iter()
+            .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
+    );
+    let mut traces = 0usize;
+    let mut steps = 0usize;
+    let mut references_used = Vec::new();
+    for path in &args.traces {
+        let file = path.display().to_string();
+        let events: Vec<Event> = trace::open(path)
+            .map_err(|e| e.to_string())?
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let from_trace = match args.reference {
+            Reference::Trace => true,
+            Reference::Rules => false,
+            Reference::Auto => events.first().is_some_and(|e| e.labels.is_some()),
+        };
+        references_used.push(if from_trace { "trace" } else { "rules" });
+        // Reference labels, step by step.
+        let mut reference: Vec<Vec<String>> = Vec::with_capacity(events.len());
+        for e in &events {
+            if from_trace {
+                let l = e.labels.clone().ok_or_else(|| {
+                    format!(
+                        "{file}:{}: step {} has no `labels` to compare with (use --reference rules)",
+                        e.line, e.step
+                    )
+                })?;
+                reference.push(l);
+            } else {
+                reference.push(rules.label_step(e, &[]).map_err(|f| f.to_string())?.names());
+            }
+        }
+        // The labeler's labels, concurrently.
+        let c = Arc::clone(&candidate);
+        let f: Arc<LabelFn<Vec<String>>> =
+            Arc::new(move |e: &Event, h: &[Event]| c.label_step(e, h).map(|l| l.names()));
+        let window = setup.config.window;
+        let workers = if model.is_some() {
+            setup.concurrency
+        } else {
+            1
+        };
+        let labeled: Vec<Vec<String>> = label_in_order(
+            events.clone().into_iter().map(Ok::<_, String>),
+            f,
+            workers,
+            window,
+        )
+        .map(|r| {
+            r.map(|(_, l)| l).map_err(|e| match e {
+                PipelineError::Label(f) => {
+                    format!(
+                        "{file}:{}: cannot label step {}: {}",
+                        f.line, f.step, f.message
+                    )
+                }
+                PipelineError::Trace(m) => m,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+        // Per session: label scores and the two audits.
+        let mut sessions: Vec<Option<String>> = Vec::new();
+        for e in &events {
+            if !sessions.contains(&e.session) {
+                sessions.push(e.session.clone());
+            }
+        }
+        for s in &sessions {
+            let idx: Vec<usize> = (0..events.len())
+                .filter(|&i| events[i].session == *s)
+                .collect();
+            let audit = |labels: &[Vec<String>]| -> Result<Vec<VerdictRecord>, String> {
+                let mut a = Auditor::new(&specs, &opts).map_err(|e| e.to_string())?;
+                let mut recs = a.initial();
+                for &i in &idx {
+                    recs.extend(a.step_labeled(&events[i], labels[i].iter().cloned().collect()));
+                }
+                recs.extend(a.end_of_trace());
+                Ok(recs)
+            };
+            for &i in &idx {
+                label_scores.add_step(&reference[i], &labeled[i]);
+            }
+            audit_scores.add_trace(&audit(&reference)?, &audit(&labeled)?);
+            traces += 1;
+            steps += idx.len();
+        }
+    }
+    references_used.dedup();
+    let reference = references_used.join("+");
+    let labeler_name = match mode {
+        LabelerMode::Spec => "spec",
+        LabelerMode::Rules => "rules",
+        LabelerMode::Llm => "llm",
+        LabelerMode::Hybrid => "hybrid",
+    };
+    let model_name = model.as_ref().map(|m| m.name().to_string());
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        EvalFormat::Json => {
+            let doc = json!({
+                "traces": traces,
+                "steps": steps,
+                "labeler": labeler_name,
+                "model": model_name,
+                "reference": reference,
+                "propositions": label_scores.propositions.iter().map(|p| json!({
+                    "proposition": p.proposition,
+                    "steps": p.steps,
+                    "accuracy": p.accuracy(),
+                    "precision": p.counts.precision(),
+                    "recall": p.counts.recall(),
+                    "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
+                })).collect::<Vec<_>>(),
+                "properties": audit_scores.properties.iter().map(|p| json!({
+                    "property": p.property,
+                    "violations": confusion_json(&p.violations),
+                    "satisfactions": confusion_json(&p.satisfactions),
+                })).collect::<Vec<_>>(),
+                "usage": model.as_ref().map(|m| m.usage()),
+            });
+            let _ = writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&doc).expect("a report serializes")
+            );
+        }
+        EvalFormat::Text => {
+            let _ = writeln!(
+                out,
+                "label-eval: {traces} trace(s), {steps} step(s); labeler: {labeler_name}{}; reference: {reference}",
+                model_name.map(|m| format!(" (model {m})")).unwrap_or_default()
+            );
+            let w = label_scores
+                .propositions
+                .iter()
+                .map(|p| p.proposition.len())
+                .chain(audit_scores.properties.iter().map(|p| p.property.len()))
+                .max()
+                .unwrap_or(0)
+                .max(11);
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
+                "proposition", "steps", "accuracy", "precision", "recall", "TP", "FP", "FN", "TN"
+            );
+            for p in &label_scores.propositions {
+                let _ = writeln!(
+                    out,
+                    "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
+                    p.proposition,
+                    p.steps,
+                    num(p.accuracy()),
+                    num(p.counts.precision()),
+                    num(p.counts.recall()),
+                    p.counts.tp,
+                    p.counts.fp,
+                    p.counts.fn_,
+                    p.counts.tn
+                );
+            }
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
+                "property", "V.TP", "V.FP", "V.FN", "V.F1", "S.TP", "S.FP", "S.FN", "S.F1"
+            );
+            for p in &audit_scores.properties {
+                let (v, s) = (&p.violations, &p.satisfactions);
+                let _ = writeln!(
+                    out,
+                    "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
+                    p.property,
+                    v.tp,
+                    v.fp,
+                    v.fn_,
+                    num(v.f1()),
+                    s.tp,
+                    s.fp,
+                    s.fn_,
+                    num(s.f1())
+                );
+            }
+            let _ = writeln!(
+                out,
+                "\nV = violations, S = satisfactions: a verdict at the same trace, step (and parameter value) with both labelings is a TP, with the labeler's only an FP, with the reference's only an FN; F1 = 2TP/(2TP+FP+FN), - when undefined."
+            );
+        }
+    }
+    let _ = out.flush();
+    if let Some(m) = &model {
+        report_usage(m.as_ref());
+    }
+    Ok(())
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map_or("-".to_string(), |v| format!("{v:.3}"))
+}
+
+fn confusion_json(c: &Confusion) -> serde_json::Value {
+    json!({"tp": c.tp, "fp": c.fp, "fn": c.fn_, "f1": c.f1()})
+}

@@ -1,0 +1,637 @@
+//! The chat-model trait and its request, response and error types.
+//!
+//! A [`ChatModel`] takes a list of chat [`Message`]s and returns `n` completions
+//! ([`ChatResponse::choices`], exactly `n` of them), sampled with the request's temperature, seed
+//! and token limit, with per-token log-probabilities when asked for and given. Every model counts
+//! the tokens it spends ([`Usage`]). Implementations: [`crate::openai::OpenAiModel`] (any
+//! OpenAI-compatible `/v1/chat/completions` server), [`crate::command::CommandModel`] (a child
+//! process speaking the same JSON over stdin/stdout), and the caching wrapper
+//! [`crate::cache::CachedModel`]. The types serialize to and from the OpenAI chat-completions
+//! JSON ([`ChatRequest::to_openai_json`], [`ChatResponse::from_openai_json`]).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The author of a chat message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions for the model.
+    System,
+    /// The user's turn.
+    User,
+    /// The model's turn (an earlier answer).
+    Assistant,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+}
+
+impl Message {
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::System,
+            content: content.into(),
+        }
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::User,
+            content: content.into(),
+        }
+    }
+
+    /// An assistant message.
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message {
+            role: Role::Assistant,
+            content: content.into(),
+        }
+    }
+}
+
+/// A chat-completion request.
+///
+/// The parameters (everything but [`ChatRequest::tag`]) are part of the response cache's key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// The conversation, oldest first.
+    pub messages: Vec<Message>,
+    /// Number of completions wanted (≥ 1). Models return exactly this many or an error.
+    pub n: usize,
+    /// Index of the first sample: choice `i` of the response is sample `sample_offset + i`. A
+    /// seeded model that draws samples by repeated calls seeds sample `s` with `seed + s`, so
+    /// sample `s` is the same whether it was drawn alone or with others. Default 0.
+    pub sample_offset: usize,
+    /// Sampling temperature (0 = greedy).
+    pub temperature: f32,
+    /// Nucleus sampling mass, when set.
+    pub top_p: Option<f32>,
+    /// Random seed, for servers that take one (reproducible sampling).
+    pub seed: Option<u64>,
+    /// Upper bound on the completion's tokens.
+    pub max_tokens: Option<u32>,
+    /// Ask for token log-probabilities with this many alternatives per token (0: only the
+    /// chosen token's). `None`: none.
+    pub logprobs: Option<u8>,
+    /// Stop sequences.
+    pub stop: Vec<String>,
+    /// The answer's format (`response_format`): free text, any JSON object, or JSON following a
+    /// schema.
+    pub response_format: ResponseFormat,
+    /// A name for the request in error messages (`trace.txt step 12`); not sent, not part of
+    /// the cache key.
+    #[serde(skip)]
+    pub tag: Option<String>,
+}
+
+impl Default for ChatRequest {
+    fn default() -> Self {
+        ChatRequest {
+            messages: Vec::new(),
+            n: 1,
+            sample_offset: 0,
+            temperature: 0.0,
+            top_p: None,
+            seed: None,
+            max_tokens: None,
+            logprobs: None,
+            stop: Vec::new(),
+            response_format: ResponseFormat::Text,
+            tag: None,
+        }
+    }
+}
+
+impl ChatRequest {
+    /// A request for one greedy completion of `messages`.
+    pub fn new(messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            messages,
+            ..ChatRequest::default()
+        }
+    }
+
+    /// How the request is named in errors: its tag, else `request`.
+    pub fn name(&self) -> String {
+        self.tag.clone().unwrap_or_else(|| "request".to_string())
+    }
+
+    /// The OpenAI chat-completions JSON body for `model`, asking for `n` choices with the seed
+    /// of sample `sample` (`seed + sample`). Fields left unset are omitted.
+    pub fn to_openai_json(&self, model: &str, n: usize, sample: usize) -> Value {
+        let mut body = json!({
+            "model": model,
+            "messages": self.messages,
+            "temperature": self.temperature,
+        });
+        let obj = body.as_object_mut().expect("an object");
+        if n != 1 {
+            obj.insert("n".into(), json!(n));
+        }
+        if let Some(p) = self.top_p {
+            obj.insert("top_p".into(), json!(p));
+        }
+        if let Some(s) = self.seed {
+            obj.insert("seed".into(), json!(s.wrapping_add(sample as u64)));
+        }
+        if let Some(m) = self.max_tokens {
+            obj.insert("max_tokens".into(), json!(m));
+        }
+        if let Some(k) = self.logprobs {
+            obj.insert("logprobs".into(), json!(true));
+            if k > 0 {
+                obj.insert("top_logprobs".into(), json!(k));
+            }
+        }
+        if !self.stop.is_empty() {
+            obj.insert("stop".into(), json!(self.stop));
+        }
+        match &self.response_format {
+            ResponseFormat::Text => {}
+            ResponseFormat::JsonObject => {
+                obj.insert("response_format".into(), json!({"type": "json_object"}));
+            }
+            ResponseFormat::JsonSchema(schema) => {
+                obj.insert(
+                    "response_format".into(),
+                    json!({"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": true}}),
+                );
+            }
+            ResponseFormat::JsonObjectSchema(schema) => {
+                obj.insert(
+                    "response_format".into(),
+                    json!({"type": "json_object", "schema": schema}),
+                );
+            }
+        }
+        body
+    }
+}
+
+/// The format a [`ChatRequest`] asks the answer in (the request's `response_format`).
+///
+/// Servers differ: OpenAI, vLLM and llama.cpp's server take `JsonSchema` (OpenAI's structured
+/// outputs); llama-cpp-python's server takes `JsonObjectSchema` (its grammar-constrained JSON
+/// mode, as Anyscale's); `JsonObject` is the widest supported.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub enum ResponseFormat {
+    /// Free text (no `response_format` sent).
+    #[default]
+    Text,
+    /// Any JSON object: `{"type": "json_object"}`.
+    JsonObject,
+    /// JSON following the schema, OpenAI style: `{"type": "json_schema", "json_schema":
+    /// {"name": "answer", "schema": .., "strict": true}}`.
+    JsonSchema(Value),
+    /// JSON following the schema, llama-cpp-python style: `{"type": "json_object", "schema": ..}`.
+    JsonObjectSchema(Value),
+}
+
+/// One generated token with its log-probability (natural log) and the most likely alternatives.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TokenLogprob {
+    /// The token's text.
+    pub token: String,
+    /// Its log-probability.
+    pub logprob: f64,
+    /// The most likely tokens at this position with their log-probabilities, best first.
+    #[serde(default)]
+    pub top: Vec<(String, f64)>,
+}
+
+/// One completion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    /// The generated text.
+    pub content: String,
+    /// Why generation stopped (`stop`, `length`), when the server says.
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    /// Per-token log-probabilities, when asked for and given by the server.
+    #[serde(default)]
+    pub logprobs: Option<Vec<TokenLogprob>>,
+}
+
+/// Tokens spent (or, for the counters of [`UsageCounter`], requests and cache hits too).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt (input) tokens.
+    pub prompt_tokens: u64,
+    /// Completion (output) tokens.
+    pub completion_tokens: u64,
+    /// Model calls made (HTTP requests, or lines sent to a command model), retries included.
+    #[serde(default)]
+    pub requests: u64,
+    /// Retried calls (connection errors, 429, 5xx).
+    #[serde(default)]
+    pub retries: u64,
+    /// Completions answered from the response cache (no tokens spent).
+    #[serde(default)]
+    pub cache_hits: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, o: Usage) {
+        self.prompt_tokens += o.prompt_tokens;
+        self.completion_tokens += o.completion_tokens;
+        self.requests += o.requests;
+        self.retries += o.retries;
+        self.cache_hits += o.cache_hits;
+    }
+}
+
+/// Thread-safe running totals of [`Usage`].
+#[derive(Debug, Default)]
+pub struct UsageCounter {
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+    requests: AtomicU64,
+    retries: AtomicU64,
+    cache_hits: AtomicU64,
+}
+
+impl UsageCounter {
+    /// Adds `u` to the totals.
+    pub fn add(&self, u: Usage) {
+        self.prompt_tokens
+            .fetch_add(u.prompt_tokens, Ordering::Relaxed);
+        self.completion_tokens
+            .fetch_add(u.completion_tokens, Ordering::Relaxed);
+        self.requests.fetch_add(u.requests, Ordering::Relaxed);
+        self.retries.fetch_add(u.retries, Ordering::Relaxed);
+        self.cache_hits.fetch_add(u.cache_hits, Ordering::Relaxed);
+    }
+
+    /// The totals so far.
+    pub fn get(&self) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens.load(Ordering::Relaxed),
+            completion_tokens: self.completion_tokens.load(Ordering::Relaxed),
+            requests: self.requests.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
+            cache_hits: self.cache_hits.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// A model's answer to a [`ChatRequest`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The completions: exactly `n` of them, sample `sample_offset + i` at index `i`.
+    pub choices: Vec<Choice>,
+    /// Tokens spent on this request (all calls it took; zero for cached choices).
+    pub usage: Usage,
+}
+
+impl ChatResponse {
+    /// Reads an OpenAI chat-completion object (`{"choices": [{"message": {"content": ..},
+    /// "finish_reason": .., "logprobs": {"content": [{token, logprob, top_logprobs}]}}], "usage":
+    /// {prompt_tokens, completion_tokens}}`). Missing `usage` counts as zero; a `null` content
+    /// (a refusal or a tool call) reads as `""`.
+    ///
+    /// Errors: not an object, no `choices` array, or a choice without `message`.
+    pub fn from_openai_json(v: &Value) -> Result<ChatResponse, String> {
+        let choices = v
+            .get("choices")
+            .and_then(Value::as_array)
+            .ok_or_else(|| "the answer has no `choices` array".to_string())?;
+        let mut out = Vec::with_capacity(choices.len());
+        for (i, c) in choices.iter().enumerate() {
+            let msg = c
+                .get("message")
+                .ok_or_else(|| format!("choices[{i}] has no `message`"))?;
+            let content = match msg.get("content") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(other) => {
+                    return Err(format!(
+                        "choices[{i}].message.content is not a string: {other}"
+                    ))
+                }
+            };
+            let logprobs = c
+                .get("logprobs")
+                .and_then(|l| l.get("content"))
+                .and_then(Value::as_array)
+                .map(|toks| {
+                    toks.iter()
+                        .filter_map(|t| {
+                            Some(TokenLogprob {
+                                token: t.get("token")?.as_str()?.to_string(),
+                                logprob: t.get("logprob")?.as_f64()?,
+                                top: t
+                                    .get("top_logprobs")
+                                    .and_then(Value::as_array)
+                                    .map(|alts| {
+                                        alts.iter()
+                                            .filter_map(|a| {
+                                                Some((
+                                                    a.get("token")?.as_str()?.to_string(),
+                                                    a.get("logprob")?.as_f64()?,
+                                                ))
+                                            })
+                                            .collect()
+                                    })
+                                    .unwrap_or_default(),
+                            })
+                        })
+                        .collect()
+                });
+            out.push(Choice {
+                content,
+                finish_reason: c
+                    .get("finish_reason")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                logprobs,
+            });
+        }
+        let u = v.get("usage");
+        let tok = |k: &str| {
+            u.and_then(|u| u.get(k))
+                .and_then(Value::as_u64)
+                .unwrap_or(0)
+        };
+        Ok(ChatResponse {
+            choices: out,
+            usage: Usage {
+                prompt_tokens: tok("prompt_tokens"),
+                completion_tokens: tok("completion_tokens"),
+                requests: 1,
+                ..Usage::default()
+            },
+        })
+    }
+
+    /// The chat-completion object for these choices (what a command model writes).
+    pub fn to_openai_json(&self, model: &str) -> Value {
+        let choices: Vec<Value> = self
+            .choices
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut v = json!({
+                    "index": i,
+                    "message": {"role": "assistant", "content": c.content},
+                    "finish_reason": c.finish_reason.as_deref().unwrap_or("stop"),
+                });
+                if let Some(lp) = &c.logprobs {
+                    let content: Vec<Value> = lp
+                        .iter()
+                        .map(|t| {
+                            json!({
+                                "token": t.token,
+                                "logprob": t.logprob,
+                                "top_logprobs": t.top.iter().map(|(tok, l)| json!({"token": tok, "logprob": l})).collect::<Vec<_>>(),
+                            })
+                        })
+                        .collect();
+                    v["logprobs"] = json!({ "content": content });
+                }
+                v
+            })
+            .collect();
+        json!({
+            "object": "chat.completion",
+            "model": model,
+            "choices": choices,
+            "usage": {
+                "prompt_tokens": self.usage.prompt_tokens,
+                "completion_tokens": self.usage.completion_tokens,
+                "total_tokens": self.usage.prompt_tokens + self.usage.completion_tokens,
+            },
+        })
+    }
+}
+
+/// Why a model call failed (after any retries).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    /// The server could not be reached or the connection broke (after retries).
+    #[error("{request}: connection failed after {attempts} attempt(s): {message}")]
+    Connection {
+        /// The request's name ([`ChatRequest::name`]).
+        request: String,
+        /// Calls made.
+        attempts: u32,
+        /// The last error.
+        message: String,
+    },
+    /// No answer within the timeout (after retries).
+    #[error("{request}: no answer within {:.1} s, {attempts} attempt(s)", timeout.as_secs_f64())]
+    Timeout {
+        /// The request's name.
+        request: String,
+        /// Calls made.
+        attempts: u32,
+        /// The per-call timeout.
+        timeout: Duration,
+    },
+    /// The server answered with an error status (after retries, for 429 and 5xx).
+    #[error("{request}: HTTP {status} after {attempts} attempt(s): {body}")]
+    Status {
+        /// The request's name.
+        request: String,
+        /// The last HTTP status.
+        status: u16,
+        /// Calls made.
+        attempts: u32,
+        /// The start of the error body.
+        body: String,
+    },
+    /// The answer is not a chat-completion object, or has fewer choices than asked even after
+    /// repeated calls.
+    #[error("{request}: malformed answer: {message}")]
+    BadResponse {
+        /// The request's name.
+        request: String,
+        /// What is wrong, with the start of the answer.
+        message: String,
+    },
+    /// A command model's child process failed (could not start, exited, timed out).
+    #[error("{request}: command model: {message}")]
+    Command {
+        /// The request's name.
+        request: String,
+        /// What happened.
+        message: String,
+    },
+    /// The model is misconfigured (no API key, bad base URL, unusable cache directory).
+    #[error("{0}")]
+    Config(String),
+}
+
+/// A chat model: messages in, `n` completions out.
+///
+/// Implementations are shared between threads (`Send + Sync`) and bound their own concurrency
+/// (an HTTP model limits the requests in flight; a command model serves one at a time).
+pub trait ChatModel: Send + Sync {
+    /// The model's name as sent to the server (part of the response cache's key).
+    fn name(&self) -> &str;
+
+    /// Exactly `req.n` completions of `req.messages`, or an error naming the request.
+    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError>;
+
+    /// Tokens and calls spent by this model so far (all threads).
+    fn usage(&self) -> Usage;
+}
+
+impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).complete(req)
+    }
+    fn usage(&self) -> Usage {
+        (**self).usage()
+    }
+}
+
+impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        (**self).complete(req)
+    }
+    fn usage(&self) -> Usage {
+        (**self).usage()
+    }
+}
+
+/// `n` choices for `req` from `call(n, sample)`, which asks the model for `n` choices starting at
+/// sample `sample`: one call for all `req.n`, then single-choice calls for samples the model did
+/// not return (a server that silently answers one choice). `batch` false: single-choice calls
+/// from the start (a server known to reject `n > 1`). Usage is summed over the calls.
+///
+/// Errors: a call's error; a call that returns no choice at all.
+pub(crate) fn gather_choices(
+    req: &ChatRequest,
+    batch: bool,
+    mut call: impl FnMut(usize, usize) -> Result<ChatResponse, ModelError>,
+) -> Result<ChatResponse, ModelError> {
+    let want = req.n.max(1);
+    let mut choices = Vec::with_capacity(want);
+    let mut usage = Usage::default();
+    if batch || want == 1 {
+        let r = call(want, req.sample_offset)?;
+        usage += r.usage;
+        choices.extend(r.choices.into_iter().take(want));
+    }
+    while choices.len() < want {
+        let sample = req.sample_offset + choices.len();
+        let r = call(1, sample)?;
+        usage += r.usage;
+        let Some(c) = r.choices.into_iter().next() else {
+            return Err(ModelError::BadResponse {
+                request: req.name(),
+                message: format!("no choice returned for sample {sample}"),
+            });
+        };
+        choices.push(c);
+    }
+    Ok(ChatResponse { choices, usage })
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        })
+    }
+}
+
+/// The start of `s` (at most `max` characters), for error messages.
+pub(crate) fn excerpt(s: &str, max: usize) -> String {
+    let mut out: String = s.chars().take(max).collect();
+    if s.chars().count() > max {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_round_trip() {
+        let r = ChatResponse {
+            choices: vec![Choice {
+                content: "{\"a\": true}".into(),
+                finish_reason: Some("stop".into()),
+                logprobs: Some(vec![TokenLogprob {
+                    token: "{".into(),
+                    logprob: -0.5,
+                    top: vec![("{".into(), -0.5), ("x".into(), -2.0)],
+                }]),
+            }],
+            usage: Usage {
+                prompt_tokens: 12,
+                completion_tokens: 3,
+                requests: 1,
+                ..Usage::default()
+            },
+        };
+        let back = ChatResponse::from_openai_json(&r.to_openai_json("m")).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn request_json_omits_unset_and_offsets_seed() {
+        let mut req = ChatRequest::new(vec![Message::user("hi")]);
+        let v = req.to_openai_json("m", 1, 0);
+        assert!(v.get("seed").is_none() && v.get("n").is_none() && v.get("logprobs").is_none());
+        req.seed = Some(10);
+        req.logprobs = Some(3);
+        req.response_format = ResponseFormat::JsonObject;
+        let v = req.to_openai_json("m", 2, 5);
+        assert_eq!(v["seed"], 15);
+        assert_eq!(v["n"], 2);
+        assert_eq!(v["top_logprobs"], 3);
+        assert_eq!(v["response_format"]["type"], "json_object");
+    }
+
+    #[test]
+    fn gather_fills_missing_choices_by_single_calls() {
+        let mut req = ChatRequest::new(vec![Message::user("hi")]);
+        req.n = 3;
+        req.sample_offset = 4;
+        let mut calls = Vec::new();
+        let r = gather_choices(&req, true, |n, s| {
+            calls.push((n, s));
+            Ok(ChatResponse {
+                choices: vec![Choice {
+                    content: format!("s{s}"),
+                    finish_reason: None,
+                    logprobs: None,
+                }],
+                usage: Usage {
+                    prompt_tokens: 1,
+                    ..Usage::default()
+                },
+            })
+        })
+        .unwrap();
+        assert_eq!(calls, [(3, 4), (1, 5), (1, 6)]);
+        let texts: Vec<_> = r.choices.iter().map(|c| c.content.as_str()).collect();
+        assert_eq!(texts, ["s4", "s5", "s6"]);
+        assert_eq!(r.usage.prompt_tokens, 3);
+    }
+}

@@ -1,0 +1,225 @@
+//! Concurrent labeling in trace order.
+//!
+//! Once the window of earlier steps is fixed (it is made of the trace's events, not of their
+//! labels), the steps of a trace can be labeled independently. [`label_in_order`] reads the
+//! events, hands each step with its window to a bounded pool of worker threads, and yields the
+//! labeled steps strictly in trace order as soon as each one and all before it are labeled, so
+//! the monitors run in step order and verdicts stream out. At most `2 × workers` steps are read
+//! ahead of the first unlabeled one.
+//!
+//! A trace error (a malformed line) is yielded after every step before it; a labeling failure is
+//! yielded in its step's place and ends the stream (later steps are not reported: their verdicts
+//! would depend on the failed step).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt::Display;
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Arc, Mutex};
+use trac_runtime::labeler::LabelFailure;
+use trac_runtime::trace::Event;
+
+/// Why the stream of labeled steps ended early.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineError {
+    /// The trace reader failed (its message).
+    #[error("{0}")]
+    Trace(String),
+    /// A step could not be labeled.
+    #[error("cannot label {0}")]
+    Label(LabelFailure),
+}
+
+/// A labeling function for [`label_in_order`]: the event and the earlier events of its session
+/// (oldest first, at most the window).
+pub type LabelFn<T> = dyn Fn(&Event, &[Event]) -> Result<T, LabelFailure> + Send + Sync;
+
+/// An iterator over labeled steps, in trace order (see the [module docs](self)).
+pub struct LabeledSteps<T> {
+    rx: Receiver<Result<(Event, T), PipelineError>>,
+    done: bool,
+}
+
+impl<T> Iterator for LabeledSteps<T> {
+    type Item = Result<(Event, T), PipelineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.rx.recv() {
+            Ok(item) => {
+                if item.is_err() {
+                    self.done = true;
+                }
+                Some(item)
+            }
+            Err(_) => {
+                self.done = true;
+                None
+            }
+        }
+    }
+}
+
+type Job = (usize, Event, Vec<Event>);
+
+/// Labels `events` with `label` on `workers` threads (at least one), keeping for each step the
+/// last `window` events of its session (events with the same [`Event::session`]) as its history.
+/// See the [module docs](self). Dropping the iterator stops reading (steps in flight finish).
+pub fn label_in_order<I, E, T>(
+    events: I,
+    label: Arc<LabelFn<T>>,
+    workers: usize,
+    window: usize,
+) -> LabeledSteps<T>
+where
+    I: Iterator<Item = Result<Event, E>> + Send + 'static,
+    E: Display,
+    T: Send + 'static,
+{
+    let workers = workers.max(1);
+    let (out_tx, out_rx) = mpsc::sync_channel(workers);
+    std::thread::spawn(move || {
+        let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers);
+        let job_rx = Arc::new(Mutex::new(job_rx));
+        let (res_tx, res_rx) = mpsc::channel::<(usize, Event, Result<T, LabelFailure>)>();
+        for _ in 0..workers {
+            let job_rx = Arc::clone(&job_rx);
+            let res_tx = res_tx.clone();
+            let label = Arc::clone(&label);
+            std::thread::spawn(move || loop {
+                let job = {
+                    let rx = job_rx.lock().unwrap_or_else(|e| e.into_inner());
+                    rx.recv()
+                };
+                let Ok((i, ev, history)) = job else { return };
+                let r = label(&ev, &history);
+                if res_tx.send((i, ev, r)).is_err() {
+                    return;
+                }
+            });
+        }
+        drop(res_tx);
+        let mut events = events;
+        let mut windows: HashMap<Option<String>, VecDeque<Event>> = HashMap::new();
+        let mut pending: BTreeMap<usize, (Event, Result<T, LabelFailure>)> = BTreeMap::new();
+        let (mut next_in, mut next_out, mut in_flight) = (0usize, 0usize, 0usize);
+        let mut exhausted = false;
+        let mut trace_error: Option<String> = None;
+        loop {
+            while !exhausted && in_flight < 2 * workers {
+                match events.next() {
+                    None => exhausted = true,
+                    Some(Err(e)) => {
+                        exhausted = true;
+                        trace_error = Some(e.to_string());
+                    }
+                    Some(Ok(ev)) => {
+                        let w = windows.entry(ev.session.clone()).or_default();
+                        let history: Vec<Event> = w.iter().cloned().collect();
+                        if window > 0 {
+                            if w.len() == window {
+                                w.pop_front();
+                            }
+                            w.push_back(ev.clone());
+                        }
+                        if job_tx.send((next_in, ev, history)).is_err() {
+                            return;
+                        }
+                        next_in += 1;
+                        in_flight += 1;
+                    }
+                }
+            }
+            if in_flight == 0 {
+                break;
+            }
+            let Ok((i, ev, r)) = res_rx.recv() else {
+                return;
+            };
+            in_flight -= 1;
+            pending.insert(i, (ev, r));
+            while let Some((ev, r)) = pending.remove(&next_out) {
+                next_out += 1;
+                let item = r.map(|t| (ev, t)).map_err(PipelineError::Label);
+                let failed = item.is_err();
+                if out_tx.send(item).is_err() || failed {
+                    return;
+                }
+            }
+        }
+        if let Some(e) = trace_error {
+            let _ = out_tx.send(Err(PipelineError::Trace(e)));
+        }
+    });
+    LabeledSteps {
+        rx: out_rx,
+        done: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn ev(step: usize, session: Option<&str>) -> Event {
+        Event {
+            step,
+            line: step,
+            session: session.map(Into::into),
+            output: Some(format!("a{step}")),
+            ..Event::default()
+        }
+    }
+
+    #[test]
+    fn order_is_kept_and_windows_are_per_session() {
+        let events: Vec<Result<Event, String>> = (1..=40)
+            .map(|i| Ok(ev(i, Some(if i % 2 == 0 { "even" } else { "odd" }))))
+            .collect();
+        // Later steps finish first.
+        let label: Arc<LabelFn<Vec<usize>>> = Arc::new(|e: &Event, h: &[Event]| {
+            std::thread::sleep(Duration::from_millis(((40 - e.step) % 7) as u64));
+            Ok(h.iter().map(|x| x.step).collect())
+        });
+        let out: Vec<_> = label_in_order(events.into_iter(), label, 4, 2)
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(out.len(), 40);
+        for (k, (e, hist)) in out.iter().enumerate() {
+            assert_eq!(e.step, k + 1);
+            let same: Vec<usize> = (1..e.step).filter(|s| s % 2 == e.step % 2).collect();
+            let want = same[same.len().saturating_sub(2)..].to_vec();
+            assert_eq!(hist, &want, "step {}", e.step);
+        }
+    }
+
+    #[test]
+    fn failure_ends_the_stream_in_its_place_and_trace_errors_come_last() {
+        let events: Vec<Result<Event, String>> = (1..=10).map(|i| Ok(ev(i, None))).collect();
+        let label: Arc<LabelFn<()>> = Arc::new(|e: &Event, _h: &[Event]| {
+            if e.step == 6 {
+                Err(LabelFailure {
+                    step: 6,
+                    line: 6,
+                    message: "boom".into(),
+                })
+            } else {
+                Ok(())
+            }
+        });
+        let out: Vec<_> = label_in_order(events.into_iter(), label, 3, 0).collect();
+        assert_eq!(out.len(), 6);
+        assert!(out[..5].iter().all(Result::is_ok));
+        assert!(matches!(&out[5], Err(PipelineError::Label(f)) if f.step == 6));
+
+        let mut events: Vec<Result<Event, String>> = (1..=3).map(|i| Ok(ev(i, None))).collect();
+        events.push(Err("t.jsonl:4:1: bad line".into()));
+        events.push(Ok(ev(5, None)));
+        let label: Arc<LabelFn<()>> = Arc::new(|_: &Event, _: &[Event]| Ok(()));
+        let out: Vec<_> = label_in_order(events.into_iter(), label, 2, 1).collect();
+        assert_eq!(out.len(), 4);
+        assert!(matches!(&out[3], Err(PipelineError::Trace(m)) if m.contains("bad line")));
+    }
+}
