@@ -156,7 +156,7 @@ pub fn compile(
     let (new_id, reps) = renumber(&b.dd, &main.roots, &class, &verdicts, 0);
     let state_of = |s: u32| new_id[class[s as usize] as usize];
     let mut roots: Vec<Ref> = vec![Dd::leaf(0), Dd::leaf(1)];
-    let mut memo = HashMap::new();
+    let mut memo = rustc_hash::FxHashMap::default();
     for &rep in reps.iter().skip(2) {
         let r = b.dd.map(main.roots[rep], &mut |p| state_of(p), &mut memo);
         roots.push(r);
@@ -177,7 +177,7 @@ pub fn compile(
     let (aux_new, aux_reps) = renumber_plain(&b.dd, &aux.roots, &aux_class);
     let aux_state_of = |s: u32| aux_new[aux_class[s as usize] as usize];
     let mut aux_roots = Vec::with_capacity(aux_reps.len());
-    let mut memo = HashMap::new();
+    let mut memo = rustc_hash::FxHashMap::default();
     for &rep in &aux_reps {
         aux_roots.push(b.dd.map(aux.roots[rep], &mut |p| aux_state_of(p), &mut memo));
     }
