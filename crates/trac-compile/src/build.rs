@@ -512,6 +512,13 @@ impl<'a> Builder<'a> {
         r
     }
 
+    /// The diagram of the end-of-trace evaluation of `f` on the next step (Boolean leaves, hash
+    /// consed: equal functions of the next valuation have equal references).
+    pub(crate) fn last_diagram(&mut self, f: Formula, bits: &Bits) -> Ref {
+        let pd = self.past_dds(bits);
+        self.slast(f, bits, &pd)
+    }
+
     /// The key of a state, with its bits masked for the main automata.
     pub(crate) fn key(&mut self, kind: Kind, f: Formula, bits: &[bool], acc: bool) -> Key {
         let f = self.ctx.canonical(f);

@@ -5,10 +5,12 @@
 
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use std::sync::Arc;
-use trac_compile::{compile, CompileOptions, Semantics};
+use trac_compile::{compile, CompileOptions, Minimize, Semantics};
 use trac_runtime::table::{Table, TableMonitor};
 use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
-use trac_spec::{Arena, Formula};
+use trac_spec::progress::{eval_last, progress, PastState};
+use trac_spec::sat::SatChecker;
+use trac_spec::{Arena, Formula, Sym};
 
 const PROPS: [&str; 4] = ["a", "b", "c", "d"];
 
@@ -225,7 +227,7 @@ fn check_case(c: &Case) -> TestResult {
     };
     let printed = trac_spec::print(&arena, f);
     let mut tables = Vec::new();
-    for minimize in [true, false] {
+    for minimize in [Minimize::Language, Minimize::None, Minimize::Verdict] {
         let mut a = arena.clone();
         let opts = CompileOptions {
             semantics: sem,
@@ -233,10 +235,12 @@ fn check_case(c: &Case) -> TestResult {
         };
         tables.push(Arc::new(compile(&mut a, f, &opts).unwrap().table));
     }
-    if let Err(e) = minimal(&tables[0]) {
+    if let Err(e) = minimal(&tables[2]) {
         return TestResult::error(format!("{printed}: {e}"));
     }
-    if tables[0].state_count() > tables[1].state_count() {
+    if tables[0].state_count() > tables[1].state_count()
+        || tables[2].state_count() > tables[0].state_count()
+    {
         return TestResult::error(format!("{printed}: minimization added states"));
     }
     for policy in [
@@ -258,7 +262,7 @@ fn check_case(c: &Case) -> TestResult {
             if got != reference {
                 return TestResult::error(format!(
                     "{printed} ({sem:?}, {policy:?}, {}) on {:?}:\n compiled    {got:?}\n progression {reference:?}",
-                    if i == 0 { "minimized" } else { "unminimized" },
+                    ["minimized", "unminimized", "verdict-minimized"][i],
                     c.trace
                 ));
             }
@@ -296,4 +300,205 @@ fn compiled_equals_complete_progression_on_random_formulas() {
     QuickCheck::new()
         .tests(tests)
         .quickcheck(check as fn(Case) -> TestResult);
+}
+
+/// The models of a residual on finite continuations: per continuation word (bitmasks over
+/// `PROPS`) and per non-empty prefix of it, the LTLf truth of the residual on that prefix and the
+/// LTL3 verdict of the residual after it (by the property's satisfiability checker), starting
+/// from the past-time state `past`.
+fn behaviour(
+    arena: &mut Arena,
+    residual: Formula,
+    past: &PastState,
+    words: &[Vec<u8>],
+    sat: &mut SatChecker,
+) -> Vec<(bool, Option<bool>)> {
+    let mut out = Vec::new();
+    let syms = prop_syms(arena);
+    for w in words {
+        let mut cur = residual;
+        let mut p = past.clone();
+        for &mask in w {
+            let holds = |s: Sym| {
+                syms.iter()
+                    .position(|&q| q == s)
+                    .is_some_and(|i| mask >> i & 1 == 1)
+            };
+            p.step(arena, &holds);
+            let last = eval_last(arena, cur, &holds, &p);
+            cur = progress(arena, cur, &holds, &p);
+            out.push((last, sat.verdict(arena, cur, p.bits())));
+        }
+    }
+    out
+}
+
+/// The symbols of `PROPS`, in order.
+fn prop_syms(arena: &mut Arena) -> Vec<Sym> {
+    PROPS
+        .iter()
+        .map(|p| {
+            let a = arena.atom(p);
+            arena.atoms(a)[0]
+        })
+        .collect()
+}
+
+#[derive(Clone, Debug)]
+struct ResidualCase {
+    formula: RF,
+    trace: Vec<u8>,
+    /// Continuations tried after every step.
+    words: Vec<Vec<u8>>,
+}
+
+impl Arbitrary for ResidualCase {
+    fn arbitrary(g: &mut Gen) -> ResidualCase {
+        let depth = 1 + usize::arbitrary(g) % 5;
+        let len = usize::arbitrary(g) % 8;
+        let words = (0..12)
+            .map(|_| {
+                let n = 1 + usize::arbitrary(g) % 4;
+                (0..n).map(|_| u8::arbitrary(g) % 16).collect()
+            })
+            .collect();
+        ResidualCase {
+            formula: gen(g, depth, false),
+            trace: (0..len).map(|_| u8::arbitrary(g) % 16).collect(),
+            words,
+        }
+    }
+}
+
+/// Issue 8 §1.3: after every step (TRAC, no restart), the residual the compiled table shows
+/// ([`Minimize::Language`]) and plain progression's residual have the same LTLf truth and the
+/// same LTL3 verdict after every continuation tried. The compiled residual is read back from its
+/// printed form, as a reader of a witness would. States decided under LTL3 show `true` /
+/// `false`, their LTL3 meaning, so their LTLf truth is not compared (the table's auxiliary
+/// automaton gives the LTLf end verdict).
+fn residuals_mean_the_obligation(c: ResidualCase) -> TestResult {
+    let mut arena = Arena::new();
+    let f = build(&mut arena, &c.formula);
+    if arena.info(f).size > 20 {
+        return TestResult::discard();
+    }
+    let printed = trac_spec::print(&arena, f);
+    let table = {
+        let mut a = arena.clone();
+        Arc::new(
+            compile(&mut a, f, &CompileOptions::default())
+                .unwrap()
+                .table,
+        )
+    };
+    let policy = ResetPolicy {
+        on_violation: false,
+        on_satisfaction: false,
+    };
+    let mut compiled = TableMonitor::new(table, policy);
+    let mut plain = ProgressionMonitor::new(arena.clone(), f, policy);
+    let mut past = PastState::new(&arena, f);
+    let mut sat = SatChecker::new(&arena, f);
+    for t in 0..=c.trace.len() {
+        if t > 0 {
+            let set = labels(c.trace[t - 1]);
+            let input = StepInput {
+                step: t,
+                text: "",
+                labels: &set,
+            };
+            compiled.step(&input);
+            plain.step(&input);
+            let mask = c.trace[t - 1];
+            let syms = prop_syms(&mut arena);
+            let holds = |s: Sym| {
+                syms.iter()
+                    .position(|&q| q == s)
+                    .is_some_and(|i| mask >> i & 1 == 1)
+            };
+            past.step(&arena, &holds);
+        }
+        let (rc, rp) = (compiled.residual(), plain.residual());
+        let gc = match trac_spec::parse(&mut arena, &rc) {
+            Ok(g) => g,
+            Err(e) => return TestResult::error(format!("{printed}: residual {rc:?}: {e}")),
+        };
+        let gp = trac_spec::parse(&mut arena, &rp).expect("progression residuals parse");
+        let bc = behaviour(&mut arena, gc, &past, &c.words, &mut sat);
+        let bp = behaviour(&mut arena, gp, &past, &c.words, &mut sat);
+        let decided = compiled.verdict() != Verdict::Pending;
+        let same = bc
+            .iter()
+            .zip(bp.iter())
+            .all(|(x, y)| x.1 == y.1 && (decided || x.0 == y.0));
+        let v0 = (
+            sat.verdict(&mut arena, gc, past.bits()),
+            sat.verdict(&mut arena, gp, past.bits()),
+        );
+        if !same || v0.0 != v0.1 {
+            return TestResult::error(format!(
+                "{printed} after {:?}: compiled residual {rc} and progression residual {rp} differ \
+                 on the continuations {:?}:\n compiled    {bc:?}\n progression {bp:?}",
+                &c.trace[..t],
+                c.words
+            ));
+        }
+    }
+    TestResult::passed()
+}
+
+#[test]
+fn compiled_residuals_mean_what_progression_residuals_mean() {
+    let tests = std::env::var("TRAC_QC_TESTS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(150);
+    QuickCheck::new()
+        .tests(tests)
+        .quickcheck(residuals_mean_the_obligation as fn(ResidualCase) -> TestResult);
+}
+
+/// The same property fails for verdict-only minimization, which is why it is not the default:
+/// `G(c -> F b)` after `{c}` shows `G(c -> F b)` there (issue 8 §1.3).
+#[test]
+fn verdict_minimization_hides_the_obligation() {
+    let mut arena = Arena::new();
+    let f = trac_spec::parse(&mut arena, "G(c -> F b)").unwrap();
+    let shown = |m: Minimize| {
+        let mut a = arena.clone();
+        let opts = CompileOptions {
+            minimize: m,
+            ..CompileOptions::default()
+        };
+        let t = Arc::new(compile(&mut a, f, &opts).unwrap().table);
+        let mut mon = TableMonitor::new(t, ResetPolicy::default());
+        let set = labels(0b100);
+        mon.step(&StepInput {
+            step: 1,
+            text: "",
+            labels: &set,
+        });
+        mon.residual()
+    };
+    let mut plain = ProgressionMonitor::new(arena.clone(), f, ResetPolicy::default());
+    let set = labels(0b100);
+    plain.step(&StepInput {
+        step: 1,
+        text: "",
+        labels: &set,
+    });
+    let expected = plain.residual();
+    // What progression shows, by hand: the pending `F b` and the invariant.
+    let mut a = arena.clone();
+    let by_hand = trac_spec::parse(&mut a, "F b & G(c -> F b)").unwrap();
+    assert_eq!(expected, trac_spec::print(&a, by_hand));
+    let lang = shown(Minimize::Language);
+    let g = trac_spec::parse(&mut a, &lang).unwrap();
+    let mut sat = SatChecker::new(&a, f);
+    let d = a.xor(g, by_hand);
+    assert!(
+        !sat.inf_satisfiable(&mut a, d, &[]),
+        "language minimization shows {lang}"
+    );
+    assert_eq!(shown(Minimize::Verdict), trac_spec::print(&arena, f));
 }

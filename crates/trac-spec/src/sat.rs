@@ -111,6 +111,10 @@ pub struct SatChecker {
     fin_sat: HashMap<(Formula, Bits), bool>,
     /// Number of product states explored (statistics).
     explored: usize,
+    /// While set: stop exploring once `explored` reaches it ([`SatChecker::inf_satisfiable_within`]).
+    limit: Option<usize>,
+    /// The limit was reached: the current answer is unknown and nothing is memoized.
+    exceeded: bool,
 }
 
 impl SatChecker {
@@ -143,6 +147,8 @@ impl SatChecker {
             verdicts: HashMap::new(),
             fin_sat: HashMap::new(),
             explored: 0,
+            limit: None,
+            exceeded: false,
         }
     }
 
@@ -271,6 +277,29 @@ impl SatChecker {
         }
         let g = self.nnf(arena, f, false);
         self.nonempty(arena, vec![(g, true)], &bits)
+    }
+
+    /// [`SatChecker::inf_satisfiable`] exploring at most `budget` tableau product states:
+    /// `None` if that was not enough (nothing learned is memoized then). For questions whose
+    /// answer is an optimization, such as merging equivalent monitor states.
+    pub fn inf_satisfiable_within(
+        &mut self,
+        arena: &mut Arena,
+        f: Formula,
+        bits: &[bool],
+        budget: usize,
+    ) -> Option<bool> {
+        let saved = (self.limit, self.exceeded);
+        self.limit = Some(self.explored.saturating_add(budget));
+        self.exceeded = false;
+        let r = self.inf_satisfiable(arena, f, bits);
+        let over = self.exceeded;
+        (self.limit, self.exceeded) = saved;
+        if over {
+            None
+        } else {
+            Some(r)
+        }
     }
 
     /// The LTLf verdict of a state: `accepting` tells whether the trace read so far satisfies the
@@ -684,6 +713,12 @@ impl SatChecker {
                 known[i] = Some(false);
                 i += 1;
                 continue;
+            }
+            if self.limit.is_some_and(|l| self.explored >= l) {
+                self.exceeded = true;
+            }
+            if self.exceeded {
+                return false;
             }
             self.explored += 1;
             for (next, pending, _) in self.successors(arena, &key.0, &key.1) {
