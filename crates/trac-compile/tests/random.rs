@@ -1,4 +1,5 @@
-//! Random formulas (at most 4 propositions, depth at most 5, past operators included) × random
+//! Random formulas (at most 4 propositions, depth at most 5, wide `&` / `|`, up to 40 nodes,
+//! past operators included) × random
 //! traces: the compiled monitor agrees with complete progression at every step (TRAC and
 //! TRAC_R, LTL3 and LTLf), the minimized table with the unminimized one, plain progression never
 //! contradicts them, and no two states of a minimized table are equivalent (brute force).
@@ -14,12 +15,17 @@ use trac_spec::{Arena, Formula, Sym};
 
 const PROPS: [&str; 4] = ["a", "b", "c", "d"];
 
+/// The largest formula tried (nodes of the hash-consed DAG).
+const MAX_NODES: u32 = 40;
+
 #[derive(Clone, Debug)]
 enum RF {
     Atom(usize),
     Const(bool),
     Un(u8, Box<RF>),
     Bin(u8, Box<RF>, Box<RF>),
+    /// A wide conjunction (`true`) or disjunction of 3 to 8 operands.
+    Wide(bool, Vec<RF>),
 }
 
 /// Unary: ! X X[!] F G | Y Z O H; binary: & | -> <-> xor U W R M | S.
@@ -36,8 +42,15 @@ fn gen(g: &mut Gen, depth: usize, past_only: bool) -> RF {
             RF::Atom(usize::arbitrary(g) % PROPS.len())
         };
     }
-    let pick = u8::arbitrary(g) % 3;
-    if pick == 0 {
+    let pick = u8::arbitrary(g) % 8;
+    if pick == 7 {
+        let n = 3 + usize::arbitrary(g) % 6;
+        return RF::Wide(
+            bool::arbitrary(g),
+            (0..n).map(|_| gen(g, depth - 1, past_only)).collect(),
+        );
+    }
+    if pick < 2 {
         // Unary.
         let k = if past_only {
             // `!` or a past operator.
@@ -85,6 +98,14 @@ fn build(a: &mut Arena, f: &RF) -> Formula {
                 6 => a.weak_yesterday(x),
                 7 => a.once(x),
                 _ => a.historically(x),
+            }
+        }
+        RF::Wide(is_and, xs) => {
+            let xs: Vec<Formula> = xs.iter().map(|x| build(a, x)).collect();
+            if *is_and {
+                a.and(xs)
+            } else {
+                a.or(xs)
             }
         }
         RF::Bin(k, x, y) => {
@@ -215,9 +236,9 @@ fn check(c: Case) -> TestResult {
 fn check_case(c: &Case) -> TestResult {
     let mut arena = Arena::new();
     let f = build(&mut arena, &c.formula);
-    // Depth at most 5, and at most 20 nodes: a few of the largest formulas take seconds in a
-    // debug build (LTL satisfiability is PSPACE-complete), which CI cannot afford by the hundred.
-    if arena.info(f).size > 20 {
+    // Depth at most 5, wide `&` / `|` of up to 8 operands, at most MAX_NODES nodes (LTL
+    // satisfiability is PSPACE-complete: a few of the largest take a second in a debug build).
+    if arena.info(f).size > MAX_NODES {
         return TestResult::discard();
     }
     let sem = if c.ltlf {
@@ -296,7 +317,7 @@ fn compiled_equals_complete_progression_on_random_formulas() {
     let tests = std::env::var("TRAC_QC_TESTS")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(300);
+        .unwrap_or(200);
     QuickCheck::new()
         .tests(tests)
         .quickcheck(check as fn(Case) -> TestResult);
@@ -379,7 +400,7 @@ impl Arbitrary for ResidualCase {
 fn residuals_mean_the_obligation(c: ResidualCase) -> TestResult {
     let mut arena = Arena::new();
     let f = build(&mut arena, &c.formula);
-    if arena.info(f).size > 20 {
+    if arena.info(f).size > MAX_NODES {
         return TestResult::discard();
     }
     let printed = trac_spec::print(&arena, f);
