@@ -322,7 +322,7 @@ pub const EQUIVALENCE_BUDGET: usize = 2048;
 
 /// Whether two pending states have the same models over infinite words: equal past-time bits
 /// and past-time cones (so a residual shown with the trace's actual bits means the same), and
-/// `ψ1 xor ψ2` unsatisfiable within [`EQUIVALENCE_BUDGET`] tableau states.
+/// `ψ1 & !ψ2`, `ψ2 & !ψ1` unsatisfiable, each within [`EQUIVALENCE_BUDGET`] tableau states.
 fn equivalent(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
     let ((f, fb, _), (g, gb, _)) = (x, y);
     if fb != gb {
@@ -336,11 +336,32 @@ fn equivalent(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
     if cf != cg {
         return false;
     }
-    let d = b.ctx.arena.xor(*f, *g);
-    b.ctx
-        .sat
-        .inf_satisfiable_within(b.ctx.arena, d, fb, EQUIVALENCE_BUDGET)
-        == Some(false)
+    // f = C & f', g = C & g' with common conjuncts C: f & !g is equivalent to f & !g' (C holds
+    // wherever f does), which spares the tableau the branches of !C.
+    let conjuncts = |a: &Arena, x: Formula| -> Vec<Formula> {
+        match a.node(x) {
+            trac_spec::Node::And(xs) => xs.to_vec(),
+            _ => vec![x],
+        }
+    };
+    let (cf, cg) = (conjuncts(b.ctx.arena, *f), conjuncts(b.ctx.arena, *g));
+    let rest = |a: &mut Arena, xs: &[Formula], ys: &[Formula]| {
+        let r: Vec<Formula> = xs.iter().copied().filter(|x| !ys.contains(x)).collect();
+        a.and(r)
+    };
+    let (rf, rg) = (rest(b.ctx.arena, &cf, &cg), rest(b.ctx.arena, &cg, &cf));
+    for (x, y) in [(*f, rg), (*g, rf)] {
+        let ny = b.ctx.arena.not(y);
+        let d = b.ctx.arena.and2(x, ny);
+        let sat = b
+            .ctx
+            .sat
+            .inf_satisfiable_within(b.ctx.arena, d, fb, EQUIVALENCE_BUDGET);
+        if sat != Some(false) {
+            return false;
+        }
+    }
+    true
 }
 
 /// LTL3 verdicts per SCC of the state graph (petgraph's Tarjan, successors first). All states

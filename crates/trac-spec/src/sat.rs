@@ -50,7 +50,7 @@
 use crate::formula::{Arena, Formula, Node, Sym};
 use crate::progress::{eval_last, progress, PastState};
 use crate::spec::Semantics;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 /// The bits of the past-time subformulas of a property, one per node of [`PastState::nodes`].
@@ -139,13 +139,13 @@ impl SatChecker {
             past,
             node_deps,
             node_atoms,
-            cones: HashMap::new(),
-            nnf: HashMap::new(),
-            covers: HashMap::new(),
-            inf: HashMap::new(),
-            fin: HashMap::new(),
-            verdicts: HashMap::new(),
-            fin_sat: HashMap::new(),
+            cones: HashMap::default(),
+            nnf: HashMap::default(),
+            covers: HashMap::default(),
+            inf: HashMap::default(),
+            fin: HashMap::default(),
+            verdicts: HashMap::default(),
+            fin_sat: HashMap::default(),
             explored: 0,
             limit: None,
             exceeded: false,
@@ -510,7 +510,7 @@ impl SatChecker {
         let mut out = Vec::new();
         let start = Branch {
             todo: vec![s],
-            old: HashSet::new(),
+            old: Vec::new(),
             lits: Vec::new(),
             next: Vec::new(),
             strong: false,
@@ -518,7 +518,7 @@ impl SatChecker {
         };
         expand(arena, start, &mut out);
         out.sort_by_key(|c| c.lits.len() + c.pending.len());
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         out.retain(|c| seen.insert(c.clone()));
         // Drop covers subsumed by another one (fewer literals, obligations and pending
         // eventualities): they add no model. Quadratic, so only for moderate sizes.
@@ -691,7 +691,7 @@ impl SatChecker {
             return v;
         }
         // Explore.
-        let mut ids: HashMap<Key, usize> = HashMap::new();
+        let mut ids: HashMap<Key, usize> = HashMap::default();
         let mut keys: Vec<Key> = Vec::new();
         let mut known: Vec<Option<bool>> = Vec::new();
         let mut edges: Vec<Vec<(usize, Pending)>> = Vec::new();
@@ -806,7 +806,7 @@ impl SatChecker {
         if let Some(&v) = self.fin.get(&start) {
             return v;
         }
-        let mut ids: HashMap<(Formula, Bits), usize> = HashMap::new();
+        let mut ids: HashMap<(Formula, Bits), usize> = HashMap::default();
         let mut keys = vec![start.clone()];
         ids.insert(start, 0);
         let mut preds: Vec<Vec<usize>> = vec![Vec::new()];
@@ -927,7 +927,7 @@ impl SatChecker {
     ) -> Option<bool> {
         let mut past = self.past.clone();
         past.set_bits(bits);
-        let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::new();
+        let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::default();
         let mut cur = f;
         for t in 0.. {
             match cur {
@@ -947,7 +947,7 @@ impl SatChecker {
                     let rotated: Vec<Vec<Sym>> = (0..cycle.len())
                         .map(|i| cycle[(pos + i) % cycle.len()].clone())
                         .collect();
-                    return Some(eval_periodic(arena, cur, &rotated, &mut HashMap::new())[0]);
+                    return Some(eval_periodic(arena, cur, &rotated, &mut HashMap::default())[0]);
                 }
                 if seen.len() > 64 {
                     return None;
@@ -966,7 +966,7 @@ impl SatChecker {
         for (prefix, cycle) in Self::words(arena, f) {
             let mut past = self.past.clone();
             past.set_bits(bits);
-            let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::new();
+            let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::default();
             let mut cur = f;
             let mut t = 0;
             while cur != Formula::FALSE && seen.len() <= 64 {
@@ -1092,7 +1092,8 @@ fn eval_periodic(
 #[derive(Clone)]
 struct Branch {
     todo: Vec<Formula>,
-    old: HashSet<Formula>,
+    /// Formulas already expanded (few: a linear scan beats hashing and clones cheaply).
+    old: Vec<Formula>,
     lits: Vec<(Formula, bool)>,
     next: Vec<Formula>,
     strong: bool,
@@ -1150,9 +1151,10 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
             return;
         };
         let f = b.todo.swap_remove(pos);
-        if !b.old.insert(f) {
+        if b.old.contains(&f) {
             continue;
         }
+        b.old.push(f);
         let node = arena.node(f).clone();
         match node {
             Node::True => {}
