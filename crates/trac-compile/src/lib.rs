@@ -20,10 +20,14 @@
 //!    far is accepted (end-of-trace evaluation of the previous residual on the last step, `X`
 //!    weak); ⊥ iff no accepting state is reachable, ⊤ iff every reachable state accepts (SCCs of
 //!    the state graph with petgraph's Tarjan).
-//! 3. **Minimization** ([`minimize`](crate::minimize)): partition refinement of the Moore machine
-//!    whose output is the verdict. All ⊥ states form one sink with id 0, all ⊤ states one sink
-//!    with id 1 (so a runtime test `state <= 1` means "decided"); every state keeps a
-//!    representative residual (the first one found, breadth first) for witnesses.
+//! 3. **Minimization** ([`minimize`](crate::minimize), [`Minimize`]): partition refinement of
+//!    the Moore machine whose output is, by default, the LTL3 verdict and the LTLf acceptance
+//!    (Moore 1956), each class then split by language equivalence decided by the satisfiability
+//!    checker ([`Minimize::Language`]); or the verdict alone ([`Minimize::Verdict`], the minimal
+//!    LTL3 monitor of Bauer, Leucker & Schallhart). All ⊥ states form one sink with id 0, all ⊤
+//!    states one sink with id 1 (so a runtime test `state <= 1` means "decided"); every state
+//!    keeps a representative residual (the first one found, breadth first) for witnesses, which
+//!    by default has the same models as every residual it stands for.
 //! 4. **Auxiliary automaton.** The run without restarts, over `(residual, past bits, accepting)`,
 //!    minimized with output (accepting, restart state): it gives the LTLf verdict of the whole
 //!    trace and the state a TRAC_R restart starts from (the initial formula with the current past
