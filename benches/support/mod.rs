@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use trac_compile::{compile, CompileOptions};
+use trac_compile::{compile, CompileOptions, Minimize};
 use trac_runtime::audit::{AuditOptions, Auditor};
 use trac_runtime::engine::{Engine, EngineMonitor};
 use trac_runtime::lazy::LazyMonitor;
@@ -941,9 +941,18 @@ pub struct CompileStat {
 
 /// Compiles one property, timing it.
 pub fn compile_stat(id: &str, p: &Prop) -> CompileStat {
+    compile_stat_with(id, p, Minimize::Language)
+}
+
+/// [`compile_stat`] with a given minimization.
+pub fn compile_stat_with(id: &str, p: &Prop, minimize: Minimize) -> CompileStat {
     let mut a = p.arena.clone();
     let t0 = Instant::now();
-    let c = compile(&mut a, p.formula, &CompileOptions::default()).expect("compiles");
+    let opts = CompileOptions {
+        minimize,
+        ..CompileOptions::default()
+    };
+    let c = compile(&mut a, p.formula, &opts).expect("compiles");
     let time = t0.elapsed();
     CompileStat {
         id: id.to_string(),

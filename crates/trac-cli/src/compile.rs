@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use trac_compile::{compile, monitorability, CompileOptions, Compiled, Semantics};
+use trac_compile::{compile, monitorability, CompileOptions, Compiled, Minimize, Semantics};
 use trac_runtime::engine::{Engine, TableCompiler};
 use trac_runtime::table::Table;
 use trac_spec::spec::Spec;
@@ -28,12 +28,28 @@ pub struct CompileArgs {
     /// Output: Graphviz DOT, HOA v1, or the monitor table as JSON or RON.
     #[arg(long, value_enum, default_value_t = Emit::Json)]
     emit: Emit,
-    /// Keep equivalent pending states apart (decided states still merge into the two sinks).
-    #[arg(long)]
+    /// Which pending states merge: `language` (residuals with the same models, the default),
+    /// `verdict` (the smallest table: states with the same verdicts after every continuation;
+    /// residuals then show the verdict, not always the whole obligation) or `none`.
+    #[arg(long, value_enum, default_value_t = MinimizeArg::Language)]
+    minimize: MinimizeArg,
+    /// Same as `--minimize none`.
+    #[arg(long, conflicts_with = "minimize")]
     no_minimize: bool,
     /// Write to FILE instead of standard output.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+}
+
+/// `--minimize` values.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+pub enum MinimizeArg {
+    /// Merge states whose residuals have the same models (finite and infinite).
+    Language,
+    /// Merge states with the same verdicts after every continuation.
+    Verdict,
+    /// Keep every pending state.
+    None,
 }
 
 /// Verdict semantics.
@@ -140,7 +156,11 @@ fn emit(table: &Table, how: Emit) -> String {
 
 /// Runs `trac compile`.
 pub fn run(args: &CompileArgs) -> ExitCode {
-    let minimize = !args.no_minimize;
+    let minimize = match (args.no_minimize, args.minimize) {
+        (true, _) | (_, MinimizeArg::None) => Minimize::None,
+        (_, MinimizeArg::Verdict) => Minimize::Verdict,
+        (_, MinimizeArg::Language) => Minimize::Language,
+    };
     // (name, arena, formula, semantics)
     let mut jobs: Vec<(String, Arena, Formula, Semantics)> = Vec::new();
     if let Some(path) = &args.spec {

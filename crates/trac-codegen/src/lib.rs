@@ -72,7 +72,7 @@ pub(crate) fn compile_table(
 ) -> Result<Table, String> {
     let opts = trac_compile::CompileOptions {
         semantics,
-        minimize: true,
+        minimize: trac_compile::Minimize::Language,
     };
     trac_compile::compile(arena, formula, &opts)
         .map(|c| c.table)

@@ -9,8 +9,8 @@
 //! successor keys. Only the propositions a state actually tests appear in its diagram; no step
 //! enumerates valuations.
 
-use crate::dd::{Dd, Ref};
-use std::collections::HashMap;
+use crate::dd::{Dd, Op, Ref};
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 use trac_spec::formula::{Arena, Formula, Node, Sym};
 use trac_spec::progress::PastState;
@@ -39,6 +39,17 @@ pub(crate) struct Explored {
 
 const TRUE_ID: u32 = 0;
 const FALSE_ID: u32 = 1;
+
+/// The cached operations of the canonical-form manager (Boolean leaves).
+const CANON_NOT: Op = Op(0);
+const CANON_AND: Op = Op(1);
+const CANON_OR: Op = Op(2);
+const CANON_XOR: Op = Op(3);
+const CANON_IMPLIES: Op = Op(4);
+const CANON_EQUIV: Op = Op(5);
+/// The cached operations of the builder's manager (formula-id leaves).
+const F_AND: Op = Op(0);
+const F_OR: Op = Op(1);
 
 /// Everything but the diagram manager (split so closures can borrow it while the manager
 /// builds).
@@ -110,21 +121,33 @@ impl Canon {
             Node::False => Dd::leaf(FALSE_ID),
             Node::Not(a) => {
                 let a = self.bdd_of(arena, *a);
-                self.dd.apply(&[a], &mut |p| 1 - p[0])
+                // TRUE_ID and FALSE_ID are 0 and 1.
+                self.dd
+                    .apply2_cached(CANON_NOT, a, a, None, &mut |p, _| 1 - p)
             }
             Node::And(xs) | Node::Or(xs) => {
+                let (op, absorb) = match node {
+                    Node::And(_) => (CANON_AND, FALSE_ID),
+                    _ => (CANON_OR, TRUE_ID),
+                };
                 let mut acc = self.bdd_of(arena, xs[0]);
                 for &x in &xs[1..] {
                     let b = self.bdd_of(arena, x);
                     acc = self
                         .dd
-                        .apply(&[acc, b], &mut |p| bool_op(p[0], p[1], &node));
+                        .apply2_cached(op, acc, b, Some(absorb), &mut |x, y| bool_op(x, y, &node));
                 }
                 acc
             }
             Node::Xor(a, b) | Node::Implies(a, b) | Node::Equiv(a, b) => {
                 let (a, b) = (self.bdd_of(arena, *a), self.bdd_of(arena, *b));
-                self.dd.apply(&[a, b], &mut |p| bool_op(p[0], p[1], &node))
+                let op = match node {
+                    Node::Xor(..) => CANON_XOR,
+                    Node::Implies(..) => CANON_IMPLIES,
+                    _ => CANON_EQUIV,
+                };
+                self.dd
+                    .apply2_cached(op, a, b, None, &mut |x, y| bool_op(x, y, &node))
             }
             _ => {
                 let v = match self.var_of.get(&f) {
@@ -231,7 +254,7 @@ impl<'a> Builder<'a> {
             props,
             var_of,
             fid: Vec::new(),
-            fidx: HashMap::new(),
+            fidx: HashMap::default(),
             canon: Canon::default(),
             arena,
         };
@@ -240,9 +263,9 @@ impl<'a> Builder<'a> {
         Builder {
             dd: Dd::default(),
             ctx,
-            sprg_memo: HashMap::new(),
-            last_memo: HashMap::new(),
-            past_memo: HashMap::new(),
+            sprg_memo: HashMap::default(),
+            last_memo: HashMap::default(),
+            past_memo: HashMap::default(),
         }
     }
 
@@ -267,6 +290,35 @@ impl<'a> Builder<'a> {
             let r = op(ctx.arena, &fs);
             ctx.id(r)
         })
+    }
+
+    /// The leafwise conjunction (`is_and`) or disjunction of formula-valued diagrams: a fold of
+    /// cached binary applies, `false` (`true`) absorbing.
+    fn and_or(&mut self, refs: &[Ref], is_and: bool) -> Ref {
+        let (op, absorb) = if is_and {
+            (F_AND, FALSE_ID)
+        } else {
+            (F_OR, TRUE_ID)
+        };
+        let ctx = &mut self.ctx;
+        let mut acc = Dd::leaf(if is_and { TRUE_ID } else { FALSE_ID });
+        for &r in refs {
+            acc = self
+                .dd
+                .apply2_cached(op, acc, r, Some(absorb), &mut |x, y| {
+                    let (x, y) = (ctx.formula(x), ctx.formula(y));
+                    let f = if is_and {
+                        ctx.arena.and2(x, y)
+                    } else {
+                        ctx.arena.or2(x, y)
+                    };
+                    ctx.id(f)
+                });
+            if acc == Dd::leaf(absorb) {
+                break;
+            }
+        }
+        acc
     }
 
     fn past_dds(&mut self, bits: &Bits) -> Rc<PastDds> {
@@ -329,13 +381,7 @@ impl<'a> Builder<'a> {
                     .iter()
                     .map(|&x| self.eval_state(x, nodes, values))
                     .collect();
-                self.combine(&refs, &mut |ar, f| {
-                    if is_and {
-                        ar.and(f.iter().copied())
-                    } else {
-                        ar.or(f.iter().copied())
-                    }
-                })
+                self.and_or(&refs, is_and)
             }
             Node::Xor(a, b) | Node::Implies(a, b) | Node::Equiv(a, b) => {
                 let n = self.ctx.arena.node(f).clone();
@@ -375,13 +421,7 @@ impl<'a> Builder<'a> {
             Node::And(ref xs) | Node::Or(ref xs) => {
                 let is_and = matches!(node, Node::And(_));
                 let refs: Vec<Ref> = xs.iter().map(|&x| self.sprg(x, bits, pd)).collect();
-                self.combine(&refs, &mut |ar, x| {
-                    if is_and {
-                        ar.and(x.iter().copied())
-                    } else {
-                        ar.or(x.iter().copied())
-                    }
-                })
+                self.and_or(&refs, is_and)
             }
             Node::Xor(a, b) | Node::Implies(a, b) | Node::Equiv(a, b) => {
                 let (a, b) = (self.sprg(a, bits, pd), self.sprg(b, bits, pd));
@@ -448,13 +488,7 @@ impl<'a> Builder<'a> {
             Node::And(ref xs) | Node::Or(ref xs) => {
                 let is_and = matches!(node, Node::And(_));
                 let refs: Vec<Ref> = xs.iter().map(|&x| self.slast(x, bits, pd)).collect();
-                self.combine(&refs, &mut |ar, x| {
-                    if is_and {
-                        ar.and(x.iter().copied())
-                    } else {
-                        ar.or(x.iter().copied())
-                    }
-                })
+                self.and_or(&refs, is_and)
             }
             Node::Xor(a, b) | Node::Implies(a, b) | Node::Equiv(a, b) => {
                 let (a, b) = (self.slast(a, bits, pd), self.slast(b, bits, pd));
@@ -478,6 +512,13 @@ impl<'a> Builder<'a> {
         r
     }
 
+    /// The diagram of the end-of-trace evaluation of `f` on the next step (Boolean leaves, hash
+    /// consed: equal functions of the next valuation have equal references).
+    pub(crate) fn last_diagram(&mut self, f: Formula, bits: &Bits) -> Ref {
+        let pd = self.past_dds(bits);
+        self.slast(f, bits, &pd)
+    }
+
     /// The key of a state, with its bits masked for the main automata.
     pub(crate) fn key(&mut self, kind: Kind, f: Formula, bits: &[bool], acc: bool) -> Key {
         let f = self.ctx.canonical(f);
@@ -491,7 +532,7 @@ impl<'a> Builder<'a> {
     /// Explores every state reachable from `seeds` (breadth first; seeds get the first ids).
     pub(crate) fn explore(&mut self, kind: Kind, seeds: &[Key]) -> Explored {
         let mut ex = Explored::default();
-        let mut ids: HashMap<Key, u32> = HashMap::new();
+        let mut ids: HashMap<Key, u32> = HashMap::default();
         for k in seeds {
             if !ids.contains_key(k) {
                 ids.insert(k.clone(), ex.keys.len() as u32);

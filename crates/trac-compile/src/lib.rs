@@ -20,10 +20,14 @@
 //!    far is accepted (end-of-trace evaluation of the previous residual on the last step, `X`
 //!    weak); ⊥ iff no accepting state is reachable, ⊤ iff every reachable state accepts (SCCs of
 //!    the state graph with petgraph's Tarjan).
-//! 3. **Minimization** ([`minimize`](crate::minimize)): partition refinement of the Moore machine
-//!    whose output is the verdict. All ⊥ states form one sink with id 0, all ⊤ states one sink
-//!    with id 1 (so a runtime test `state <= 1` means "decided"); every state keeps a
-//!    representative residual (the first one found, breadth first) for witnesses.
+//! 3. **Minimization** ([`minimize`](crate::minimize), [`Minimize`]): partition refinement of
+//!    the Moore machine whose output is, by default, the LTL3 verdict and the LTLf acceptance
+//!    (Moore 1956), each class then split by language equivalence decided by the satisfiability
+//!    checker ([`Minimize::Language`]); or the verdict alone ([`Minimize::Verdict`], the minimal
+//!    LTL3 monitor of Bauer, Leucker & Schallhart). All ⊥ states form one sink with id 0, all ⊤
+//!    states one sink with id 1 (so a runtime test `state <= 1` means "decided"); every state
+//!    keeps a representative residual (the first one found, breadth first) for witnesses, which
+//!    by default has the same models as every residual it stands for.
 //! 4. **Auxiliary automaton.** The run without restarts, over `(residual, past bits, accepting)`,
 //!    minimized with output (accepting, restart state): it gives the LTLf verdict of the whole
 //!    trace and the state a TRAC_R restart starts from (the initial formula with the current past
@@ -49,21 +53,42 @@ use trac_spec::progress::{eval_empty, validate};
 use trac_spec::sat::SatChecker;
 pub use trac_spec::spec::Semantics;
 
+/// Which pending states [`compile`] merges. Decided states always merge into the two sinks.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Minimize {
+    /// Keep every explored pending state apart.
+    None,
+    /// Merge states with the same verdicts after every continuation: the minimal Moore machine
+    /// whose output is the table's verdict (Bauer, Leucker & Schallhart's minimal LTL3 monitor).
+    /// The smallest table, but a merged state's representative residual may mean less than the
+    /// obligation it stands for: `G(c -> F b)` and `F b & G(c -> F b)` are both pending after
+    /// every trace and merge. Use it where only verdicts matter.
+    Verdict,
+    /// Merge only states whose residuals mean the same (the default): the coarsest congruence
+    /// that keeps apart states with a different LTL3 verdict or a different LTLf truth after
+    /// some continuation (so the table's residual gives the LTLf verdict of every continuation
+    /// too), intersected with language equivalence over infinite words, decided by the
+    /// satisfiability checker on `ψ1 xor ψ2` (states whose past-time bits or past-time cones
+    /// differ are never merged this way). A state's representative residual then has the same
+    /// models, finite and infinite, as the residual plain progression would show.
+    #[default]
+    Language,
+}
+
 /// Options of [`compile`].
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct CompileOptions {
     /// LTL3 (infinite continuations, the default) or LTLf (finite continuations) verdicts.
     pub semantics: Semantics,
-    /// Merge equivalent pending states (default `true`). Decided states always merge into the
-    /// two sinks.
-    pub minimize: bool,
+    /// Which pending states merge (default [`Minimize::Language`]).
+    pub minimize: Minimize,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
         CompileOptions {
             semantics: Semantics::Ltl3,
-            minimize: true,
+            minimize: Minimize::Language,
         }
     }
 }
@@ -142,21 +167,27 @@ pub fn compile(
         restart_seed.push(i);
     }
     let main = b.explore(kind, &seeds);
+    let ltl3 = match (kind, opts.minimize) {
+        (Kind::Ltl3, _) | (_, Minimize::Language) => ltl3_verdicts(&mut b, &main),
+        _ => Vec::new(),
+    };
     let verdicts = match kind {
-        Kind::Ltl3 => ltl3_verdicts(&mut b, &main),
+        Kind::Ltl3 => ltl3.clone(),
         _ => ltlf_verdicts(&b.dd, &main),
     };
     // Main partition.
-    let outputs: Vec<u64> = verdicts.iter().map(|&v| u64::from(v)).collect();
-    let class = if opts.minimize {
-        minimize::refine(&mut b.dd, &main.roots, &outputs)
-    } else {
-        sink_partition(&verdicts)
+    let class = match opts.minimize {
+        Minimize::None => sink_partition(&verdicts),
+        Minimize::Verdict => {
+            let outputs: Vec<u64> = verdicts.iter().map(|&v| u64::from(v)).collect();
+            minimize::refine(&mut b.dd, &main.roots, &outputs)
+        }
+        Minimize::Language => language_partition(&mut b, &main, &verdicts, &ltl3),
     };
     let (new_id, reps) = renumber(&b.dd, &main.roots, &class, &verdicts, 0);
     let state_of = |s: u32| new_id[class[s as usize] as usize];
     let mut roots: Vec<Ref> = vec![Dd::leaf(0), Dd::leaf(1)];
-    let mut memo = HashMap::new();
+    let mut memo = rustc_hash::FxHashMap::default();
     for &rep in reps.iter().skip(2) {
         let r = b.dd.map(main.roots[rep], &mut |p| state_of(p), &mut memo);
         roots.push(r);
@@ -169,7 +200,7 @@ pub fn compile(
         .enumerate()
         .map(|(i, (_, _, acc))| u64::from(*acc) | u64::from(state_of(restart_seed[i] as u32)) << 1)
         .collect();
-    let aux_class = if opts.minimize {
+    let aux_class = if opts.minimize != Minimize::None {
         minimize::refine(&mut b.dd, &aux.roots, &aux_out)
     } else {
         (0..aux.keys.len() as u32).collect()
@@ -177,7 +208,7 @@ pub fn compile(
     let (aux_new, aux_reps) = renumber_plain(&b.dd, &aux.roots, &aux_class);
     let aux_state_of = |s: u32| aux_new[aux_class[s as usize] as usize];
     let mut aux_roots = Vec::with_capacity(aux_reps.len());
-    let mut memo = HashMap::new();
+    let mut memo = rustc_hash::FxHashMap::default();
     for &rep in &aux_reps {
         aux_roots.push(b.dd.map(aux.roots[rep], &mut |p| aux_state_of(p), &mut memo));
     }
@@ -212,7 +243,7 @@ pub fn compile(
     };
     let parts = TableParts {
         semantics: opts.semantics,
-        minimized: opts.minimize,
+        minimized: opts.minimize != Minimize::None,
         formula: trac_spec::print(b.ctx.arena, formula),
         props: b.ctx.props.len() as u32,
         strings,
@@ -227,6 +258,114 @@ pub fn compile(
     };
     let table = Table::from_parts(parts).expect("compiled tables are well formed");
     Ok(Compiled { table, stats })
+}
+
+/// The partition of [`Minimize::Language`]: Moore refinement with the output (table verdict,
+/// LTL3 verdict, LTLf acceptance of the trace so far, LTLf acceptance diagram of the next step),
+/// then each class split by language equivalence over infinite words, repeated until stable
+/// (the intersection of two right congruences is one, but a split can make successors
+/// distinguishable). Decided states keep their sinks: equal verdicts ⊥/⊤ mean equal languages.
+fn language_partition(
+    b: &mut Builder<'_>,
+    ex: &Explored,
+    verdicts: &[u8],
+    ltl3: &[u8],
+) -> Vec<u32> {
+    let n = ex.keys.len();
+    let mut outputs: Vec<u64> = Vec::with_capacity(n);
+    for s in 0..n {
+        let (f, bits, acc) = ex.keys[s].clone();
+        let last = if verdicts[s] <= 1 {
+            0
+        } else {
+            u64::from(b.last_diagram(f, &bits))
+        };
+        outputs.push(
+            u64::from(verdicts[s]) | u64::from(ltl3[s]) << 2 | u64::from(acc) << 4 | last << 5,
+        );
+    }
+    let mut equiv: HashMap<(usize, usize), bool> = HashMap::new();
+    loop {
+        let class = minimize::refine(&mut b.dd, &ex.roots, &outputs);
+        // Split each pending class into groups of pairwise equivalent residuals.
+        let mut groups: HashMap<u32, Vec<usize>> = HashMap::new();
+        let mut group_of = vec![0u64; n];
+        let mut count = 0u64;
+        for s in 0..n {
+            if verdicts[s] <= 1 {
+                group_of[s] = u64::from(class[s]);
+                continue;
+            }
+            let reps = groups.entry(class[s]).or_default();
+            let found = reps.iter().copied().find(|&r| {
+                *equiv
+                    .entry((r, s))
+                    .or_insert_with(|| equivalent(b, &ex.keys[r], &ex.keys[s]))
+            });
+            match found {
+                Some(r) => group_of[s] = group_of[r],
+                None => {
+                    reps.push(s);
+                    group_of[s] = u64::from(u32::MAX) + count;
+                    count += 1;
+                }
+            }
+        }
+        let split = groups.values().any(|r| r.len() > 1);
+        if !split {
+            return class;
+        }
+        outputs = group_of;
+    }
+}
+
+/// The most tableau product states one equivalence check of [`Minimize::Language`] explores;
+/// past it the two states are kept apart (a larger table, never a wrong residual). The largest
+/// check of the 55 Dwyer patterns explores about 150.
+pub const EQUIVALENCE_BUDGET: usize = 2048;
+
+/// Whether two pending states have the same models over infinite words: equal past-time bits
+/// and past-time cones (so a residual shown with the trace's actual bits means the same), and
+/// `ψ1 & !ψ2`, `ψ2 & !ψ1` unsatisfiable, each within [`EQUIVALENCE_BUDGET`] tableau states.
+fn equivalent(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
+    let ((f, fb, _), (g, gb, _)) = (x, y);
+    if fb != gb {
+        return false;
+    }
+    let all = vec![true; fb.len()];
+    let (cf, cg) = (
+        b.ctx.sat.mask(b.ctx.arena, *f, &all),
+        b.ctx.sat.mask(b.ctx.arena, *g, &all),
+    );
+    if cf != cg {
+        return false;
+    }
+    // f = C & f', g = C & g' with common conjuncts C: f & !g is equivalent to f & !g' (C holds
+    // wherever f does), which spares the tableau the branches of !C.
+    let conjuncts = |a: &Arena, x: Formula| -> Vec<Formula> {
+        match a.node(x) {
+            trac_spec::Node::And(xs) => xs.to_vec(),
+            _ => vec![x],
+        }
+    };
+    let (cf, cg) = (conjuncts(b.ctx.arena, *f), conjuncts(b.ctx.arena, *g));
+    let rest = |a: &mut Arena, xs: &[Formula], ys: &[Formula]| {
+        let r: Vec<Formula> = xs.iter().copied().filter(|x| !ys.contains(x)).collect();
+        a.and(r)
+    };
+    let (rf, rg) = (rest(b.ctx.arena, &cf, &cg), rest(b.ctx.arena, &cg, &cf));
+    for (x, y) in [(*f, rg), (*g, rf)] {
+        let ny = b.ctx.arena.not(y);
+        let d = b.ctx.arena.and2(x, ny);
+        let sat = b
+            .ctx
+            .sat
+            .inf_satisfiable_within(b.ctx.arena, d, fb, EQUIVALENCE_BUDGET);
+        if sat != Some(false) {
+            return false;
+        }
+    }
+    true
 }
 
 /// LTL3 verdicts per SCC of the state graph (petgraph's Tarjan, successors first). All states
@@ -602,7 +741,7 @@ impl trac_runtime::engine::TableCompiler for Compiler {
         let mut arena = arena.clone();
         let opts = CompileOptions {
             semantics,
-            minimize: true,
+            minimize: Minimize::Language,
         };
         let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
         let t = Arc::new(c.table);

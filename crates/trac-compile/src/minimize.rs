@@ -12,14 +12,14 @@
 //! number of states (in practice a handful).
 
 use crate::dd::{Dd, Ref};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// The coarsest partition of the states (with transition diagrams `roots`, leaves = state
 /// indices) that respects `outputs` and transitions. Returns a class index per state; classes
 /// are numbered by first occurrence.
 pub(crate) fn refine(dd: &mut Dd, roots: &[Ref], outputs: &[u64]) -> Vec<u32> {
     let n = roots.len();
-    let mut by_output: HashMap<u64, u32> = HashMap::new();
+    let mut by_output: HashMap<u64, u32> = HashMap::default();
     let mut class: Vec<u32> = outputs
         .iter()
         .map(|&o| {
@@ -29,8 +29,8 @@ pub(crate) fn refine(dd: &mut Dd, roots: &[Ref], outputs: &[u64]) -> Vec<u32> {
         .collect();
     let mut count = by_output.len();
     loop {
-        let mut memo = HashMap::new();
-        let mut sigs: HashMap<(u32, Ref), u32> = HashMap::new();
+        let mut memo = HashMap::default();
+        let mut sigs: HashMap<(u32, Ref), u32> = HashMap::default();
         let mut next = vec![0u32; n];
         for s in 0..n {
             let sig = dd.map(roots[s], &mut |p| class[p as usize], &mut memo);

@@ -3,7 +3,7 @@
 //! JSON / RON round trips of the compiled table.
 
 use std::sync::Arc;
-use trac_compile::{compile, CompileOptions, Semantics};
+use trac_compile::{compile, CompileOptions, Minimize, Semantics};
 use trac_runtime::engine::CrossCheckMonitor;
 use trac_runtime::table::{Table, TableMonitor};
 use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
@@ -143,14 +143,14 @@ fn monitors(c: &Case, policy: ResetPolicy) -> Vec<(&'static str, Box<dyn Monitor
             c.semantics,
         )),
     ));
-    for minimize in [true, false] {
+    for minimize in [Minimize::Language, Minimize::Verdict, Minimize::None] {
         let mut a = arena.clone();
         let opts = CompileOptions {
             semantics: c.semantics,
             minimize,
         };
         let t = compile(&mut a, f, &opts).unwrap().table;
-        if minimize {
+        if minimize == Minimize::Language {
             let json = Table::from_json(&t.to_json()).unwrap();
             assert_eq!(json, t);
             out.push((
@@ -169,10 +169,10 @@ fn monitors(c: &Case, policy: ResetPolicy) -> Vec<(&'static str, Box<dyn Monitor
             );
             out.push(("cross-check", Box::new(cc)));
         }
-        let name = if minimize {
-            "compiled"
-        } else {
-            "compiled unminimized"
+        let name = match minimize {
+            Minimize::Language => "compiled",
+            Minimize::Verdict => "compiled, verdict-minimized",
+            Minimize::None => "compiled unminimized",
         };
         out.push((name, Box::new(TableMonitor::new(Arc::new(t), policy))));
     }

@@ -116,7 +116,7 @@ fn runtime(spec: &CheckedSpec, reset: bool) -> Vec<Runtime> {
             let mut arena = p.arena.clone();
             let opts = trac_compile::CompileOptions {
                 semantics: p.decl.semantics,
-                minimize: true,
+                minimize: trac_compile::Minimize::Language,
             };
             let table: Arc<Table> = Arc::new(
                 trac_compile::compile(&mut arena, p.formula, &opts)
@@ -361,7 +361,7 @@ fn generated_tables_are_the_runtime_compiled_ones() {
             let mut arena = p.arena.clone();
             let opts = trac_compile::CompileOptions {
                 semantics: p.decl.semantics,
-                minimize: true,
+                minimize: trac_compile::Minimize::Language,
             };
             let want = trac_compile::compile(&mut arena, p.formula, &opts)
                 .unwrap()
@@ -466,7 +466,7 @@ fn the_verdict_suite() {
         let semantics = Suite::tables()[k].semantics();
         let opts = trac_compile::CompileOptions {
             semantics,
-            minimize: true,
+            minimize: trac_compile::Minimize::Language,
         };
         let table = trac_compile::compile(&mut arena, f, &opts).unwrap().table;
         let mut rt = TableMonitor::new(

@@ -603,8 +603,9 @@ impl Table {
 /// TRAC_R restart happens); no allocation on the fast paths ([`TableMonitor::step_bits`],
 /// [`TableMonitor::step_index`]); [`Monitor::step`] allocates only to record witness entries
 /// when the state changes. The residual formulas shown in witnesses are the states'
-/// representatives: after minimization, a formula equivalent (as a monitor state) to the one
-/// progression would show.
+/// representatives: with trac-compile's default minimization (by language), a formula with the
+/// same models as the one progression would show; with verdict-only minimization, one with the
+/// same verdicts after every continuation.
 #[derive(Clone, Debug)]
 pub struct TableMonitor<S = Vec<u32>, T = String> {
     table: Arc<Table<S, T>>,

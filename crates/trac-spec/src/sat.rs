@@ -50,7 +50,7 @@
 use crate::formula::{Arena, Formula, Node, Sym};
 use crate::progress::{eval_last, progress, PastState};
 use crate::spec::Semantics;
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
 
 /// The bits of the past-time subformulas of a property, one per node of [`PastState::nodes`].
@@ -111,6 +111,10 @@ pub struct SatChecker {
     fin_sat: HashMap<(Formula, Bits), bool>,
     /// Number of product states explored (statistics).
     explored: usize,
+    /// While set: stop exploring once `explored` reaches it ([`SatChecker::inf_satisfiable_within`]).
+    limit: Option<usize>,
+    /// The limit was reached: the current answer is unknown and nothing is memoized.
+    exceeded: bool,
 }
 
 impl SatChecker {
@@ -135,14 +139,16 @@ impl SatChecker {
             past,
             node_deps,
             node_atoms,
-            cones: HashMap::new(),
-            nnf: HashMap::new(),
-            covers: HashMap::new(),
-            inf: HashMap::new(),
-            fin: HashMap::new(),
-            verdicts: HashMap::new(),
-            fin_sat: HashMap::new(),
+            cones: HashMap::default(),
+            nnf: HashMap::default(),
+            covers: HashMap::default(),
+            inf: HashMap::default(),
+            fin: HashMap::default(),
+            verdicts: HashMap::default(),
+            fin_sat: HashMap::default(),
             explored: 0,
+            limit: None,
+            exceeded: false,
         }
     }
 
@@ -271,6 +277,29 @@ impl SatChecker {
         }
         let g = self.nnf(arena, f, false);
         self.nonempty(arena, vec![(g, true)], &bits)
+    }
+
+    /// [`SatChecker::inf_satisfiable`] exploring at most `budget` tableau product states:
+    /// `None` if that was not enough (nothing learned is memoized then). For questions whose
+    /// answer is an optimization, such as merging equivalent monitor states.
+    pub fn inf_satisfiable_within(
+        &mut self,
+        arena: &mut Arena,
+        f: Formula,
+        bits: &[bool],
+        budget: usize,
+    ) -> Option<bool> {
+        let saved = (self.limit, self.exceeded);
+        self.limit = Some(self.explored.saturating_add(budget));
+        self.exceeded = false;
+        let r = self.inf_satisfiable(arena, f, bits);
+        let over = self.exceeded;
+        (self.limit, self.exceeded) = saved;
+        if over {
+            None
+        } else {
+            Some(r)
+        }
     }
 
     /// The LTLf verdict of a state: `accepting` tells whether the trace read so far satisfies the
@@ -481,7 +510,7 @@ impl SatChecker {
         let mut out = Vec::new();
         let start = Branch {
             todo: vec![s],
-            old: HashSet::new(),
+            old: Vec::new(),
             lits: Vec::new(),
             next: Vec::new(),
             strong: false,
@@ -489,7 +518,7 @@ impl SatChecker {
         };
         expand(arena, start, &mut out);
         out.sort_by_key(|c| c.lits.len() + c.pending.len());
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         out.retain(|c| seen.insert(c.clone()));
         // Drop covers subsumed by another one (fewer literals, obligations and pending
         // eventualities): they add no model. Quadratic, so only for moderate sizes.
@@ -662,7 +691,7 @@ impl SatChecker {
             return v;
         }
         // Explore.
-        let mut ids: HashMap<Key, usize> = HashMap::new();
+        let mut ids: HashMap<Key, usize> = HashMap::default();
         let mut keys: Vec<Key> = Vec::new();
         let mut known: Vec<Option<bool>> = Vec::new();
         let mut edges: Vec<Vec<(usize, Pending)>> = Vec::new();
@@ -684,6 +713,12 @@ impl SatChecker {
                 known[i] = Some(false);
                 i += 1;
                 continue;
+            }
+            if self.limit.is_some_and(|l| self.explored >= l) {
+                self.exceeded = true;
+            }
+            if self.exceeded {
+                return false;
             }
             self.explored += 1;
             for (next, pending, _) in self.successors(arena, &key.0, &key.1) {
@@ -771,7 +806,7 @@ impl SatChecker {
         if let Some(&v) = self.fin.get(&start) {
             return v;
         }
-        let mut ids: HashMap<(Formula, Bits), usize> = HashMap::new();
+        let mut ids: HashMap<(Formula, Bits), usize> = HashMap::default();
         let mut keys = vec![start.clone()];
         ids.insert(start, 0);
         let mut preds: Vec<Vec<usize>> = vec![Vec::new()];
@@ -892,7 +927,7 @@ impl SatChecker {
     ) -> Option<bool> {
         let mut past = self.past.clone();
         past.set_bits(bits);
-        let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::new();
+        let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::default();
         let mut cur = f;
         for t in 0.. {
             match cur {
@@ -912,7 +947,7 @@ impl SatChecker {
                     let rotated: Vec<Vec<Sym>> = (0..cycle.len())
                         .map(|i| cycle[(pos + i) % cycle.len()].clone())
                         .collect();
-                    return Some(eval_periodic(arena, cur, &rotated, &mut HashMap::new())[0]);
+                    return Some(eval_periodic(arena, cur, &rotated, &mut HashMap::default())[0]);
                 }
                 if seen.len() > 64 {
                     return None;
@@ -931,7 +966,7 @@ impl SatChecker {
         for (prefix, cycle) in Self::words(arena, f) {
             let mut past = self.past.clone();
             past.set_bits(bits);
-            let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::new();
+            let mut seen: HashSet<(Formula, Bits, usize)> = HashSet::default();
             let mut cur = f;
             let mut t = 0;
             while cur != Formula::FALSE && seen.len() <= 64 {
@@ -1057,7 +1092,8 @@ fn eval_periodic(
 #[derive(Clone)]
 struct Branch {
     todo: Vec<Formula>,
-    old: HashSet<Formula>,
+    /// Formulas already expanded (few: a linear scan beats hashing and clones cheaply).
+    old: Vec<Formula>,
     lits: Vec<(Formula, bool)>,
     next: Vec<Formula>,
     strong: bool,
@@ -1115,9 +1151,10 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
             return;
         };
         let f = b.todo.swap_remove(pos);
-        if !b.old.insert(f) {
+        if b.old.contains(&f) {
             continue;
         }
+        b.old.push(f);
         let node = arena.node(f).clone();
         match node {
             Node::True => {}
