@@ -225,7 +225,7 @@ fn cross_check(c: &Case) -> Result<usize, String> {
     };
     let opts = trac_compile::CompileOptions {
         semantics: Semantics::Ltl3,
-        minimize: true,
+        minimize: trac_compile::Minimize::Language,
     };
     let table = trac_compile::compile(&mut arena.clone(), f, &opts)
         .map_err(|e| e.to_string())?
