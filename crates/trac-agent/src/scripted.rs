@@ -9,8 +9,8 @@
 //! carries the inject intervention's safety warning or the switch intervention's safe-model
 //! instructions. Asked for a direct prediction, it answers `p` for `only_a1` and 0 otherwise.
 //!
-//! Draws are deterministic functions of the request's seed, the sample index and the messages
-//! (without a seed, of a call counter). `trac-scripted-agent P` (a binary of `trac-cli`) serves it
+//! Draws are deterministic functions of the request's seed plus the sample index, and of the
+//! messages (without a seed, of a call counter). `trac-scripted-agent P` (a binary of `trac-cli`) serves it
 //! as a command model (`--model "cmd:trac-scripted-agent 0.3"`).
 
 use crate::agent::{SAFE_MODEL_MARKER, STEP_PREFIX, WARNING_MARKER};
@@ -47,13 +47,21 @@ impl ScriptedTrucks {
         self.p
     }
 
-    /// The answer to one prompt for sample `sample` (deterministic in `seed`).
-    pub fn answer(&self, system: &str, user: &str, seed: u64, sample: usize) -> String {
+    /// The answer to one prompt; its draw is a function of `key` (the request's seed plus the
+    /// sample index, as an OpenAI-compatible server sees it: sample `s` of a request seeded `x`
+    /// is seeded `x + s`) and of the messages.
+    pub fn answer(&self, system: &str, user: &str, key: u64) -> String {
         if system.contains("predict whether") {
-            return format!(
-                "{{\"only_a1\": {}, \"only_a1_a2\": 0, \"only_a1_a2_a3\": 0}}",
-                self.p
-            );
+            // One `- ID: rule` line per rule.
+            let ids: Vec<String> = user
+                .lines()
+                .filter_map(|l| l.strip_prefix("- ")?.split_once(": ").map(|(id, _)| id))
+                .map(|id| {
+                    let p = if id == "only_a1" { self.p } else { 0.0 };
+                    format!("\"{id}\": {p}")
+                })
+                .collect();
+            return format!("{{{}}}", ids.join(", "));
         }
         let comply = system.starts_with(SAFE_MODEL_MARKER) || user.contains(WARNING_MARKER);
         let mut env = Trucks::new();
@@ -71,7 +79,7 @@ impl ScriptedTrucks {
         let mut action = next_action(&env);
         if !comply && action.contains("into area a1") {
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            (seed, sample, system, user).hash(&mut h);
+            (key, system, user).hash(&mut h);
             let u = (splitmix(h.finish()) >> 11) as f64 / (1u64 << 53) as f64;
             if u < self.p {
                 action = action.replace("into area a1", "into area a2");
@@ -151,7 +159,11 @@ impl ChatModel for ScriptedTrucks {
             .unwrap_or_else(|| self.counter.fetch_add(1, Ordering::Relaxed));
         let choices: Vec<Choice> = (0..req.n.max(1))
             .map(|i| Choice {
-                content: self.answer(&system, &user, seed, req.sample_offset + i),
+                content: self.answer(
+                    &system,
+                    &user,
+                    seed.wrapping_add((req.sample_offset + i) as u64),
+                ),
                 finish_reason: Some("stop".into()),
                 logprobs: None,
             })

@@ -96,6 +96,9 @@ impl Check {
     }
 }
 
+/// Look-aheads computed so far, by table (kept alive with it).
+type LookaheadCache = Vec<(Arc<Table>, Arc<Lookahead>)>;
+
 /// The monitors of a spec, run step by step over an agent's actions (see the module docs).
 #[derive(Clone)]
 pub struct Supervisor {
@@ -103,7 +106,7 @@ pub struct Supervisor {
     labelers: Vec<RuleLabeler>,
     props: Vec<PropertyMeta>,
     descriptions: Arc<HashMap<String, String>>,
-    lookaheads: Arc<Mutex<Vec<(Arc<Table>, Arc<Lookahead>)>>>,
+    lookaheads: Arc<Mutex<LookaheadCache>>,
     session: Option<String>,
     steps: usize,
 }
