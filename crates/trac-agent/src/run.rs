@@ -119,6 +119,9 @@ pub struct RunConfig {
     pub seed: u64,
     /// TRAC_R restarts after violations (default true).
     pub reset: bool,
+    /// Prefix of the session names (`{prefix}run-R`), to keep runs of several configurations
+    /// apart in one log.
+    pub session_prefix: String,
 }
 
 impl Default for RunConfig {
@@ -133,6 +136,7 @@ impl Default for RunConfig {
             max_steps: 30,
             seed: 0,
             reset: true,
+            session_prefix: String::new(),
         }
     }
 }
@@ -191,7 +195,7 @@ pub struct InterventionRecord {
 pub struct StepRecord {
     /// Run number (1-based).
     pub run: usize,
-    /// Session name (`run-R`).
+    /// Session name (`run-R`, after the configuration's prefix).
     pub session: String,
     /// Step (1-based).
     pub step: usize,
@@ -346,7 +350,7 @@ pub fn run_episode(
     models: &Models,
     observer: &mut dyn Observer,
 ) -> Result<RunResult, AgentError> {
-    let session = format!("run-{run}");
+    let session = format!("{}run-{run}", cfg.session_prefix);
     let mut sup = Supervisor::new(
         specs,
         &SupervisorOptions {
