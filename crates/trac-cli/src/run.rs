@@ -388,7 +388,7 @@ fn print_summary(out: &mut dyn Write, name: &str, s: &Summary) {
         .max()
         .unwrap_or(0)
         .max(24);
-    let _ = writeln!(out, "{:<w$}  {}", "violations, per property", "");
+    let _ = writeln!(out, "violations, per property");
     for (id, m) in &s.violations {
         let _ = writeln!(out, "  {id:<w$}  {m}");
     }

@@ -60,7 +60,7 @@ fn logged_verdicts(log: &str) -> BTreeSet<VerdictKey> {
 }
 
 /// The verdicts `trac audit --format jsonl` finds in the log.
-fn audited_verdicts(log: &PathBuf) -> BTreeSet<VerdictKey> {
+fn audited_verdicts(log: &std::path::Path) -> BTreeSet<VerdictKey> {
     let o = trac(&[
         "audit",
         "--spec",
@@ -123,20 +123,15 @@ fn every_intervention_with_a_command_model_and_the_log_reaudits() {
             .unwrap()
     };
     assert!(total(0) > 0.0);
-    for i in 1..5 {
+    for (i, s) in sums.iter().enumerate().skip(1) {
         assert!(
             total(i) < total(0),
             "{}: {} violations per run, none: {}",
-            sums[i]["intervention"],
+            s["intervention"],
             total(i),
             total(0)
         );
-        assert!(
-            sums[i]["summary"]["interventions"]["mean"]
-                .as_f64()
-                .unwrap()
-                > 0.0
-        );
+        assert!(s["summary"]["interventions"]["mean"].as_f64().unwrap() > 0.0);
     }
     assert_eq!(total(4), 0.0, "the shield lets no violating action through");
     // Per-property means with intervals, reward, calls and tokens are reported.
