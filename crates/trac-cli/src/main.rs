@@ -5,6 +5,7 @@
 
 mod compile;
 mod llm;
+mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
@@ -46,6 +47,10 @@ enum Command {
     /// accuracy, precision and recall, and per property the F1 of the audit's violations and
     /// satisfactions.
     LabelEval(llm::LabelEvalArgs),
+    /// Run an LLM agent in an environment under the monitors (TRAC_P+I): predict violations
+    /// within k steps and intervene (resample, inject, switch, shield); summaries per run and
+    /// over runs, and a JSON Lines log that `trac audit` re-audits.
+    Run(Box<run::RunArgs>),
 }
 
 #[derive(clap::Args)]
@@ -100,6 +105,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit(&args),
         Command::Compile(args) => compile::run(&args),
         Command::LabelEval(args) => llm::label_eval(&args),
+        Command::Run(args) => run::run(&args),
     }
 }
 

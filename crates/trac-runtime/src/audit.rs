@@ -11,6 +11,7 @@ use crate::labeler::{Labeler, RuleLabeler};
 use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::ParametricMonitor;
+use crate::table::TableMonitor;
 use crate::trace::{self, Event, TraceError};
 use rustc_hash::FxHashSet;
 use serde::Serialize;
@@ -201,11 +202,13 @@ impl Coverage {
     }
 }
 
+#[derive(Clone)]
 enum Runner {
     Plain(EngineMonitor),
     Param(ParametricMonitor<EngineMonitor>),
 }
 
+#[derive(Clone)]
 struct Prop {
     info: PropertyInfo,
     semantics: Semantics,
@@ -217,6 +220,10 @@ struct Prop {
 }
 
 /// The streaming audit of one trace against a set of checked specs.
+///
+/// Cloning an auditor copies every monitor's state (tables are shared): a supervisor clones it
+/// to try candidate actions and sampled continuations without committing them.
+#[derive(Clone)]
 pub struct Auditor {
     props: Vec<Prop>,
     labelers: Vec<RuleLabeler>,
@@ -536,6 +543,31 @@ impl Auditor {
             }
         }
         None
+    }
+
+    /// The compiled monitors of the `index`-th property (in [`Auditor::properties`] order): for
+    /// a plain property its monitor; for a parametric one its template (value `None`, standing
+    /// for every value not seen yet) then one monitor per value seen. `None` when the property
+    /// does not run on compiled tables (the progression engines) or `index` is out of range.
+    /// Used for exact look-ahead over the monitor automaton.
+    pub fn table_monitors(&self, index: usize) -> Option<Vec<(Option<&str>, &TableMonitor)>> {
+        fn table(m: &EngineMonitor) -> Option<&TableMonitor> {
+            match m {
+                EngineMonitor::Table(t) => Some(t),
+                EngineMonitor::CrossCheck(c) => Some(c.compiled()),
+                EngineMonitor::Progression(_) => None,
+            }
+        }
+        match &self.props.get(index)?.runner {
+            Runner::Plain(m) => Some(vec![(None, table(m)?)]),
+            Runner::Param(pm) => {
+                let mut out = vec![(None, table(pm.template())?)];
+                for (v, m) in pm.instances() {
+                    out.push((Some(v), table(m)?));
+                }
+                Some(out)
+            }
+        }
     }
 
     /// Number of steps read.

@@ -9,6 +9,10 @@ pub mod scienceworld;
 #[rustfmt::skip] // formatted by prettyplease
 pub mod textworld;
 
+/// The monitor of `examples/specs/trucks-5.ron`.
+#[rustfmt::skip] // formatted by prettyplease
+pub mod trucks_5;
+
 /// The monitor of `examples/specs/trucks.ron`.
 #[rustfmt::skip] // formatted by prettyplease
 pub mod trucks;

@@ -1,0 +1,425 @@
+//! The [`Supervisor`]: the monitors of a spec between an agent and its environment.
+//!
+//! Usable as a library by anyone with their own agent loop:
+//!
+//! ```no_run
+//! # use trac_agent::supervisor::{Supervisor, SupervisorOptions};
+//! # let specs: Vec<trac_spec::spec::CheckedSpec> = vec![];
+//! let mut sup = Supervisor::new(&specs, &SupervisorOptions::default()).unwrap();
+//! sup.initial();
+//! let action = "LOAD package1 into area a2 at location l1";
+//! let labels = sup.label(action, Some(vec!["load_into(a2)".into()]));
+//! let check = sup.check(action, &labels);          // what would happen, nothing committed
+//! if check.violated.is_empty() {
+//!     let verdicts = sup.commit(action, None, &labels); // the step happened
+//! }
+//! ```
+//!
+//! Under the hood it is the audit loop of `trac audit` ([`Auditor`], compiled engine, TRAC_R by
+//! default), cloned to try a candidate action or a sampled continuation without committing it,
+//! so a run's log re-audited by `trac audit` gives the same verdicts. The exact look-ahead
+//! ([`Supervisor::exact`]) reads the compiled automaton of each property
+//! ([`crate::lookahead`]).
+
+use crate::lookahead::{self, ExactRisk, Lookahead};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
+use trac_runtime::engine::Engine;
+use trac_runtime::labeler::RuleLabeler;
+use trac_runtime::labels::LabelSet;
+use trac_runtime::table::Table;
+use trac_runtime::trace::Event;
+use trac_runtime::Verdict;
+use trac_spec::spec::CheckedSpec;
+
+/// Options of a [`Supervisor`].
+#[derive(Clone, Debug)]
+pub struct SupervisorOptions {
+    /// TRAC_R: restart a property after each violation (default `true`).
+    pub reset: bool,
+    /// The session name written in the events (one per run).
+    pub session: Option<String>,
+}
+
+impl Default for SupervisorOptions {
+    fn default() -> Self {
+        SupervisorOptions {
+            reset: true,
+            session: None,
+        }
+    }
+}
+
+/// A monitored property.
+#[derive(Clone, Debug, Serialize)]
+pub struct PropertyMeta {
+    /// Its id.
+    pub id: String,
+    /// Its description (the rule as the agent is told it).
+    pub description: String,
+    /// Its formula in plain English.
+    pub english: String,
+    /// The variable of a parametric property.
+    pub var: Option<String>,
+}
+
+/// The exact look-ahead of one property (see [`Supervisor::exact`]).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Exact {
+    /// The property's id.
+    pub property: String,
+    /// The probability of a violation within `k` steps when the automaton alone decides it
+    /// (0 or 1), else `None`.
+    pub risk: Option<f64>,
+    /// The least number of steps to ⊥ from the current state(s), if ⊥ is reachable.
+    pub min_steps: Option<u32>,
+    /// The next-step valuations that lead to ⊥ at once, as cubes in Spot syntax (parametric
+    /// instances prefixed by their value).
+    pub immediate: Vec<String>,
+}
+
+/// What a candidate action would do (see [`Supervisor::check`]).
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// The verdicts the action would produce.
+    pub records: Vec<VerdictRecord>,
+    /// `(property, value)` of each violation it would cause.
+    pub violated: Vec<(String, Option<String>)>,
+}
+
+impl Check {
+    /// Whether the action would violate no property now.
+    pub fn compliant(&self) -> bool {
+        self.violated.is_empty()
+    }
+}
+
+/// Look-aheads computed so far, by table (kept alive with it).
+type LookaheadCache = Vec<(Arc<Table>, Arc<Lookahead>)>;
+
+/// The monitors of a spec, run step by step over an agent's actions (see the module docs).
+#[derive(Clone)]
+pub struct Supervisor {
+    auditor: Auditor,
+    labelers: Vec<RuleLabeler>,
+    props: Vec<PropertyMeta>,
+    descriptions: Arc<HashMap<String, String>>,
+    lookaheads: Arc<Mutex<LookaheadCache>>,
+    session: Option<String>,
+    steps: usize,
+}
+
+impl Supervisor {
+    /// A supervisor of every property of `specs` on compiled monitors.
+    ///
+    /// # Errors
+    /// A property that cannot be compiled or monitored, a duplicate id, a bad labeling rule.
+    pub fn new(specs: &[CheckedSpec], opts: &SupervisorOptions) -> Result<Supervisor, String> {
+        let audit = AuditOptions {
+            reset: opts.reset,
+            engine: Engine::Compiled,
+            compiler: Some(trac_compile::Compiler::shared()),
+        };
+        let auditor = Auditor::new(specs, &audit).map_err(|e| e.to_string())?;
+        let mut descriptions = HashMap::new();
+        let mut labelers = Vec::new();
+        let mut vars = Vec::new();
+        for s in specs {
+            descriptions.extend(s.descriptions());
+            labelers.push(RuleLabeler::new(&s.spec).map_err(|e| e.to_string())?);
+            vars.extend(s.properties.iter().map(|p| p.var.clone()));
+        }
+        let props = auditor
+            .properties()
+            .into_iter()
+            .zip(vars)
+            .map(|(p, var)| PropertyMeta {
+                id: p.id,
+                description: p.description,
+                english: p.english,
+                var,
+            })
+            .collect();
+        Ok(Supervisor {
+            auditor,
+            labelers,
+            props,
+            descriptions: Arc::new(descriptions),
+            lookaheads: Arc::new(Mutex::new(Vec::new())),
+            session: opts.session.clone(),
+            steps: 0,
+        })
+    }
+
+    /// The monitored properties, in spec order.
+    pub fn properties(&self) -> &[PropertyMeta] {
+        &self.props
+    }
+
+    /// Steps committed so far.
+    pub fn steps(&self) -> usize {
+        self.steps
+    }
+
+    /// Verdicts decided before the first step (call once, first).
+    pub fn initial(&mut self) -> Vec<VerdictRecord> {
+        self.auditor.initial()
+    }
+
+    /// Verdicts decided by the end of the run (`ltlf` properties with a pending obligation);
+    /// call once, last.
+    pub fn end_of_run(&mut self) -> Vec<VerdictRecord> {
+        self.auditor.end_of_trace()
+    }
+
+    /// The labels of `action`: the spec's labeling rules on the action's text, plus `given`
+    /// (the environment's ground-truth labels).
+    pub fn label(&self, action: &str, given: Option<Vec<String>>) -> LabelSet {
+        let mut set = LabelSet::new();
+        for l in &self.labelers {
+            for x in l.label_text(action) {
+                set.insert(x);
+            }
+        }
+        for x in given.into_iter().flatten() {
+            set.insert(x);
+        }
+        set
+    }
+
+    /// The trace event of a step (as written to the run log and re-read by `trac audit`).
+    pub fn event(&self, action: &str, input: Option<&str>, labels: &LabelSet) -> Event {
+        let mut l: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
+        l.sort();
+        Event {
+            session: self.session.clone(),
+            step: self.steps + 1,
+            declared_step: Some(self.steps as u64 + 1),
+            input: input.map(str::to_string),
+            output: Some(action.to_string()),
+            labels: Some(l),
+            raw: String::new(),
+            line: 0,
+        }
+    }
+
+    fn violations(records: &[VerdictRecord]) -> Vec<(String, Option<String>)> {
+        records
+            .iter()
+            .filter(|r| r.verdict == Verdict::Violated)
+            .map(|r| (r.property.clone(), r.value.clone()))
+            .collect()
+    }
+
+    /// What `action` with `labels` would do now, without committing it (the monitors are
+    /// cloned). O(properties).
+    pub fn check(&self, action: &str, labels: &LabelSet) -> Check {
+        let mut a = self.auditor.clone();
+        let records = a.step_labeled(&self.event(action, None, labels), labels.clone());
+        Check {
+            violated: Self::violations(&records),
+            records,
+        }
+    }
+
+    /// The step happened: progress every monitor; returns its verdicts.
+    pub fn commit(
+        &mut self,
+        action: &str,
+        input: Option<&str>,
+        labels: &LabelSet,
+    ) -> Vec<VerdictRecord> {
+        let ev = self.event(action, input, labels);
+        self.steps += 1;
+        self.auditor.step_labeled(&ev, labels.clone())
+    }
+
+    /// Per property, the number of violations a hypothetical continuation (actions with their
+    /// labels) would cause from now, on cloned monitors.
+    pub fn simulate(&self, steps: &[(String, LabelSet)]) -> Vec<usize> {
+        let mut a = self.auditor.clone();
+        let mut counts = vec![0; self.props.len()];
+        let index: HashMap<&str, usize> = self
+            .props
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.id.as_str(), i))
+            .collect();
+        for (t, (action, labels)) in steps.iter().enumerate() {
+            let mut ev = self.event(action, None, labels);
+            ev.step += t;
+            for r in a.step_labeled(&ev, labels.clone()) {
+                if r.verdict == Verdict::Violated {
+                    if let Some(&i) = index.get(r.property.as_str()) {
+                        counts[i] += 1;
+                    }
+                }
+            }
+        }
+        counts
+    }
+
+    fn lookahead(&self, table: &Arc<Table>) -> Arc<Lookahead> {
+        let mut cache = self.lookaheads.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, l)) = cache.iter().find(|(t, _)| Arc::ptr_eq(t, table)) {
+            return l.clone();
+        }
+        let l = Arc::new(Lookahead::new(table));
+        cache.push((table.clone(), l.clone()));
+        l
+    }
+
+    /// The exact look-ahead of every property for a violation within `k` steps, given what is
+    /// known of the next step's labels (`known(label)`: `Some(value)` when known, e.g. the
+    /// environment's state propositions, or every label of a candidate action).
+    ///
+    /// Per property, over its monitors (a parametric property's template stands for the values
+    /// not seen yet and is looked at with nothing known): risk 1 if some monitor must reach ⊥ at
+    /// the next step, 0 if none can within `k` steps, else unknown with the least number of
+    /// steps. O(monitors × diagram size) after a one-time BFS per table.
+    pub fn exact(&self, k: u32, known: &dyn Fn(&str) -> Option<bool>) -> Vec<Exact> {
+        let mut out = Vec::with_capacity(self.props.len());
+        for (i, p) in self.props.iter().enumerate() {
+            let Some(monitors) = self.auditor.table_monitors(i) else {
+                out.push(Exact {
+                    property: p.id.clone(),
+                    risk: None,
+                    min_steps: None,
+                    immediate: Vec::new(),
+                });
+                continue;
+            };
+            let mut any_one = false;
+            let mut min_steps: Option<u32> = None;
+            let mut all_zero = true;
+            let mut immediate = Vec::new();
+            for (value, m) in monitors {
+                let table = m.table();
+                let la = self.lookahead(table);
+                let template = p.var.is_some() && value.is_none();
+                let names: Vec<String> = table
+                    .prop_names()
+                    .map(|n| match (&p.var, value) {
+                        (Some(var), Some(v)) => trac_spec::formula::instantiate_name(n, var, v),
+                        _ => n.to_string(),
+                    })
+                    .collect();
+                let kn = |i: u32| {
+                    if template {
+                        None
+                    } else {
+                        known(&names[i as usize])
+                    }
+                };
+                let r = la.exact_risk(table.as_ref(), m.state(), k, &kn);
+                let steps = match r {
+                    ExactRisk::One => {
+                        any_one = true;
+                        Some(1)
+                    }
+                    ExactRisk::Zero if m.state() > 1 => la.steps_to_violation(m.state()),
+                    ExactRisk::Zero => None,
+                    ExactRisk::Unknown { min_steps: s } => {
+                        all_zero = false;
+                        Some(s)
+                    }
+                };
+                if let Some(s) = steps {
+                    min_steps = Some(min_steps.map_or(s, |x| x.min(s)));
+                }
+                for cube in lookahead::violating_cubes(table.as_ref(), m.state()) {
+                    let s = cube
+                        .iter()
+                        .map(|&(i, v)| {
+                            let n = &names[i as usize];
+                            if v {
+                                n.clone()
+                            } else {
+                                format!("!{n}")
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" & ");
+                    let s = if s.is_empty() { "true".into() } else { s };
+                    immediate.push(match (template, value) {
+                        (true, _) => format!("(any new {}) {s}", p.var.as_deref().unwrap_or("")),
+                        (_, Some(v)) => format!("({v}) {s}"),
+                        _ => s,
+                    });
+                }
+            }
+            let risk = if any_one {
+                Some(1.0)
+            } else if all_zero {
+                Some(0.0)
+            } else {
+                None
+            };
+            out.push(Exact {
+                property: p.id.clone(),
+                risk,
+                min_steps,
+                immediate,
+            });
+        }
+        out
+    }
+
+    /// The residual obligation of property `index` in plain English (its pending monitors'
+    /// residual formulas rendered with the spec's proposition descriptions; a parametric
+    /// instance prefixed by its value), for the *inject* intervention. Falls back to the
+    /// property's formula in English.
+    pub fn residual_english(&self, index: usize) -> String {
+        let p = &self.props[index];
+        let mut parts = Vec::new();
+        if let Some(monitors) = self.auditor.table_monitors(index) {
+            for (value, m) in monitors {
+                if m.state() <= 1 {
+                    continue;
+                }
+                let residual = trac_runtime::Monitor::residual(m);
+                let mut arena = trac_spec::Arena::new();
+                let text = match trac_spec::parse(&mut arena, &residual) {
+                    Ok(f) => trac_spec::english::render(&arena, f, &self.descriptions),
+                    Err(_) => residual.clone(),
+                };
+                let text = match value {
+                    Some(v) => format!("for {v}: {text}"),
+                    None if p.var.is_some() => {
+                        format!("for every {}: {text}", p.var.as_deref().unwrap_or(""))
+                    }
+                    None => text,
+                };
+                if !parts.contains(&text) {
+                    parts.push(text);
+                }
+            }
+        }
+        if parts.is_empty() {
+            p.english.clone()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    /// The residual formula(s) of property `index` (Spot syntax; `; `-separated for parametric
+    /// instances).
+    pub fn residual(&self, index: usize) -> String {
+        match self.auditor.table_monitors(index) {
+            Some(ms) => ms
+                .iter()
+                .map(|(v, m)| {
+                    let r = trac_runtime::Monitor::residual(*m);
+                    match v {
+                        Some(v) => format!("{v}: {r}"),
+                        None => r,
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            None => String::new(),
+        }
+    }
+}
