@@ -1,7 +1,12 @@
 //! `trac`: audit agent traces against LTL rules, and check formulas.
 //!
+//! The command line as a library: [`main`] parses the process's arguments and runs the command.
+//! The `trac-cli` binary of this crate and the `trac` binary of the root package (installed by
+//! `cargo install --path .`) both call it.
+//!
 //! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage, or a trace not audited
 //! (empty, or no event understood).
+#![deny(missing_docs)]
 
 mod compile;
 
@@ -74,7 +79,9 @@ enum Format {
     Jsonl,
 }
 
-fn main() -> ExitCode {
+/// Runs the `trac` command line on the process's arguments; returns the exit code (0 clean, 1
+/// violations, 2 bad input or usage).
+pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
