@@ -166,7 +166,9 @@ pub fn run(args: &CompileArgs) -> ExitCode {
         let checked = match Spec::from_path(path).and_then(|s| s.check()) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("{e}");
+                for line in crate::report::diagnostics(&e) {
+                    eprintln!("{line}");
+                }
                 return ExitCode::from(2);
             }
         };

@@ -157,7 +157,12 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     for path in &args.specs {
         match Spec::from_path(path).and_then(|s| s.check()) {
             Ok(c) => specs.push(c),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.extend(report::diagnostics(&e)),
+        }
+    }
+    if errors.is_empty() {
+        if let Err(e) = namespace_ids(&mut specs, &spec_files(args)) {
+            errors.extend(e);
         }
     }
     if !args.formulas.is_empty() {
@@ -165,7 +170,10 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
         for (i, f) in args.formulas.iter().enumerate() {
             let mut arena = trac_spec::Arena::new();
             if let Err(e) = trac_spec::parse_property(&mut arena, f) {
-                errors.push(format!("--formula f{}: {}", i + 1, e.render(f)));
+                errors.push(report::with_context(
+                    &e.render(f),
+                    &format!("--formula f{}", i + 1),
+                ));
                 continue;
             }
             properties.push(PropertyDecl {
@@ -186,12 +194,14 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
                     warn_unknown_atoms(&specs, &c);
                     specs.push(c)
                 }
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => errors.extend(report::diagnostics(&e)),
             }
         }
     }
     if specs.is_empty() && errors.is_empty() {
-        errors.push("nothing to check: give at least one --spec FILE or --formula FORMULA".into());
+        errors.push(
+            "error: nothing to check: give at least one --spec FILE or --formula FORMULA".into(),
+        );
     }
     // A spec without properties only labels; when no spec has one, nothing would be checked and
     // every trace would pass.
@@ -206,7 +216,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
             .collect();
         if specs.iter().all(|c| c.properties.is_empty()) {
             errors.push(format!(
-                "nothing to check: {} declare(s) no property; give a --formula or a spec with properties",
+                "error: nothing to check: {} declare(s) no property; give a --formula or a spec with properties",
                 empty.join(", ")
             ));
         } else {
@@ -222,6 +232,55 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     } else {
         Err(errors.join("\n"))
     }
+}
+
+/// Namespaces the property ids that several spec files declare: `R1` of the spec named
+/// `textworld` becomes `textworld/R1` (in every report), with a note on stderr. `files[i]` is the
+/// file of `specs[i]`; specs without a file (the `--formula` properties) keep their ids.
+///
+/// # Errors
+/// One `error:` line per colliding id whose specs also share their name (naming both files).
+fn namespace_ids(specs: &mut [CheckedSpec], files: &[String]) -> Result<(), Vec<String>> {
+    let mut owners: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, c) in specs.iter().enumerate() {
+        for p in &c.properties {
+            owners.entry(p.decl.id.clone()).or_default().push(i);
+        }
+    }
+    let file = |i: usize| files.get(i).map_or("the command line", String::as_str);
+    let mut errors = Vec::new();
+    for (id, who) in owners.iter().filter(|(_, w)| w.len() > 1) {
+        for (k, &a) in who.iter().enumerate() {
+            for &b in &who[k + 1..] {
+                if specs[a].spec.name == specs[b].spec.name {
+                    errors.push(format!(
+                        "error: property id `{id}` is declared by {} and {}, whose specs are both named `{}`: rename a spec (its `name`) or a property",
+                        file(a),
+                        file(b),
+                        specs[a].spec.name
+                    ));
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    for (id, who) in owners.iter().filter(|(_, w)| w.len() > 1) {
+        let mut names = Vec::new();
+        for &i in who.iter().filter(|&&i| i < files.len()) {
+            let new = format!("{}/{id}", specs[i].spec.name);
+            for p in specs[i].properties.iter_mut().filter(|p| p.decl.id == *id) {
+                p.decl.id = new.clone();
+            }
+            names.push(format!("`{new}` ({})", file(i)));
+        }
+        eprintln!(
+            "note: property id `{id}` is declared by several specs: reported as {}",
+            names.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Warns (on stderr) about atoms of `--formula` properties that no `--spec` declares: they hold

@@ -249,6 +249,24 @@ pub(crate) fn residual_english(residual: &str, descriptions: &HashMap<String, St
     }
 }
 
+/// A spec error as `error: file:line:column: message` lines, one per diagnostic (the uniform
+/// prefix of the command line's messages).
+pub(crate) fn diagnostics(e: &trac_spec::spec::SpecError) -> Vec<String> {
+    e.diagnostics
+        .iter()
+        .map(|d| format!("error: {d}"))
+        .collect()
+}
+
+/// A rendered error (`error: message` then a caret rendering) with `what: ` put after its
+/// `error: ` prefix: `error: --formula f1: message`.
+pub(crate) fn with_context(rendered: &str, what: &str) -> String {
+    match rendered.strip_prefix("error: ") {
+        Some(rest) => format!("error: {what}: {rest}"),
+        None => format!("error: {what}: {rendered}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
