@@ -16,7 +16,12 @@ fn the_root_package_installs_the_trac_command() {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("run trac");
-    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("violation(s) in 1 trace(s)"), "{out}");
     let v = Command::new(env!("CARGO_BIN_EXE_trac"))

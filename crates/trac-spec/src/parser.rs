@@ -212,6 +212,10 @@ pub fn parse(arena: &mut Arena, src: &str) -> Result<Formula, ParseError> {
 /// `forall` starts a quantifier when followed by white space, an identifier and `:`
 /// (`forall item:`); `forall item` without the colon is an error. Otherwise `forall` is an
 /// ordinary atomic proposition (`forall U b`, `forall_x`, `forall(x)`).
+///
+/// Near misses are errors that name the problem: two variables (`forall x, y:`), a second
+/// quantifier (`forall x: forall y:`), a misspelled or other quantifier (`foral x:`,
+/// `for all x:`, `∀x:`, `exists x:`), no variable (`forall:`), a dot for the colon (`forall x.`).
 pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseError> {
     match quantifier(src)? {
         Some(q) => {
