@@ -108,6 +108,25 @@ pub enum EngineArg {
 }
 
 impl EngineArgs {
+    /// [`EngineArgs::engine`], refusing `--complete` with an engine it does not apply to (the
+    /// compiled and cross-check engines are complete already): never silently ignored.
+    ///
+    /// # Errors
+    /// The message for `--complete` without `--engine progression`.
+    #[allow(clippy::type_complexity)]
+    pub fn engine_checked(&self) -> Result<(Engine, Option<Arc<dyn TableCompiler>>), String> {
+        if self.complete && self.engine != EngineArg::Progression {
+            let name = match self.engine {
+                EngineArg::Compiled => "compiled",
+                _ => "cross-check",
+            };
+            return Err(format!(
+                "--complete applies to --engine progression only; the {name} engine's verdicts are complete already (drop --complete, or add --engine progression)"
+            ));
+        }
+        Ok(self.engine())
+    }
+
     /// The engine and, when it needs one, the table compiler.
     pub fn engine(&self) -> (Engine, Option<Arc<dyn TableCompiler>>) {
         match (self.engine, self.complete) {
@@ -167,7 +186,9 @@ pub fn run(args: &CompileArgs) -> ExitCode {
         let checked = match Spec::from_path(path).and_then(|s| s.check()) {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("{e}");
+                for line in crate::report::diagnostics(&e) {
+                    eprintln!("{line}");
+                }
                 return ExitCode::from(2);
             }
         };

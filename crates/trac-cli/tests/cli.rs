@@ -4,7 +4,7 @@ use std::io::Write;
 use std::process::{Command, Output};
 
 fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac"))
+    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
         .args(args)
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
         .output()
@@ -339,7 +339,7 @@ fn formula_atoms_unknown_to_the_specs_are_warned_about() {
 // ---- Piped traces (issue 8 §1.5): every input is opened once; `-` is standard input. ----
 
 fn trac_cmd(args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_trac"));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trac-cli"));
     c.args(args)
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     c
@@ -448,7 +448,7 @@ fn process_substitution_reads_every_step() {
     let o = Command::new("bash")
         .arg("-c")
         .arg(script)
-        .arg(env!("CARGO_BIN_EXE_trac"))
+        .arg(env!("CARGO_BIN_EXE_trac-cli"))
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -14,7 +14,7 @@ use trac_spec::spec::Spec;
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 
 fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac"))
+    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
         .args(args)
         .current_dir(ROOT)
         .env_remove("OPENAI_API_KEY")
@@ -453,7 +453,7 @@ fn the_api_key_comes_from_the_named_variable_and_is_not_printed() {
     let spec = temp_file("looks3.ron", LOOK_SPEC);
     let t = temp_file("one.txt", "one\n");
     let url = server.base_url();
-    let o = Command::new(env!("CARGO_BIN_EXE_trac"))
+    let o = Command::new(env!("CARGO_BIN_EXE_trac-cli"))
         .args([
             "audit",
             "--spec",

@@ -13,7 +13,7 @@ const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
 const SPEC: &str = "examples/specs/trucks-5.ron";
 
 fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac"))
+    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
         .args(args)
         .current_dir(ROOT)
         .env_remove("OPENAI_API_KEY")

@@ -201,6 +201,9 @@ pub fn parse(arena: &mut Arena, src: &str) -> Result<Formula, ParseError> {
             q.span,
         ));
     }
+    if let Some(e) = quantifier_near_miss(src) {
+        return Err(e);
+    }
     Parser::new(arena, src, 0).run()
 }
 
@@ -209,17 +212,159 @@ pub fn parse(arena: &mut Arena, src: &str) -> Result<Formula, ParseError> {
 /// `forall` starts a quantifier when followed by white space, an identifier and `:`
 /// (`forall item:`); `forall item` without the colon is an error. Otherwise `forall` is an
 /// ordinary atomic proposition (`forall U b`, `forall_x`, `forall(x)`).
+///
+/// Near misses are errors that name the problem: two variables (`forall x, y:`), a second
+/// quantifier (`forall x: forall y:`), a misspelled or other quantifier (`foral x:`,
+/// `for all x:`, `∀x:`, `exists x:`), no variable (`forall:`), a dot for the colon (`forall x.`).
 pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseError> {
     match quantifier(src)? {
-        Some(q) => Ok(Property {
-            var: Some(q.var),
-            body: Parser::new(arena, src, q.body_start).run()?,
-        }),
-        None => Ok(Property {
-            var: None,
-            body: Parser::new(arena, src, 0).run()?,
-        }),
+        Some(q) => {
+            let body = &src[q.body_start..];
+            let nested = match quantifier(body) {
+                Ok(Some(inner)) => Some(inner.span),
+                Ok(None) => quantifier_near_miss(body).map(|e| e.span),
+                Err(e) => Some(e.span),
+            };
+            if let Some(span) = nested {
+                return Err(ParseError::new(
+                    format!(
+                        "a property has one `forall` (it is checked per value of one variable, `{}`); this is a second quantifier",
+                        q.var
+                    ),
+                    q.body_start + span.start..q.body_start + span.end,
+                ));
+            }
+            Ok(Property {
+                var: Some(q.var),
+                body: Parser::new(arena, src, q.body_start).run()?,
+            })
+        }
+        None => {
+            if let Some(e) = quantifier_near_miss(src) {
+                return Err(e);
+            }
+            Ok(Property {
+                var: None,
+                body: Parser::new(arena, src, 0).run()?,
+            })
+        }
     }
+}
+
+/// Levenshtein distance between two short ASCII-lowercased words (O(|a|·|b|)).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// A formula that starts like a quantifier but is not `forall VAR:`: `foral x:`, `for all x:`,
+/// `exists x:`, `∀x:`, `forall x, y:`, `forall x y:`, `forall: ...`, `forall x. ...`. Colons
+/// occur in formulas only inside quoted names, so a `:` before any quote after a few words is a
+/// quantifier attempt; the error names what is wrong instead of "missing binary operator".
+fn quantifier_near_miss(src: &str) -> Option<ParseError> {
+    let start = src.len() - src.trim_start().len();
+    let rest = &src[start..];
+    let first_word = |s: &str| {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let w0 = first_word(rest);
+    let after_w0 = rest[w0.len()..].trim_start();
+    // `forall x. body`: the logician's dot.
+    if w0 == "forall" {
+        let var = &after_w0[..ident_len(after_w0)];
+        if let Some(v) = var
+            .strip_suffix('.')
+            .filter(|v| !v.is_empty() && !v.contains('.'))
+        {
+            let at = src.len() - after_w0.len() + v.len();
+            return Some(ParseError::new(
+                format!("write `forall {v}:` with a colon after the variable, not a dot"),
+                at..at + 1,
+            ));
+        }
+        if after_w0.starts_with(':') {
+            let at = src.len() - after_w0.len();
+            return Some(ParseError::new(
+                "expected a variable between `forall` and `:` (`forall item: ...`)",
+                at..at + 1,
+            ));
+        }
+    }
+    let colon = rest.find(':')?;
+    if rest[..colon].contains('"') {
+        return None;
+    }
+    let head = &rest[..colon];
+    let (quant, vars_src) = if let Some(v) = head.strip_prefix('∀') {
+        ("∀".to_string(), v)
+    } else if w0.eq_ignore_ascii_case("for") && first_word(after_w0).eq_ignore_ascii_case("all") {
+        let all_at = rest.len() - after_w0.len();
+        (format!("{w0} {}", &after_w0[..3]), &rest[all_at + 3..colon])
+    } else {
+        (w0.clone(), &rest[w0.len()..colon])
+    };
+    if quant.is_empty() {
+        return None;
+    }
+    let vars: Vec<&str> = vars_src
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|v| !v.is_empty())
+        .collect();
+    let is_var = |v: &&str| {
+        v.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    if vars.is_empty() || !vars.iter().all(is_var) {
+        return None;
+    }
+    let quant_span = start..start + quant.len();
+    if quant == "forall" {
+        if vars.len() < 2 {
+            return None;
+        }
+        let second = vars_src.find(vars[1]).map_or(0, |i| i + w0.len());
+        return Some(ParseError::new(
+            format!(
+                "`forall` takes one variable, not {} ({}): a property is checked per value of one variable; write one property per variable",
+                vars.len(),
+                vars.join(", ")
+            ),
+            start + second..start + colon,
+        ));
+    }
+    let known = quant.eq_ignore_ascii_case("forall")
+        || quant == "∀"
+        || quant.to_lowercase() == "for all"
+        || edit_distance(&quant, "forall") <= 2;
+    let message = if quant.eq_ignore_ascii_case("exists") || quant == "∃" {
+        format!(
+            "`{quant}` is not supported: only `forall VAR:` quantifies a property (write the existential as `F` over the values' labels)"
+        )
+    } else if known {
+        format!(
+            "`{quant}` is not a quantifier: did you mean `forall {}:`?",
+            vars[0]
+        )
+    } else {
+        format!(
+            "`{quant} {}:` looks like a quantifier, but the only one is `forall VAR:`",
+            vars.join(" ")
+        )
+    };
+    Some(ParseError::new(message, quant_span))
 }
 
 struct Quantifier {
@@ -248,6 +393,9 @@ fn quantifier(src: &str) -> Result<Option<Quantifier>, ParseError> {
     let colon_rest = trimmed[len..].trim_start();
     let colon_at = src.len() - colon_rest.len();
     if !colon_rest.starts_with(':') {
+        if let Some(e) = quantifier_near_miss(src) {
+            return Err(e); // `forall x, y:`, `forall x. ...`
+        }
         if !is_plain_ident(var) || trimmed[len..].starts_with('(') {
             return Ok(None); // e.g. `forall U b`: the atom `forall` until `b`.
         }
@@ -1100,5 +1248,73 @@ mod tests {
         let x = a.atom("a");
         let b = a.atom("b");
         assert_eq!(f, a.and2(x, b));
+    }
+}
+
+#[cfg(test)]
+mod quantifier_near_miss_tests {
+    use super::*;
+
+    /// The error of `src` as a property: its message and the text under its span.
+    fn err(src: &str) -> (String, String) {
+        let mut a = Arena::new();
+        let e = parse_property(&mut a, src).expect_err(src);
+        (e.message.clone(), src[e.span.clone()].to_string())
+    }
+
+    #[test]
+    fn misspelled_quantifiers_are_named() {
+        for (src, word) in [
+            ("foral x: G take(x)", "foral"),
+            ("Forall x: G take(x)", "Forall"),
+            ("forAll x: G take(x)", "forAll"),
+            ("for all x: G take(x)", "for all"),
+            ("∀x: G take(x)", "∀"),
+        ] {
+            let (m, under) = err(src);
+            assert!(m.contains("did you mean `forall x:`"), "{src}: {m}");
+            assert_eq!(under, word, "{src}");
+        }
+        let (m, _) = err("exists x: F take(x)");
+        assert!(m.contains("only `forall VAR:`"), "{m}");
+        let (m, _) = err("each x: G take(x)");
+        assert!(m.contains("looks like a quantifier"), "{m}");
+    }
+
+    #[test]
+    fn two_variables_are_refused_by_name() {
+        for src in ["forall x, y: G a(x)", "forall x y: G a(x)"] {
+            let (m, under) = err(src);
+            assert!(m.contains("one variable, not 2 (x, y)"), "{src}: {m}");
+            assert_eq!(under.trim_start_matches([',', ' ']), "y", "{src}");
+        }
+        let (m, under) = err("forall x: forall y: G a(x, y)");
+        assert!(m.contains("one `forall`"), "{m}");
+        assert_eq!(under, "forall y:");
+    }
+
+    #[test]
+    fn a_missing_variable_or_a_dot_is_named() {
+        let (m, _) = err("forall: G a");
+        assert!(m.contains("expected a variable"), "{m}");
+        let (m, under) = err("forall x. G a(x)");
+        assert!(m.contains("colon"), "{m}");
+        assert_eq!(under, ".");
+    }
+
+    #[test]
+    fn formulas_with_colons_in_quotes_and_forall_atoms_still_parse() {
+        let mut a = Arena::new();
+        for src in [
+            "G \"a:b\"",
+            "forall U b",
+            "forall_x & y",
+            "forall(x) -> y",
+            "forall item: G take(item)",
+        ] {
+            parse_property(&mut a, src).unwrap_or_else(|e| panic!("{src}: {}", e.render(src)));
+        }
+        assert_eq!(edit_distance("foral", "forall"), 1);
+        assert_eq!(edit_distance("FORALL", "forall"), 0);
     }
 }

@@ -1,21 +1,27 @@
 //! `trac`: audit agent traces against LTL rules, and check formulas.
 //!
+//! The command line as a library: [`main`] parses the process's arguments and runs the command.
+//! The `trac-cli` binary of this crate and the `trac` binary of the root package (installed by
+//! `cargo install --path .`) both call it.
+//!
 //! Exit codes: 0 no violation, 1 violations found, 2 bad input or usage, or a trace not audited
 //! (empty, or no event understood).
+#![deny(missing_docs)]
 
 mod compile;
 mod llm;
+mod report;
 mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use serde_json::json;
+use report::progress::Progress;
+use report::{Printer, TraceOutcome};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use trac_runtime::audit::{AuditOptions, Auditor, Coverage, PropertyEnd, VerdictRecord};
+use trac_runtime::audit::{AuditOptions, Auditor, Coverage, VerdictRecord};
 use trac_runtime::trace;
-use trac_runtime::Verdict;
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
 
 #[derive(Parser)]
@@ -67,6 +73,13 @@ struct AuditArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// One line per trace and property: verdict, violation count, first violation step (text
+    /// format only).
+    #[arg(long)]
+    summary: bool,
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
     #[command(flatten)]
     engine: compile::EngineArgs,
     #[command(flatten)]
@@ -85,9 +98,15 @@ enum Format {
     Json,
     /// One JSON object per verdict, then one `"end": true` object per trace and property.
     Jsonl,
+    /// SARIF 2.1.0 for CI systems: a result per violation, located at its step's line.
+    Sarif,
+    /// One self-contained HTML page: summary, timelines, witnesses, monitor drawings.
+    Html,
 }
 
-fn main() -> ExitCode {
+/// Runs the `trac` command line on the process's arguments; returns the exit code (0 clean, 1
+/// violations, 2 bad input or usage).
+pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -153,7 +172,12 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     for path in &args.specs {
         match Spec::from_path(path).and_then(|s| s.check()) {
             Ok(c) => specs.push(c),
-            Err(e) => errors.push(e.to_string()),
+            Err(e) => errors.extend(report::diagnostics(&e)),
+        }
+    }
+    if errors.is_empty() {
+        if let Err(e) = namespace_ids(&mut specs, &spec_files(args)) {
+            errors.extend(e);
         }
     }
     if !args.formulas.is_empty() {
@@ -161,7 +185,10 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
         for (i, f) in args.formulas.iter().enumerate() {
             let mut arena = trac_spec::Arena::new();
             if let Err(e) = trac_spec::parse_property(&mut arena, f) {
-                errors.push(format!("--formula f{}: {}", i + 1, e.render(f)));
+                errors.push(report::with_context(
+                    &e.render(f),
+                    &format!("--formula f{}", i + 1),
+                ));
                 continue;
             }
             properties.push(PropertyDecl {
@@ -182,12 +209,14 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
                     warn_unknown_atoms(&specs, &c);
                     specs.push(c)
                 }
-                Err(e) => errors.push(e.to_string()),
+                Err(e) => errors.extend(report::diagnostics(&e)),
             }
         }
     }
     if specs.is_empty() && errors.is_empty() {
-        errors.push("nothing to check: give at least one --spec FILE or --formula FORMULA".into());
+        errors.push(
+            "error: nothing to check: give at least one --spec FILE or --formula FORMULA".into(),
+        );
     }
     // A spec without properties only labels; when no spec has one, nothing would be checked and
     // every trace would pass.
@@ -202,7 +231,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
             .collect();
         if specs.iter().all(|c| c.properties.is_empty()) {
             errors.push(format!(
-                "nothing to check: {} declare(s) no property; give a --formula or a spec with properties",
+                "error: nothing to check: {} declare(s) no property; give a --formula or a spec with properties",
                 empty.join(", ")
             ));
         } else {
@@ -218,6 +247,55 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     } else {
         Err(errors.join("\n"))
     }
+}
+
+/// Namespaces the property ids that several spec files declare: `R1` of the spec named
+/// `textworld` becomes `textworld/R1` (in every report), with a note on stderr. `files[i]` is the
+/// file of `specs[i]`; specs without a file (the `--formula` properties) keep their ids.
+///
+/// # Errors
+/// One `error:` line per colliding id whose specs also share their name (naming both files).
+fn namespace_ids(specs: &mut [CheckedSpec], files: &[String]) -> Result<(), Vec<String>> {
+    let mut owners: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, c) in specs.iter().enumerate() {
+        for p in &c.properties {
+            owners.entry(p.decl.id.clone()).or_default().push(i);
+        }
+    }
+    let file = |i: usize| files.get(i).map_or("the command line", String::as_str);
+    let mut errors = Vec::new();
+    for (id, who) in owners.iter().filter(|(_, w)| w.len() > 1) {
+        for (k, &a) in who.iter().enumerate() {
+            for &b in &who[k + 1..] {
+                if specs[a].spec.name == specs[b].spec.name {
+                    errors.push(format!(
+                        "error: property id `{id}` is declared by {} and {}, whose specs are both named `{}`: rename a spec (its `name`) or a property",
+                        file(a),
+                        file(b),
+                        specs[a].spec.name
+                    ));
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    for (id, who) in owners.iter().filter(|(_, w)| w.len() > 1) {
+        let mut names = Vec::new();
+        for &i in who.iter().filter(|&&i| i < files.len()) {
+            let new = format!("{}/{id}", specs[i].spec.name);
+            for p in specs[i].properties.iter_mut().filter(|p| p.decl.id == *id) {
+                p.decl.id = new.clone();
+            }
+            names.push(format!("`{new}` ({})", file(i)));
+        }
+        eprintln!(
+            "note: property id `{id}` is declared by several specs: reported as {}",
+            names.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Warns (on stderr) about atoms of `--formula` properties that no `--spec` declares: they hold
@@ -244,53 +322,40 @@ fn warn_unknown_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) {
     }
 }
 
-struct TraceOutcome {
-    name: String,
-    steps: usize,
-    records: Vec<VerdictRecord>,
-    ends: Vec<PropertyEnd>,
-    /// The trace error that ended the audit early, or why the trace was not audited.
-    error: Option<String>,
-    /// The trace was read but nothing in it was understood (or it was empty).
-    not_audited: bool,
-    /// Verdicts were printed as they were reached (text output of a streamed input).
-    streamed: bool,
+/// The spec files given, in order, as displayed.
+fn spec_files(args: &AuditArgs) -> Vec<String> {
+    args.specs.iter().map(|p| p.display().to_string()).collect()
 }
 
-impl TraceOutcome {
-    fn new(name: String, streamed: bool) -> TraceOutcome {
-        TraceOutcome {
-            name,
-            steps: 0,
-            records: Vec::new(),
-            ends: Vec::new(),
-            error: None,
-            not_audited: false,
-            streamed,
+/// The printer for `--format` and `--summary`. Errors: `--summary` with another format than text.
+fn report_printer(args: &AuditArgs, cx: report::Context) -> Result<Box<dyn Printer>, String> {
+    use report::{html::Html, json::Json, sarif::Sarif, summary::Summary, text::Text};
+    Ok(match (args.format, args.summary) {
+        (Format::Text, true) => Box::new(Summary::new(&cx)),
+        (_, true) => {
+            return Err("--summary is a text format: it cannot be combined with --format".into())
         }
-    }
+        (Format::Text, false) => Box::new(Text::new(&cx)),
+        (Format::Json, false) => Box::new(Json::new(&cx, false)),
+        (Format::Jsonl, false) => Box::new(Json::new(&cx, true)),
+        (Format::Sarif, false) => Box::new(Sarif::new(&cx)),
+        (Format::Html, false) => Box::new(Html::new(cx)),
+    })
 }
 
-/// Records verdicts; with `--format jsonl`, or text output of a streamed trace, writes each one
-/// at once and flushes, so a pipe shows verdicts as its events arrive.
-fn emit(out: &mut dyn Write, format: Format, recs: Vec<VerdictRecord>, o: &mut TraceOutcome) {
+/// Records verdicts, after the printer has seen them: with `--format jsonl`, or text output of
+/// a streamed trace, they are written at once and flushed, so a pipe shows verdicts as its
+/// events arrive.
+fn emit(
+    out: &mut dyn Write,
+    printer: &mut dyn Printer,
+    recs: Vec<VerdictRecord>,
+    o: &mut TraceOutcome,
+) {
     if recs.is_empty() {
         return;
     }
-    match format {
-        Format::Jsonl => {
-            for r in &recs {
-                let _ = writeln!(out, "{}", jsonl_record(&o.name, r));
-            }
-        }
-        Format::Text if o.streamed => {
-            for r in &recs {
-                let _ = writeln!(out, "{}: {} {}", o.name, r.property, verdict_line(r));
-                print_witness(out, "", r);
-            }
-        }
-        _ => {}
-    }
+    printer.verdicts(out, o, &recs);
     let _ = out.flush();
     o.records.extend(recs);
 }
@@ -373,7 +438,13 @@ fn audit(args: &AuditArgs) -> ExitCode {
         .iter()
         .flat_map(|c| c.spec.propositions.iter().map(|p| p.name.as_str()))
         .collect();
-    let (engine, compiler) = args.engine.engine();
+    let (engine, compiler) = match args.engine.engine_checked() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let opts = AuditOptions {
         reset: !args.no_reset,
         engine,
@@ -393,8 +464,32 @@ fn audit(args: &AuditArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let cx = report::Context::new(
+        &specs,
+        &spec_files(args),
+        props,
+        opts.reset,
+        engine.as_str(),
+        opts.compiler.clone(),
+    );
+    let mut printer = match report_printer(args, cx) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut out: Box<dyn Write> = match &args.output {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                eprintln!("error: {}: cannot write the report: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        },
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut progress = Progress::new(&args.traces);
     let mut outcomes = Vec::new();
     let mut bad_input = false;
     let mut violations = 0usize;
@@ -407,8 +502,11 @@ fn audit(args: &AuditArgs) -> ExitCode {
         let mut fields_seen = Vec::new();
         let mut unknown_fields = Vec::new();
         let mut streamed = false;
+        let mut stream = false;
+        progress.start_file(&file);
         let new_session = |file: &str,
                            session: Option<String>,
+                           stream: bool,
                            streamed: bool|
          -> (Option<String>, Auditor, TraceOutcome) {
             // `Auditor::new` succeeded above with the same specs and options.
@@ -417,13 +515,15 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 Some(s) => format!("{file}#{s}"),
                 None => file.to_string(),
             };
-            (session, auditor, TraceOutcome::new(name, streamed))
+            let outcome = TraceOutcome::new(name, file.to_string(), stream, streamed);
+            (session, auditor, outcome)
         };
         match trace::open(path) {
             Err(e) => file_error = Some(e.to_string()),
             Ok(reader) => {
                 file = reader.name().to_string();
-                streamed = reader.is_stream() && args.format == Format::Text;
+                stream = reader.is_stream();
+                streamed = stream && args.format == Format::Text && !args.summary;
                 // The labeling pipeline may read the trace on another thread; the reader is
                 // shared so that the fields it met can be read back after the audit.
                 let reader = SharedReader(Arc::new(Mutex::new(reader)));
@@ -439,9 +539,9 @@ fn audit(args: &AuditArgs) -> ExitCode {
                     let i = match sessions.iter().position(|(s, _, _)| *s == ev.session) {
                         Some(i) => i,
                         None => {
-                            let mut sess = new_session(&file, ev.session.clone(), streamed);
+                            let mut sess = new_session(&file, ev.session.clone(), stream, streamed);
                             let recs = sess.1.initial();
-                            emit(&mut out, args.format, recs, &mut sess.2);
+                            emit(&mut *out, &mut *printer, recs, &mut sess.2);
                             sessions.push(sess);
                             sessions.len() - 1
                         }
@@ -451,9 +551,12 @@ fn audit(args: &AuditArgs) -> ExitCode {
                         Some(l) => auditor.step_labeled(&ev, l),
                         None => auditor.step(&ev),
                     };
-                    emit(&mut out, args.format, recs, outcome);
+                    outcome.lines.push(ev.line);
+                    progress.advance(ev.raw.len() + 1);
+                    emit(&mut *out, &mut *printer, recs, outcome);
                     if let Some((id, value, m)) = auditor.mismatch() {
                         let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
+                        progress.finish();
                         eprintln!("error: {}: property {id}{value}: {m}", outcome.name);
                         let _ = out.flush();
                         return ExitCode::from(2);
@@ -474,10 +577,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
         if sessions.is_empty() {
             // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
             // reported.
-            let mut sess = new_session(&file, None, streamed);
+            let mut sess = new_session(&file, None, stream, streamed);
             if file_error.is_none() {
                 let recs = sess.1.initial();
-                emit(&mut out, args.format, recs, &mut sess.2);
+                emit(&mut *out, &mut *printer, recs, &mut sess.2);
             }
             sessions.push(sess);
         }
@@ -487,40 +590,33 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 cov.merge(a.coverage());
             }
             let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
-            coverage_check(&file, &cov, &fields_seen, &unknown, adhoc, &declared)
+            progress
+                .suspend(|| coverage_check(&file, &cov, &fields_seen, &unknown, adhoc, &declared))
         } else {
             None
         };
+        progress.end_file(path);
         let mut file_steps = 0;
         for (_, mut auditor, mut outcome) in sessions {
             outcome.error = file_error.clone().or_else(|| not_audited.clone());
             outcome.not_audited = not_audited.is_some();
             if outcome.error.is_none() {
                 let recs = auditor.end_of_trace();
-                emit(&mut out, args.format, recs, &mut outcome);
+                emit(&mut *out, &mut *printer, recs, &mut outcome);
             }
             outcome.steps = auditor.steps();
             file_steps += outcome.steps;
             outcome.ends = auditor.finish();
-            if args.format == Format::Jsonl {
-                for e in &outcome.ends {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        jsonl_end(&outcome.name, outcome.steps, e, outcome.error.as_deref())
-                    );
-                }
-            }
-            if args.format == Format::Text {
-                print_trace(&mut out, &props, &outcome);
-            }
-            let _ = out.flush();
+            progress.suspend(|| {
+                printer.trace_end(&mut *out, &outcome);
+                let _ = out.flush();
+            });
             violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
             outcomes.push(outcome);
         }
         if let Some(e) = &file_error {
             bad_input = true;
-            eprintln!("error: {e}");
+            progress.suspend(|| eprintln!("error: {e}"));
             if file_steps > 0 {
                 eprintln!(
                     "note: the {file_steps} step(s) read before the error were audited; their verdicts are reported"
@@ -528,41 +624,17 @@ fn audit(args: &AuditArgs) -> ExitCode {
             }
         } else if let Some(e) = &not_audited {
             bad_input = true;
-            eprintln!("error: {e}");
+            progress.suspend(|| eprintln!("error: {e}"));
         }
     }
-    match args.format {
-        Format::Text => {
-            let _ = writeln!(
-                out,
-                "{} violation(s) in {} trace(s)",
-                violations,
-                outcomes.len()
-            );
-        }
-        Format::Json => {
-            let doc: Vec<_> = outcomes
-                .iter()
-                .map(|o| {
-                    json!({
-                        "trace": o.name,
-                        "steps": o.steps,
-                        "properties": props,
-                        "verdicts": o.records,
-                        "end": o.ends,
-                        "error": o.error,
-                    })
-                })
-                .collect();
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&doc).expect("reports serialize")
-            );
-        }
-        Format::Jsonl => {}
+    progress.finish();
+    let written = printer
+        .finish(&mut *out, &outcomes, violations)
+        .and_then(|()| out.flush());
+    if let (Err(e), Some(path)) = (written, &args.output) {
+        eprintln!("error: {}: cannot write the report: {e}", path.display());
+        return ExitCode::from(2);
     }
-    let _ = out.flush();
     labeling.finish();
     if bad_input {
         ExitCode::from(2)
@@ -570,129 +642,5 @@ fn audit(args: &AuditArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
-    json!({
-        "trace": trace,
-        "property": r.property,
-        "step": r.step,
-        "verdict": r.verdict,
-        "value": r.value,
-        "residual": r.residual,
-        "restarted_with": r.restarted_with,
-        "witness": r.witness,
-    })
-    .to_string()
-}
-
-fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> String {
-    json!({
-        "trace": trace,
-        "property": e.property,
-        "end": true,
-        "error": error,
-        "steps": steps,
-        "verdict": e.verdict,
-        "violations": e.violations,
-        "ltlf": e.ltlf,
-        "instances": e.instances,
-    })
-    .to_string()
-}
-
-/// `violated at step 3 for knife; witness:`
-fn verdict_line(r: &VerdictRecord) -> String {
-    let value = r
-        .value
-        .as_ref()
-        .map(|v| format!(" for {v}"))
-        .unwrap_or_default();
-    format!("{} at step {}{}; witness:", r.verdict, r.step, value)
-}
-
-fn print_witness(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {
-    for c in &r.witness {
-        let held = if c.held.is_empty() {
-            String::new()
-        } else {
-            format!(" {{{}}}", c.held.join(", "))
-        };
-        let _ = writeln!(
-            out,
-            "{indent}   step {:>3}: {}{}  =>  {}",
-            c.step, c.text, held, c.residual
-        );
-    }
-}
-
-/// One trace's block of the text report. Witnesses already printed as verdicts streamed are
-/// not repeated.
-fn print_trace(out: &mut dyn Write, props: &[trac_runtime::audit::PropertyInfo], o: &TraceOutcome) {
-    let width = props.iter().map(|p| p.id.len()).max().unwrap_or(0).max(10);
-    if o.steps == 0 {
-        if let Some(e) = &o.error {
-            // Nothing was read: the error is the whole story.
-            if o.not_audited {
-                // `NAME: not audited: why`
-                let _ = writeln!(out, "== {e}");
-            } else {
-                let _ = writeln!(out, "== {}: not audited: {e}", o.name);
-            }
-            return;
-        }
-    }
-    let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
-    for p in props {
-        let Some(end) = o.ends.iter().find(|e| e.property == p.id) else {
-            continue;
-        };
-        let recs: Vec<&VerdictRecord> = o.records.iter().filter(|r| r.property == p.id).collect();
-        let steps: Vec<String> = recs
-            .iter()
-            .filter(|r| r.verdict == Verdict::Violated)
-            .map(|r| match &r.value {
-                Some(v) => format!("{} ({v})", r.step),
-                None => r.step.to_string(),
-            })
-            .collect();
-        // A property violated at least once is reported as violated even when TRAC_R
-        // restarted it and it is pending again at the end.
-        let status = if end.violations > 0 {
-            Verdict::Violated
-        } else {
-            end.verdict
-        };
-        let _ = writeln!(
-            out,
-            "{:<width$} {:<9} {} violation(s){}{}  [at end: {}; ltlf: {}]",
-            p.id,
-            status.as_str(),
-            end.violations,
-            if steps.is_empty() { "" } else { " at steps " },
-            steps.join(", "),
-            end.verdict,
-            end.ltlf
-        );
-        if !p.description.is_empty() {
-            let _ = writeln!(out, "{:width$} rule:    {}", "", p.description);
-        }
-        let _ = writeln!(out, "{:width$} formula: {}", "", p.formula);
-        let _ = writeln!(out, "{:width$} meaning: {}", "", p.english);
-        if o.streamed {
-            continue;
-        }
-        for r in &recs {
-            let _ = writeln!(out, "{:width$} {}", "", verdict_line(r));
-            print_witness(out, &" ".repeat(width), r);
-        }
-    }
-    if let Some(e) = &o.error {
-        if o.not_audited {
-            let _ = writeln!(out, "{e}");
-        } else {
-            let _ = writeln!(out, "stopped early: {e}");
-        }
     }
 }

@@ -1,0 +1,402 @@
+//! `--format html`: one self-contained page per audit (inline CSS and SVG, no script, no
+//! external resource: a Content-Security-Policy forbids any).
+//!
+//! - A summary table: per property, its status over all traces, its violations, and in how many
+//!   of the traces (sessions) it was violated.
+//! - Per property: its rule, formula and meaning; per trace a timeline of its verdicts over the
+//!   steps (violations red, satisfactions green); each violation with its witness (the steps,
+//!   their text, the labels that held, the residual in plain English); and its monitor automaton
+//!   drawn as SVG by Graphviz `dot` from the DOT export (`trac_compile::export::dot`). When no
+//!   drawing can be made (no `dot`, a monitor too large or too slow to compile), the page says
+//!   why and the audit goes on.
+//!
+//! Markup is written with `maud`, which escapes every interpolated string.
+
+use super::{
+    explain_end, residual_english, shorten, status, Context, Printer, PropertyMeta, TraceOutcome,
+};
+use maud::{html, Markup, PreEscaped, DOCTYPE};
+use std::io::{self, Write};
+use std::sync::mpsc;
+use std::time::Duration;
+use trac_runtime::audit::VerdictRecord;
+use trac_runtime::Verdict;
+
+/// Violations shown with their witness per property and trace (the others are counted).
+pub(crate) const MAX_WITNESSES: usize = 20;
+/// Monitors with more states are not drawn (a drawing that large is unreadable).
+pub(crate) const MAX_DRAWN_STATES: usize = 40;
+/// How long a monitor may take to compile for its drawing (the progression engine does not
+/// compile one for the audit); past it the page says the monitor was not drawn.
+pub(crate) const COMPILE_BUDGET: Duration = Duration::from_secs(10);
+/// Step texts longer than this are shortened in witnesses (the full text is in the tooltip).
+const WITNESS_TEXT: usize = 160;
+/// Width of a timeline, in SVG user units.
+const TIMELINE_WIDTH: f64 = 720.0;
+
+/// The HTML printer.
+pub(crate) struct Html {
+    cx: Context,
+}
+
+impl Html {
+    /// A page for the properties of `cx`.
+    pub fn new(cx: Context) -> Html {
+        Html { cx }
+    }
+}
+
+/// A monitor drawing, or why there is none; and its DOT source when the monitor compiled.
+pub(crate) struct Drawing {
+    /// The SVG markup (Graphviz output from `<svg` on).
+    pub svg: Result<String, String>,
+    /// The DOT source.
+    pub dot: Option<String>,
+}
+
+/// The Graphviz program: `$TRAC_DOT` if set, else `dot` on the `PATH`.
+fn dot_program() -> String {
+    std::env::var("TRAC_DOT").unwrap_or_else(|_| "dot".into())
+}
+
+/// Renders DOT source as SVG with Graphviz. Errors: `dot` missing or failing.
+pub(crate) fn dot_to_svg(dot: &str) -> Result<String, String> {
+    use std::process::{Command, Stdio};
+    let program = dot_program();
+    let mut child = Command::new(&program)
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| {
+            format!(
+                "Graphviz `{program}` could not be run ({e}): install Graphviz (Debian: apt-get install graphviz) to draw monitors"
+            )
+        })?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let src = dot.to_string();
+    // Written from a thread so that a large drawing cannot deadlock on full pipes.
+    let writer = std::thread::spawn(move || stdin.write_all(src.as_bytes()));
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("Graphviz `{program}` failed: {e}"))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        return Err(format!(
+            "Graphviz `{program}` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let svg = String::from_utf8_lossy(&out.stdout);
+    match svg.find("<svg") {
+        Some(i) => Ok(svg[i..].to_string()),
+        None => Err(format!("Graphviz `{program}` wrote no SVG")),
+    }
+}
+
+/// Compiles `p`'s monitor (with the audit's compiler when there is one, so the table is not
+/// compiled twice) within [`COMPILE_BUDGET`] and draws it.
+fn draw(cx: &Context, p: &PropertyMeta) -> Drawing {
+    let compiler = cx
+        .compiler
+        .clone()
+        .unwrap_or_else(trac_compile::Compiler::shared);
+    let (arena, formula, semantics) = (p.arena.clone(), p.formula, p.semantics);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(compiler.compile(&arena, formula, semantics));
+    });
+    let table = match rx.recv_timeout(COMPILE_BUDGET) {
+        Ok(Ok(t)) => t,
+        Ok(Err(e)) => {
+            return Drawing {
+                svg: Err(format!("the monitor does not compile: {e}")),
+                dot: None,
+            }
+        }
+        Err(_) => {
+            return Drawing {
+                svg: Err(format!(
+                    "the monitor was not compiled within {} s (compilation is exponential in the worst case)",
+                    COMPILE_BUDGET.as_secs()
+                )),
+                dot: None,
+            }
+        }
+    };
+    let dot = trac_compile::export::dot(&*table);
+    let svg = if table.state_count() > MAX_DRAWN_STATES {
+        Err(format!(
+            "the monitor has {} states, too many to draw (at most {MAX_DRAWN_STATES}); its DOT source is below",
+            table.state_count()
+        ))
+    } else {
+        dot_to_svg(&dot)
+    };
+    Drawing {
+        svg,
+        dot: Some(dot),
+    }
+}
+
+const CSS: &str = r#"
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1100px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { font-size: 1.05em; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { border: 1px solid #ccc; padding: .3em .6em; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+td.num { text-align: right; }
+.violated { color: #b00020; font-weight: bold; }
+.satisfied { color: #1b7d2f; font-weight: bold; }
+.pending { color: #7a6400; font-weight: bold; }
+.notaudited { color: #666; font-style: italic; }
+code, .formula { font-family: ui-monospace, monospace; }
+.meta { color: #555; }
+.note { background: #fff8e1; border-left: 4px solid #e0b000; padding: .4em .8em; }
+.monitor { overflow-x: auto; border: 1px solid #ddd; padding: .5em; }
+.monitor svg { height: auto; }
+details { margin: .3em 0; } summary { cursor: pointer; }
+td.text { max-width: 32em; overflow-wrap: anywhere; }
+"#;
+
+impl Printer for Html {
+    fn finish(
+        &mut self,
+        out: &mut dyn Write,
+        outcomes: &[TraceOutcome],
+        violations: usize,
+    ) -> io::Result<()> {
+        let page = page(&self.cx, outcomes, violations);
+        out.write_all(page.into_string().as_bytes())
+    }
+}
+
+/// The CSS class of a verdict.
+fn class(v: Verdict) -> &'static str {
+    v.as_str()
+}
+
+/// The whole page.
+pub(crate) fn page(cx: &Context, outcomes: &[TraceOutcome], violations: usize) -> Markup {
+    let title = "trac audit report";
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                link rel="icon" href="data:,";
+                title { (title) }
+                style { (PreEscaped(CSS)) }
+            }
+            body {
+                h1 { (title) }
+                p.meta {
+                    (violations) " violation(s) in " (outcomes.len()) " trace(s); "
+                    "engine " code { (cx.engine) } "; "
+                    @if cx.reset { "TRAC_R: a property restarts after each violation, so every violation is counted" }
+                    @else { "plain TRAC: a violated property stays violated" }
+                    @if !cx.specs.is_empty() {
+                        "; specs: "
+                        @for (i, s) in cx.specs.iter().enumerate() {
+                            @if i > 0 { ", " }
+                            code { (s) }
+                        }
+                    }
+                    "."
+                }
+                (summary_table(cx, outcomes))
+                (trace_table(outcomes))
+                @for p in &cx.props {
+                    (property_section(cx, p, outcomes))
+                }
+                p.meta { "Generated by trac " (env!("CARGO_PKG_VERSION")) "." }
+            }
+        }
+    }
+}
+
+fn summary_table(cx: &Context, outcomes: &[TraceOutcome]) -> Markup {
+    html! {
+        h2 { "Summary" }
+        table {
+            thead { tr { th { "property" } th { "verdict" } th { "violations" } th { "sessions violated" } th { "rule" } } }
+            tbody {
+                @for p in &cx.props {
+                    @let ends: Vec<_> = outcomes.iter().filter(|o| !o.not_audited).filter_map(|o| o.ends.iter().find(|e| e.property == p.info.id)).collect();
+                    @let count: usize = ends.iter().map(|e| e.violations).sum();
+                    @let violated = ends.iter().filter(|e| e.violations > 0).count();
+                    @let verdict = overall(ends.iter().map(|e| status(e)));
+                    tr {
+                        td { a href=(format!("#{}", anchor(&p.info.id))) { (p.info.id) } }
+                        td class=(class(verdict)) { (verdict.as_str()) }
+                        td.num { (count) }
+                        td.num { (violated) " of " (ends.len()) }
+                        td { (p.info.description) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Violated if any is, else pending if any is, else satisfied (also for none).
+fn overall(vs: impl Iterator<Item = Verdict>) -> Verdict {
+    let mut out = Verdict::Satisfied;
+    for v in vs {
+        match v {
+            Verdict::Violated => return Verdict::Violated,
+            Verdict::Pending => out = Verdict::Pending,
+            Verdict::Satisfied => {}
+        }
+    }
+    out
+}
+
+fn trace_table(outcomes: &[TraceOutcome]) -> Markup {
+    html! {
+        h2 { "Traces" }
+        table {
+            thead { tr { th { "trace" } th { "steps" } th { "violations" } th { "note" } } }
+            tbody {
+                @for o in outcomes {
+                    tr {
+                        td { code { (o.name) } }
+                        td.num { (o.steps) }
+                        td.num { (o.ends.iter().map(|e| e.violations).sum::<usize>()) }
+                        td {
+                            @if let Some(e) = &o.error {
+                                span class=(if o.not_audited { "notaudited" } else { "violated" }) { (e) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An HTML id for a property id.
+fn anchor(id: &str) -> String {
+    let clean: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    format!("property-{clean}")
+}
+
+fn property_section(cx: &Context, p: &PropertyMeta, outcomes: &[TraceOutcome]) -> Markup {
+    let info = &p.info;
+    let drawing = draw(cx, p);
+    html! {
+        section id=(anchor(&info.id)) {
+            h2 { "Property " (info.id) }
+            table {
+                @if !info.description.is_empty() { tr { th { "rule" } td { (info.description) } } }
+                tr { th { "formula" } td.formula { (info.formula) } }
+                tr { th { "meaning" } td { (info.english) } }
+                tr { th { "semantics" } td { (info.semantics) }}
+                @if let Some(f) = &p.spec_file { tr { th { "spec" } td { code { (f) } } } }
+            }
+            @for o in outcomes {
+                @if let Some(end) = o.ends.iter().find(|e| e.property == info.id) {
+                    @let recs: Vec<&VerdictRecord> = o.records.iter().filter(|r| r.property == info.id).collect();
+                    h3 {
+                        code { (o.name) } ": "
+                        @if o.not_audited { span.notaudited { "not audited" } }
+                        @else {
+                            span class=(class(status(end))) { (status(end).as_str()) }
+                            ", " (end.violations) " violation(s) in " (o.steps) " step(s)"
+                        }
+                    }
+                    @if !o.not_audited {
+                        p { "At the end: " (explain_end(end, info.semantics, cx.reset)) "." }
+                        (timeline(o.steps, &recs))
+                        @let violated: Vec<&&VerdictRecord> = recs.iter().filter(|r| r.verdict == Verdict::Violated).collect();
+                        @for r in violated.iter().take(MAX_WITNESSES) {
+                            (witness(p, o, r))
+                        }
+                        @if violated.len() > MAX_WITNESSES {
+                            p.note { (violated.len() - MAX_WITNESSES) " more violation(s) not shown here: see " code { "--format json" } " or " code { "--summary" } "." }
+                        }
+                    }
+                }
+            }
+            h3 { "Monitor automaton" }
+            p.meta {
+                "The minimized LTL3 monitor of the formula"
+                @if let Some(v) = &p.var { " (with " code { (v) } " free: every value gets its own copy)" }
+                ": each state is a residual formula with its verdict (⊥ violated, ⊤ satisfied, ? pending); "
+                "each step follows the edge whose condition the step's labels satisfy."
+            }
+            @match &drawing.svg {
+                Ok(svg) => div.monitor { (PreEscaped(svg)) },
+                Err(why) => p.note { "Monitor not drawn: " (why) "." },
+            }
+            @if let Some(dot) = &drawing.dot {
+                details { summary { "DOT source" } pre { (dot) } }
+            }
+        }
+    }
+}
+
+/// The verdicts of one property over the steps of one trace: a line from step 0 to the last
+/// step with a red tick per violation and a green one per satisfaction (tooltips give the step).
+fn timeline(steps: usize, recs: &[&VerdictRecord]) -> Markup {
+    let (left, right, height) = (40.0, 60.0, 34.0);
+    let span = TIMELINE_WIDTH - left - right;
+    let x = |step: usize| left + span * step as f64 / steps.max(1) as f64;
+    let label = |r: &VerdictRecord| match &r.value {
+        Some(v) => format!("step {}: {} for {v}", r.step, r.verdict),
+        None => format!("step {}: {}", r.step, r.verdict),
+    };
+    html! {
+        svg.timeline width=(TIMELINE_WIDTH) height=(height) viewBox=(format!("0 0 {TIMELINE_WIDTH} {height}")) role="img" {
+            title { "verdicts over the " (steps) " steps" }
+            line x1=(left) y1="14" x2=(left + span) y2="14" stroke="#bbb" stroke-width="6" {}
+            @for r in recs {
+                @let color = if r.verdict == Verdict::Violated { "#b00020" } else { "#1b7d2f" };
+                line x1=(x(r.step)) y1="4" x2=(x(r.step)) y2="24" stroke=(color) stroke-width="2" {
+                    title { (label(r)) }
+                }
+            }
+            text x=(left - 4.0) y="18" text-anchor="end" font-size="11" { "0" }
+            text x=(left + span + 4.0) y="18" font-size="11" { (steps) }
+            text x=(left) y="33" font-size="10" fill="#555" { "step" }
+        }
+    }
+}
+
+fn witness(p: &PropertyMeta, o: &TraceOutcome, r: &VerdictRecord) -> Markup {
+    html! {
+        details open {
+            summary {
+                span.violated { "violated" } " at step " (r.step)
+                @if let Some(v) = &r.value { " for " code { (v) } }
+                @if let Some(l) = o.line_of(r.step) { " (line " (l) ")" }
+            }
+            @if r.witness.is_empty() {
+                p { "Decided before the first step: no trace can satisfy the rule." }
+            } @else {
+                table {
+                    thead { tr { th { "step" } th { "text" } th { "labels" } th { "what is left to hold" } } }
+                    tbody {
+                        @for c in &r.witness {
+                            tr {
+                                td.num { (c.step) }
+                                td.text title=(shorten(&c.text, 2000)) { (shorten(&c.text, WITNESS_TEXT)) }
+                                td { (c.held.join(", ")) }
+                                td title=(c.residual) { (residual_english(&c.residual, &p.descriptions)) }
+                            }
+                        }
+                    }
+                }
+            }
+            @if let Some(rs) = &r.restarted_with {
+                p.meta { "Restarted with " code { (rs) } "." }
+            }
+        }
+    }
+}

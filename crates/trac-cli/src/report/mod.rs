@@ -1,0 +1,311 @@
+//! Audit reports: one [`Printer`] interface (a sink fed as the audit runs, in the manner of
+//! ripgrep's `grep-printer`) and one printer per output format:
+//!
+//! | format | printer | written |
+//! | --- | --- | --- |
+//! | `text` | [`text::Text`] | per trace, at its end (verdicts as reached for a streamed input) |
+//! | `text --summary` | [`summary::Summary`] | one line per trace and property, at the end |
+//! | `json` / `jsonl` | [`json::Json`] | at the end / per verdict and per trace end |
+//! | `sarif` | [`sarif::Sarif`] | one SARIF 2.1.0 log at the end |
+//! | `html` | [`html::Html`] | one self-contained page at the end |
+//!
+//! The audit loop (`crate::audit`) calls [`Printer::verdicts`] for the verdicts of each step,
+//! [`Printer::trace_end`] once per trace (session) when its end verdicts are known, and
+//! [`Printer::finish`] once after the last trace. Write errors (a closed pipe) are ignored by the
+//! streaming calls and returned by `finish`.
+
+pub(crate) mod html;
+pub(crate) mod json;
+pub(crate) mod progress;
+pub(crate) mod sarif;
+pub(crate) mod summary;
+pub(crate) mod text;
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::Arc;
+use trac_runtime::audit::{PropertyEnd, PropertyInfo, VerdictRecord};
+use trac_runtime::engine::TableCompiler;
+use trac_runtime::Verdict;
+use trac_spec::spec::{CheckedSpec, Semantics};
+use trac_spec::{Arena, Formula};
+
+/// What the audit of one trace (one session of a file) produced.
+pub(crate) struct TraceOutcome {
+    /// The trace's name in reports: the file as given (`<stdin>` for standard input), with
+    /// `#SESSION` for a session of a JSON Lines file.
+    pub name: String,
+    /// The file the trace was read from, as given (`<stdin>` for standard input).
+    pub file: String,
+    /// The input was standard input or a pipe (no file to point at).
+    pub stream: bool,
+    /// Steps read.
+    pub steps: usize,
+    /// The 1-based line of each step in `file` (`lines[k - 1]` for step `k`).
+    pub lines: Vec<usize>,
+    /// Every verdict reached, in step order.
+    pub records: Vec<VerdictRecord>,
+    /// Per property, its state at the end of the trace.
+    pub ends: Vec<PropertyEnd>,
+    /// The trace error that ended the audit early, or why the trace was not audited.
+    pub error: Option<String>,
+    /// The trace was read but nothing in it was understood (or it was empty).
+    pub not_audited: bool,
+    /// Verdicts were printed as they were reached (text output of a streamed input).
+    pub streamed: bool,
+}
+
+impl TraceOutcome {
+    /// An outcome with nothing recorded yet.
+    pub fn new(name: String, file: String, stream: bool, streamed: bool) -> TraceOutcome {
+        TraceOutcome {
+            name,
+            file,
+            stream,
+            steps: 0,
+            lines: Vec::new(),
+            records: Vec::new(),
+            ends: Vec::new(),
+            error: None,
+            not_audited: false,
+            streamed,
+        }
+    }
+
+    /// The line of `step` in the trace file, when known (steps are 1-based; step 0 has none).
+    pub fn line_of(&self, step: usize) -> Option<usize> {
+        step.checked_sub(1).and_then(|i| self.lines.get(i)).copied()
+    }
+}
+
+/// A property as the reports need it: its facts ([`PropertyInfo`]) and where it comes from.
+pub(crate) struct PropertyMeta {
+    /// Id, description, formula, English rendering, semantics.
+    pub info: PropertyInfo,
+    /// The spec file that declares it (`None` for a `--formula`).
+    pub spec_file: Option<String>,
+    /// Proposition descriptions of its spec (for plain-English residuals).
+    pub descriptions: HashMap<String, String>,
+    /// The `forall` variable, if parametric.
+    pub var: Option<String>,
+    /// The property's arena and formula body (for drawing its monitor).
+    pub arena: Arena,
+    /// The formula body, in `arena` (with `var` free).
+    pub formula: Formula,
+    /// LTL3 or LTLf.
+    pub semantics: Semantics,
+}
+
+/// Everything a printer knows besides the traces.
+pub(crate) struct Context {
+    /// The audited properties, in spec order.
+    pub props: Vec<PropertyMeta>,
+    /// TRAC_R (restart after a violation) is on.
+    pub reset: bool,
+    /// The engine's name (`compiled`, `progression`, ...).
+    pub engine: &'static str,
+    /// The spec files given.
+    pub specs: Vec<String>,
+    /// The compiler used to draw monitors (the audit's own, so tables are compiled once).
+    pub compiler: Option<Arc<dyn TableCompiler>>,
+}
+
+impl Context {
+    /// Builds the context from the checked specs, in the order the auditor lists properties.
+    pub fn new(
+        specs: &[CheckedSpec],
+        spec_files: &[String],
+        infos: Vec<PropertyInfo>,
+        reset: bool,
+        engine: &'static str,
+        compiler: Option<Arc<dyn TableCompiler>>,
+    ) -> Context {
+        let mut props = Vec::new();
+        let mut infos = infos.into_iter();
+        for (i, spec) in specs.iter().enumerate() {
+            let descriptions = spec.descriptions();
+            for p in &spec.properties {
+                let Some(info) = infos.next() else { break };
+                props.push(PropertyMeta {
+                    info,
+                    spec_file: spec_files.get(i).cloned(),
+                    descriptions: descriptions.clone(),
+                    var: p.var.clone(),
+                    arena: p.arena.clone(),
+                    formula: p.formula,
+                    semantics: p.decl.semantics,
+                });
+            }
+        }
+        Context {
+            props,
+            reset,
+            engine,
+            specs: spec_files.to_vec(),
+            compiler,
+        }
+    }
+
+    /// The properties' facts, in order.
+    pub fn infos(&self) -> Vec<PropertyInfo> {
+        self.props.iter().map(|p| p.info.clone()).collect()
+    }
+}
+
+/// A sink for an audit's results. See the [module docs](self) for when each method is called.
+pub(crate) trait Printer {
+    /// The verdicts reached at one step of trace `o` (not yet in `o.records`).
+    fn verdicts(&mut self, _out: &mut dyn Write, _o: &TraceOutcome, _recs: &[VerdictRecord]) {}
+
+    /// Trace `o` has ended: its records, end verdicts and error are final.
+    fn trace_end(&mut self, _out: &mut dyn Write, _o: &TraceOutcome) {}
+
+    /// Every trace has ended; `violations` is their total.
+    ///
+    /// # Errors
+    /// A write error.
+    fn finish(
+        &mut self,
+        out: &mut dyn Write,
+        outcomes: &[TraceOutcome],
+        violations: usize,
+    ) -> io::Result<()>;
+}
+
+/// The status a report shows for a property on a trace: violated if it was violated at least once
+/// (even when TRAC_R restarted it and it is pending again at the end), else its end verdict.
+pub(crate) fn status(end: &PropertyEnd) -> Verdict {
+    if end.violations > 0 {
+        Verdict::Violated
+    } else {
+        end.verdict
+    }
+}
+
+/// At most `max` characters of `s` (`max` ≥ 1), the last one `…` when `s` was cut; newlines and
+/// tabs become spaces. O(len(s)).
+pub(crate) fn shorten(s: &str, max: usize) -> String {
+    let flat = |c: char| if c.is_control() { ' ' } else { c };
+    if s.chars().count() <= max {
+        return s.chars().map(flat).collect();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).map(flat).collect();
+    out.push('…');
+    out
+}
+
+/// How long a step's text may be in text output and witnesses (the JSON output keeps it whole).
+pub(crate) const TEXT_WIDTH: usize = 100;
+
+/// In words, what a property's end-of-trace state means: its LTL3 verdict at the end (and why
+/// it may be pending after a violation) and its LTLf verdict (the trace read as a complete run).
+pub(crate) fn explain_end(end: &PropertyEnd, semantics: &str, reset: bool) -> String {
+    let at_end = match end.verdict {
+        Verdict::Satisfied => {
+            "satisfied for good (no continuation of the trace could violate it)".to_string()
+        }
+        Verdict::Violated if semantics == "ltlf" => {
+            "violated (the trace, read as a complete run, breaks it)".to_string()
+        }
+        Verdict::Violated => {
+            "violated for good (no continuation of the trace could satisfy it)".to_string()
+        }
+        Verdict::Pending if end.violations > 0 && reset => {
+            "undecided: after its last violation the rule started over, and no step since \
+             decided it (a longer trace could)"
+                .to_string()
+        }
+        Verdict::Pending => {
+            "undecided: no step decided it (a longer trace could still satisfy or violate it)"
+                .to_string()
+        }
+    };
+    if semantics == "ltlf" {
+        return at_end;
+    }
+    let ltlf = match end.ltlf {
+        Verdict::Satisfied => "satisfies it",
+        Verdict::Violated => "violates it",
+        Verdict::Pending => "leaves it open",
+    };
+    format!("{at_end}; if the run ends here (LTLf), the trace as a whole {ltlf}")
+}
+
+/// The residual formula `residual` (Spot syntax, as in witnesses) in plain English, with the
+/// property's proposition descriptions; the formula itself if it does not parse.
+pub(crate) fn residual_english(residual: &str, descriptions: &HashMap<String, String>) -> String {
+    match residual.trim() {
+        "false" => return "nothing can satisfy the rule any more: violated".into(),
+        "true" => return "the rule is satisfied whatever comes next".into(),
+        _ => {}
+    }
+    let mut arena = Arena::new();
+    match trac_spec::parse(&mut arena, residual) {
+        Ok(f) => format!(
+            "still to hold: {}",
+            trac_spec::english::render(&arena, f, descriptions)
+        ),
+        Err(_) => residual.to_string(),
+    }
+}
+
+/// A spec error as `error: file:line:column: message` lines, one per diagnostic (the uniform
+/// prefix of the command line's messages).
+pub(crate) fn diagnostics(e: &trac_spec::spec::SpecError) -> Vec<String> {
+    e.diagnostics
+        .iter()
+        .map(|d| format!("error: {d}"))
+        .collect()
+}
+
+/// A rendered error (`error: message` then a caret rendering) with `what: ` put after its
+/// `error: ` prefix: `error: --formula f1: message`.
+pub(crate) fn with_context(rendered: &str, what: &str) -> String {
+    match rendered.strip_prefix("error: ") {
+        Some(rest) => format!("error: {what}: {rest}"),
+        None => format!("error: {what}: {rendered}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shorten_keeps_short_texts_and_cuts_long_ones_at_a_char_boundary() {
+        assert_eq!(shorten("take knife", 20), "take knife");
+        let long = "é".repeat(50);
+        let s = shorten(&long, 10);
+        assert_eq!(s.chars().count(), 10);
+        assert!(s.ends_with('…'));
+        assert_eq!(shorten("a\nb", 10), "a b");
+    }
+
+    #[test]
+    fn residuals_read_in_english_with_descriptions() {
+        let mut d = HashMap::new();
+        d.insert(
+            "examine".to_string(),
+            "the agent examines the {item}".to_string(),
+        );
+        let e = residual_english("examine(\"yellow potato\")", &d);
+        assert!(e.contains("the agent examines the yellow potato"), "{e}");
+        assert!(residual_english("false", &d).contains("violated"));
+    }
+
+    #[test]
+    fn end_explanations_name_both_verdicts() {
+        let end = PropertyEnd {
+            property: "R1".into(),
+            verdict: Verdict::Pending,
+            violations: 1,
+            ltlf: Verdict::Violated,
+            instances: Vec::new(),
+        };
+        let e = explain_end(&end, "ltl3", true);
+        assert!(e.contains("started over"), "{e}");
+        assert!(e.contains("violates it"), "{e}");
+        let e = explain_end(&end, "ltl3", false);
+        assert!(!e.contains("started over"), "{e}");
+    }
+}

@@ -1,0 +1,149 @@
+//! The text report, for people: per trace and property its status, violation count and steps,
+//! what the end of the trace means for it in words, and a witness per verdict (long step texts
+//! shortened to [`TEXT_WIDTH`] characters).
+
+use super::{explain_end, shorten, status, Context, Printer, TraceOutcome, TEXT_WIDTH};
+use std::io::{self, Write};
+use trac_runtime::audit::{PropertyInfo, VerdictRecord};
+use trac_runtime::Verdict;
+
+/// The standard printer.
+pub(crate) struct Text {
+    props: Vec<PropertyInfo>,
+    reset: bool,
+}
+
+impl Text {
+    /// A text printer for the properties of `cx`.
+    pub fn new(cx: &Context) -> Text {
+        Text {
+            props: cx.infos(),
+            reset: cx.reset,
+        }
+    }
+}
+
+impl Printer for Text {
+    fn verdicts(&mut self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
+        if !o.streamed {
+            return;
+        }
+        for r in recs {
+            let _ = writeln!(out, "{}: {} {}", o.name, r.property, verdict_line(r));
+            print_witness(out, "", r);
+        }
+    }
+
+    fn trace_end(&mut self, out: &mut dyn Write, o: &TraceOutcome) {
+        print_trace(out, &self.props, self.reset, o);
+    }
+
+    fn finish(
+        &mut self,
+        out: &mut dyn Write,
+        outcomes: &[TraceOutcome],
+        violations: usize,
+    ) -> io::Result<()> {
+        writeln!(
+            out,
+            "{} violation(s) in {} trace(s)",
+            violations,
+            outcomes.len()
+        )
+    }
+}
+
+/// `violated at step 3 for knife; witness:`
+pub(crate) fn verdict_line(r: &VerdictRecord) -> String {
+    let value = r
+        .value
+        .as_ref()
+        .map(|v| format!(" for {v}"))
+        .unwrap_or_default();
+    format!("{} at step {}{}; witness:", r.verdict, r.step, value)
+}
+
+fn print_witness(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {
+    for c in &r.witness {
+        let held = if c.held.is_empty() {
+            String::new()
+        } else {
+            format!(" {{{}}}", c.held.join(", "))
+        };
+        let _ = writeln!(
+            out,
+            "{indent}   step {:>3}: {}{}  =>  {}",
+            c.step,
+            shorten(&c.text, TEXT_WIDTH),
+            held,
+            c.residual
+        );
+    }
+}
+
+/// One trace's block of the text report. Witnesses already printed as verdicts streamed are
+/// not repeated.
+fn print_trace(out: &mut dyn Write, props: &[PropertyInfo], reset: bool, o: &TraceOutcome) {
+    let width = props.iter().map(|p| p.id.len()).max().unwrap_or(0).max(10);
+    if o.steps == 0 {
+        if let Some(e) = &o.error {
+            // Nothing was read: the error is the whole story.
+            if o.not_audited {
+                // `NAME: not audited: why`
+                let _ = writeln!(out, "== {e}");
+            } else {
+                let _ = writeln!(out, "== {}: not audited: {e}", o.name);
+            }
+            return;
+        }
+    }
+    let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
+    for p in props {
+        let Some(end) = o.ends.iter().find(|e| e.property == p.id) else {
+            continue;
+        };
+        let recs: Vec<&VerdictRecord> = o.records.iter().filter(|r| r.property == p.id).collect();
+        let steps: Vec<String> = recs
+            .iter()
+            .filter(|r| r.verdict == Verdict::Violated)
+            .map(|r| match &r.value {
+                Some(v) => format!("{} ({v})", r.step),
+                None => r.step.to_string(),
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{:<width$} {:<9} {} violation(s){}{}",
+            p.id,
+            status(end).as_str(),
+            end.violations,
+            if steps.is_empty() { "" } else { " at steps " },
+            steps.join(", "),
+        );
+        if !p.description.is_empty() {
+            let _ = writeln!(out, "{:width$} rule:    {}", "", p.description);
+        }
+        let _ = writeln!(out, "{:width$} formula: {}", "", p.formula);
+        let _ = writeln!(out, "{:width$} meaning: {}", "", p.english);
+        let _ = writeln!(
+            out,
+            "{:width$} at end:  {}",
+            "",
+            explain_end(end, p.semantics, reset)
+        );
+        if o.streamed {
+            continue;
+        }
+        for r in &recs {
+            let _ = writeln!(out, "{:width$} {}", "", verdict_line(r));
+            print_witness(out, &" ".repeat(width), r);
+        }
+    }
+    if let Some(e) = &o.error {
+        if o.not_audited {
+            let _ = writeln!(out, "{e}");
+        } else {
+            let _ = writeln!(out, "stopped early: {e}");
+        }
+    }
+}

@@ -1,0 +1,499 @@
+//! End-to-end tests of the reports (issue 13): `--summary`, `--format sarif`, `--format html`,
+//! the progress bar, shortened step texts, the end-of-trace explanation, and first-use errors
+//! (several specs, near-miss quantifiers, `error:` prefixes, `--complete`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const SPEC: &str = "examples/specs/textworld.ron";
+const DEMO: &str = "examples/traces/textworld-demo.txt";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn trac_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_trac-cli"));
+    c.args(args).current_dir(root());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run trac")
+}
+
+fn trac(args: &[&str]) -> Output {
+    trac_env(args, &[])
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn temp_dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("trac-reports-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn temp_file(name: &str, content: &str) -> PathBuf {
+    let p = temp_dir().join(name);
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(content.as_bytes())
+        .unwrap();
+    p
+}
+
+/// The verdict objects (not the end objects) of a `--format jsonl` run.
+fn jsonl_verdicts(args: &[&str]) -> Vec<serde_json::Value> {
+    let mut a = args.to_vec();
+    a.extend(["--format", "jsonl"]);
+    let o = trac(&a);
+    stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("jsonl"))
+        .filter(|v| v.get("end").is_none())
+        .collect()
+}
+
+/// `(line, text)` of each step of a plain-text log: one step per non-empty line.
+fn text_steps(path: &Path) -> Vec<(usize, String)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| (i + 1, l.to_string()))
+        .collect()
+}
+
+#[test]
+fn summary_has_one_line_per_trace_and_property_agreeing_with_jsonl() {
+    let o = trac(&["audit", "--summary", "--spec", SPEC, DEMO, DEMO]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    let verdicts = jsonl_verdicts(&["audit", "--spec", SPEC, DEMO]);
+    let ids = ["R1", "R2", "R3", "R4"];
+    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with(DEMO)).collect();
+    assert_eq!(rows.len(), 2 * ids.len(), "{out}");
+    for id in ids {
+        let mine: Vec<&serde_json::Value> = verdicts
+            .iter()
+            .filter(|v| v["property"] == id && v["verdict"] == "violated")
+            .collect();
+        let first = mine[0]["step"].as_u64().unwrap();
+        for row in rows
+            .iter()
+            .filter(|r| r.split_whitespace().nth(1) == Some(id))
+        {
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            assert_eq!(cols[2], "violated", "{row}");
+            assert_eq!(cols[3], mine.len().to_string(), "{row}");
+            assert_eq!(cols[4..6], ["step", &first.to_string()], "{row}");
+        }
+    }
+    assert!(
+        out.lines().next().unwrap().contains("first violation"),
+        "{out}"
+    );
+    // Not a text format's companion to json.
+    let o = trac(&[
+        "audit",
+        "--summary",
+        "--format",
+        "json",
+        "--spec",
+        SPEC,
+        DEMO,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: --summary"), "{}", stderr(&o));
+}
+
+/// Checks the parts of the SARIF 2.1.0 schema a consumer relies on, beyond the types that
+/// `serde_sarif` checks: required fields, rule references, artifact indexes, 1-based lines.
+fn check_sarif(v: &serde_json::Value) {
+    let _: serde_sarif::sarif::Sarif =
+        serde_json::from_value(v.clone()).expect("the log deserializes as SARIF 2.1.0");
+    assert_eq!(v["version"], "2.1.0");
+    assert!(v["$schema"].as_str().unwrap().contains("sarif-2.1.0"));
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(run["tool"]["driver"]["name"], "trac");
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let artifacts = run["artifacts"].as_array().unwrap();
+    for r in rules {
+        assert!(r["id"].is_string());
+        assert!(!r["shortDescription"]["text"].as_str().unwrap().is_empty());
+    }
+    for res in run["results"].as_array().unwrap() {
+        let i = res["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(res["ruleId"], rules[i]["id"]);
+        assert!(["error", "warning", "note", "none"].contains(&res["level"].as_str().unwrap()));
+        assert!(!res["message"]["text"].as_str().unwrap().is_empty());
+        for loc in res["locations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(res["relatedLocations"].as_array().unwrap())
+        {
+            let a = &loc["physicalLocation"]["artifactLocation"];
+            let idx = a["index"].as_u64().unwrap() as usize;
+            assert_eq!(artifacts[idx]["location"]["uri"], a["uri"]);
+            if let Some(l) = loc["physicalLocation"].get("region") {
+                assert!(l["startLine"].as_u64().unwrap() >= 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn sarif_has_a_result_per_violation_at_its_steps_line() {
+    let o = trac(&["audit", "--format", "sarif", "--spec", SPEC, DEMO]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("SARIF is JSON");
+    check_sarif(&v);
+    let run = &v["runs"][0];
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(rules, ["R1", "R2", "R3", "R4"]);
+    let steps = text_steps(&root().join(DEMO));
+    let violations: Vec<serde_json::Value> = jsonl_verdicts(&["audit", "--spec", SPEC, DEMO])
+        .into_iter()
+        .filter(|v| v["verdict"] == "violated")
+        .collect();
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), violations.len());
+    for (res, viol) in results.iter().zip(&violations) {
+        assert_eq!(res["ruleId"], viol["property"]);
+        let step = viol["step"].as_u64().unwrap() as usize;
+        assert_eq!(res["properties"]["step"], step);
+        let loc = &res["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], DEMO);
+        assert_eq!(loc["region"]["startLine"], steps[step - 1].0);
+    }
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+}
+
+#[test]
+fn sarif_lines_follow_each_session_of_a_jsonl_file() {
+    // Two interleaved sessions, with a blank line: step k of a session is not line k.
+    let t = temp_file(
+        "sessions.jsonl",
+        "{\"session\": \"a\", \"labels\": [\"p\"]}\n\
+         {\"session\": \"b\", \"labels\": []}\n\
+         \n\
+         {\"session\": \"b\", \"labels\": [\"p\"]}\n\
+         {\"session\": \"a\", \"labels\": [\"p\"]}\n",
+    );
+    let o = trac(&[
+        "audit",
+        "--format",
+        "sarif",
+        "--formula",
+        "G !p",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    check_sarif(&v);
+    let mut got: Vec<(String, u64, u64)> = v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["properties"]["trace"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('#')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                r["properties"]["step"].as_u64().unwrap(),
+                r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                    .as_u64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    // a: steps 1 and 2 on lines 1 and 5; b: step 2 on line 4.
+    assert_eq!(
+        got,
+        [("a".into(), 1, 1), ("a".into(), 2, 5), ("b".into(), 2, 4)]
+    );
+}
+
+#[test]
+fn html_report_has_summary_timelines_witnesses_and_monitors() {
+    let out = temp_dir().join("report.html");
+    let o = trac(&[
+        "audit",
+        "--format",
+        "html",
+        "-o",
+        out.to_str().unwrap(),
+        "--spec",
+        SPEC,
+        DEMO,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "the report goes to -o");
+    let page = std::fs::read_to_string(&out).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    let violations: Vec<serde_json::Value> = jsonl_verdicts(&["audit", "--spec", SPEC, DEMO]);
+    for id in ["R1", "R2", "R3", "R4"] {
+        assert!(page.contains(&format!("id=\"property-{id}\"")), "{id}");
+    }
+    // One timeline per property and trace, one tick per verdict.
+    assert_eq!(page.matches("class=\"timeline\"").count(), 4);
+    // Each violation's witness: every step's text, and the residual in English.
+    for v in &violations {
+        for c in v["witness"].as_array().unwrap() {
+            let text = c["text"].as_str().unwrap();
+            assert!(page.contains(text), "witness text {text}");
+        }
+    }
+    assert!(
+        page.contains("the agent examines the yellow potato"),
+        "residual in English"
+    );
+    // The monitor: drawn by Graphviz, or a note saying why not; never both missing.
+    let drawn = page.matches("<div class=\"monitor\"><svg").count();
+    let not_drawn = page.matches("Monitor not drawn").count();
+    assert_eq!(drawn + not_drawn, 4, "drawn {drawn}, not drawn {not_drawn}");
+    if std::env::var("CI").as_deref() == Ok("true") {
+        assert_eq!(drawn, 4, "CI installs Graphviz (.ci/install-report)");
+    }
+    // No script, no external resource: a self-contained page.
+    assert!(!page.contains("<script"));
+    assert!(!page.contains("src=\"http"));
+}
+
+#[test]
+fn html_report_without_graphviz_says_so_and_the_audit_goes_on() {
+    let o = trac_env(
+        &["audit", "--format", "html", "--spec", SPEC, DEMO],
+        &[("TRAC_DOT", "/nonexistent/dot")],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert_eq!(page.matches("Monitor not drawn").count(), 4);
+    assert!(page.contains("install Graphviz"));
+    assert!(page.contains("DOT source"));
+}
+
+#[test]
+fn long_step_texts_are_shortened_in_text_output_but_whole_in_json() {
+    let long = format!("drop {}", "very ".repeat(200));
+    let t = temp_file("long.txt", &format!("look\n{long}\nlook\n"));
+    let o = trac(&["audit", "--spec", SPEC, t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = out.lines().find(|l| l.contains("step   2:")).expect(&out);
+    assert!(line.contains('…'), "{line}");
+    assert!(line.chars().count() < 200, "{line}");
+    let v = jsonl_verdicts(&["audit", "--spec", SPEC, t.to_str().unwrap()]);
+    let text = v[0]["witness"][0]["text"].as_str().unwrap();
+    assert_eq!(text, long.trim_end());
+}
+
+#[test]
+fn text_output_explains_the_end_of_trace_verdicts_in_words() {
+    let o = trac(&["audit", "--spec", SPEC, DEMO]);
+    let out = stdout(&o);
+    assert!(!out.contains("[at end:"), "{out}");
+    let ends: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("at end:"))
+        .collect();
+    assert_eq!(ends.len(), 4, "{out}");
+    for e in ends {
+        assert!(e.contains("started over"), "{e}");
+        assert!(e.contains("if the run ends here (LTLf)"), "{e}");
+    }
+    let o = trac(&["audit", "--no-reset", "--spec", SPEC, DEMO]);
+    assert!(stdout(&o).contains("violated for good"), "{}", stdout(&o));
+}
+
+#[test]
+fn a_progress_bar_only_on_a_terminal() {
+    // 1.2 MiB of steps: a large audit.
+    let line = format!(
+        "{{\"output\": \"{}\", \"labels\": [\"look\"]}}\n",
+        "x".repeat(100)
+    );
+    let t = temp_file("large.jsonl", &line.repeat(12_000));
+    let args = [
+        "audit",
+        "--summary",
+        "--formula",
+        "G(look -> X look)",
+        t.to_str().unwrap(),
+    ];
+    let o = trac(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("MiB"),
+        "no bar on a pipe: {}",
+        stderr(&o)
+    );
+    // On a terminal (`script` runs the command on a pseudo-terminal).
+    let have_script = Command::new("script").arg("--version").output().is_ok();
+    if !have_script {
+        assert_ne!(
+            std::env::var("CI").as_deref(),
+            Ok("true"),
+            "CI needs `script` (util-linux)"
+        );
+        println!("skipped: the terminal half (no `script` command)");
+        return;
+    }
+    let cmd = format!(
+        "'{}' {} 2>&1 >/dev/null",
+        env!("CARGO_BIN_EXE_trac-cli"),
+        args.iter()
+            .map(|a| format!("'{a}'"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    let tty = String::from_utf8_lossy(&o.stdout);
+    assert!(tty.contains("MiB"), "a bar on a terminal: {tty:?}");
+}
+
+#[test]
+fn colliding_property_ids_are_namespaced_by_spec_name() {
+    let spec = std::fs::read_to_string(root().join(SPEC)).unwrap();
+    let other = temp_file(
+        "other.ron",
+        &spec.replace("name: \"textworld\"", "name: \"kitchen\""),
+    );
+    let v = jsonl_verdicts(&[
+        "audit",
+        "--spec",
+        SPEC,
+        "--spec",
+        other.to_str().unwrap(),
+        DEMO,
+    ]);
+    let mut ids: Vec<&str> = v.iter().map(|v| v["property"].as_str().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(
+        ids,
+        [
+            "kitchen/R1",
+            "kitchen/R2",
+            "kitchen/R3",
+            "kitchen/R4",
+            "textworld/R1",
+            "textworld/R2",
+            "textworld/R3",
+            "textworld/R4"
+        ]
+    );
+    // Same spec name too: an error naming both files.
+    let same = temp_file("same.ron", &spec);
+    let o = trac(&[
+        "audit",
+        "--spec",
+        SPEC,
+        "--spec",
+        same.to_str().unwrap(),
+        DEMO,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    assert!(e.starts_with("error: property id `R1`"), "{e}");
+    assert!(
+        e.contains(SPEC) && e.contains(same.to_str().unwrap()),
+        "{e}"
+    );
+}
+
+#[test]
+fn near_miss_quantifiers_are_named_with_uniform_error_prefixes() {
+    let o = trac(&["audit", "--formula", "foral x: G take(x)", DEMO]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with(
+            "error: --formula f1: `foral` is not a quantifier: did you mean `forall x:`?"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    let o = trac(&["check", "forall x, y: G a(x)"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("one variable, not 2"), "{}", stderr(&o));
+    // In a spec: `error: FILE:LINE:COLUMN: ...`.
+    let spec = temp_file(
+        "near.ron",
+        "(\n  name: \"near\",\n  properties: [\n    (id: \"P\", formula: \"forall x, y: G a(x)\"),\n  ],\n)\n",
+    );
+    let o = trac(&["audit", "--spec", spec.to_str().unwrap(), DEMO]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let prefix = format!("error: {}:4:", spec.display());
+    assert!(e.starts_with(&prefix), "{e}");
+    assert!(e.contains("one variable, not 2"), "{e}");
+    // Every message line of a failed run starts with a known prefix (caret renderings aside).
+    for args in [
+        vec!["audit", "--spec", "/nonexistent.ron", DEMO],
+        vec!["audit", "--formula", "G(", DEMO],
+        vec!["compile", "--spec", spec.to_str().unwrap()],
+        vec!["audit", "--formula", "G a", "/nonexistent.txt"],
+    ] {
+        let o = trac(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        for l in stderr(&o)
+            .lines()
+            .filter(|l| !l.starts_with(' ') && !l.contains(" | "))
+        {
+            assert!(
+                ["error: ", "warning: ", "note: "]
+                    .iter()
+                    .any(|p| l.starts_with(p)),
+                "{args:?}: {l}"
+            );
+        }
+    }
+}
+
+#[test]
+fn complete_without_the_progression_engine_is_refused() {
+    for engine in [None, Some("compiled"), Some("cross-check")] {
+        let mut args = vec!["audit", "--complete", "--spec", SPEC, DEMO];
+        if let Some(e) = engine {
+            args.extend(["--engine", e]);
+        }
+        let o = trac(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).starts_with("error: --complete applies to --engine progression"));
+    }
+    let o = trac(&[
+        "audit",
+        "--complete",
+        "--engine",
+        "progression",
+        "--spec",
+        SPEC,
+        DEMO,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
