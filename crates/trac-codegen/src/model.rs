@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use syn::{Attribute, Ident, LitStr, Visibility};
-use trac_runtime::table::Table;
+use trac_core::table::Table;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::{CheckedSpec, Semantics, Spec};
 use trac_spec::ParseError;
@@ -65,7 +65,7 @@ pub struct Property {
     /// The compiled table of the body (`None` after an error: stub output).
     pub table: Option<Table>,
     /// For a parametric property, the tables of `φ[var:=c]` for the values `c` written in the
-    /// formula ([`trac_runtime::generated::special_values`]).
+    /// formula ([`trac_core::generated::special_values`]).
     pub specials: Vec<(String, Table)>,
 }
 
@@ -132,7 +132,8 @@ impl Errors {
 pub struct SpecOptions<'a> {
     /// The monitor type's name.
     pub type_name: &'a str,
-    /// Path of `trac-runtime` in the generated code (`::trac_runtime` when empty).
+    /// Path of `trac-core` in the generated code (`::trac_core` when empty; `::trac_runtime`,
+    /// which re-exports it, works too).
     pub krate: &'a str,
     /// The spec file's name, for the documentation.
     pub file: Option<&'a str>,
@@ -190,7 +191,7 @@ fn compile(
     let table = crate::compile_table(arena, f, semantics)?;
     let mut specials = Vec::new();
     if let Some(var) = var {
-        for c in trac_runtime::generated::special_values(table.prop_names(), var) {
+        for c in trac_core::generated::special_values(table.prop_names(), var) {
             let g = arena.instantiate(f, var, &c);
             let t = crate::compile_table(arena, g, semantics)
                 .map_err(|e| format!("the instance `{var} = {c}`: {e}"))?;
@@ -290,7 +291,7 @@ fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
 }
 
 fn default_krate() -> syn::Path {
-    syn::parse_quote!(::trac_runtime)
+    syn::parse_quote!(::trac_core)
 }
 
 /// Builds the model of macro input. On errors the model is still complete enough for stub

@@ -8,9 +8,11 @@
 //! - [`sat`]: satisfiability / validity of residuals (GPVW tableau, SCC emptiness) for complete
 //!   LTL3 and LTLf verdicts.
 //! - [`english`]: plain-English rendering.
+//! - [`compiler`]: [`compiler::TableCompiler`], how the engines ask for a compiled monitor table.
 //! - [`spec`]: spec files in RON (propositions, labeling rules, properties).
 #![deny(missing_docs)]
 
+pub mod compiler;
 pub mod english;
 pub mod formula;
 pub mod parser;

@@ -294,16 +294,7 @@ pub struct PropertyDecl {
     pub reset_on_satisfaction: bool,
 }
 
-/// How a property's verdict is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Semantics {
-    /// Three-valued LTL: satisfied / violated as soon as every infinite extension agrees,
-    /// inconclusive otherwise.
-    #[default]
-    Ltl3,
-    /// LTL on finite traces: the end of the trace is the end of the run.
-    Ltlf,
-}
+pub use trac_core::Semantics;
 
 /// A checked spec: every formula parsed, every atom accounted for.
 #[derive(Clone, Debug)]
