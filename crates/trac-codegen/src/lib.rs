@@ -63,7 +63,7 @@ use trac_core::table::Table;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::{CheckedSpec, Semantics};
 
-pub use model::{camel_ident, snake_ident, SpecOptions};
+pub use model::{camel_ident, snake_ident, GenerateError, SpecOptions};
 
 /// Compiles one property body into a minimized table.
 pub(crate) fn compile_table(
@@ -102,9 +102,12 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// `trac_monitor!(pub struct Name from "spec.ron")`, without the `include_bytes!`.
 ///
 /// # Errors
-/// A message naming the problems: names that do not make distinct Rust identifiers, a spec
-/// without propositions, a property that does not compile.
-pub fn generate_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<TokenStream, String> {
+/// A [`GenerateError`] naming the problems: names that do not make distinct Rust identifiers, a
+/// spec without propositions, a property that does not compile.
+pub fn generate_spec(
+    spec: &CheckedSpec,
+    opts: &SpecOptions<'_>,
+) -> Result<TokenStream, GenerateError> {
     let model = model::from_spec(spec, opts)?;
     Ok(emit::emit(&model))
 }

@@ -531,7 +531,11 @@ fn file_model(model: &mut Model, lit: &LitStr, errors: &mut Errors) {
 
 /// Fills `model` from a checked spec. Errors (as one message): names that do not make distinct
 /// Rust identifiers, a spec without propositions, a property that does not compile.
-fn spec_into(model: &mut Model, spec: &CheckedSpec, file: Option<&str>) -> Result<(), String> {
+fn spec_into(
+    model: &mut Model,
+    spec: &CheckedSpec,
+    file: Option<&str>,
+) -> Result<(), GenerateError> {
     let mut problems = Vec::new();
     let s = &spec.spec;
     if !s.description.is_empty() {
@@ -617,23 +621,46 @@ fn spec_into(model: &mut Model, spec: &CheckedSpec, file: Option<&str>) -> Resul
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("\n"))
+        Err(GenerateError::Spec(problems))
     }
+}
+
+/// Why no monitor could be generated for a spec ([`crate::generate_spec`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GenerateError {
+    /// The crate path given for the generated code does not parse as a Rust path.
+    #[error("bad crate path `{path}`: {message}")]
+    CratePath {
+        /// The path as given.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The type name given is not a Rust identifier.
+    #[error("`{0}` is not a type name")]
+    TypeName(String),
+    /// Problems of the spec, one message each: names that do not make distinct Rust
+    /// identifiers, a spec without propositions, a property that does not compile.
+    #[error("{}", .0.join("\n"))]
+    Spec(Vec<String>),
 }
 
 /// The model of a checked spec (for `cargo xtask codegen`).
 ///
 /// # Errors
-/// As one message: names that do not make distinct Rust identifiers, a spec without
-/// propositions, a property that does not compile.
-pub fn from_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<Model, String> {
+/// A [`GenerateError`]: names that do not make distinct Rust identifiers, a spec without
+/// propositions, a property that does not compile, a bad crate path or type name.
+pub fn from_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<Model, GenerateError> {
     let krate = if opts.krate.is_empty() {
         default_krate()
     } else {
-        syn::parse_str(opts.krate).map_err(|e| format!("bad crate path `{}`: {e}", opts.krate))?
+        syn::parse_str(opts.krate).map_err(|e| GenerateError::CratePath {
+            path: opts.krate.to_string(),
+            message: e.to_string(),
+        })?
     };
     let ident = syn::parse_str::<Ident>(opts.type_name)
-        .map_err(|_| format!("`{}` is not a type name", opts.type_name))?;
+        .map_err(|_| GenerateError::TypeName(opts.type_name.to_string()))?;
     let mut model = Model {
         attrs: Vec::new(),
         doc: Vec::new(),

@@ -47,6 +47,17 @@ impl Engine {
 
 pub use trac_spec::compiler::TableCompiler;
 
+/// Why a monitor of an engine could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The table compiler failed, with its message.
+    #[error("{0}")]
+    Compile(String),
+    /// The cross-check engine was asked for without a table compiler.
+    #[error("the cross-check engine needs a table compiler")]
+    NoCompiler,
+}
+
 /// A monitor of `table` under `policy` whose parametric instances show their residuals
 /// instantiated through the parser and printer ([`rename_residual`]).
 pub fn table_monitor(table: Arc<Table>, policy: ResetPolicy) -> TableMonitor {
@@ -95,7 +106,7 @@ impl EngineMonitor {
         policy: ResetPolicy,
         semantics: Semantics,
         compiler: Option<&dyn TableCompiler>,
-    ) -> Result<EngineMonitor, String> {
+    ) -> Result<EngineMonitor, EngineError> {
         let complete =
             || ProgressionMonitor::with_semantics(arena.clone(), formula, policy, true, semantics);
         Ok(match (engine, compiler) {
@@ -106,19 +117,21 @@ impl EngineMonitor {
                 EngineMonitor::Progression(Box::new(complete()))
             }
             (Engine::Compiled, Some(c)) => {
-                let table = c.compile(arena, formula, semantics)?;
+                let table = c
+                    .compile(arena, formula, semantics)
+                    .map_err(EngineError::Compile)?;
                 EngineMonitor::Table(table_monitor(table, policy))
             }
             (Engine::CrossCheck, Some(c)) => {
-                let table = c.compile(arena, formula, semantics)?;
+                let table = c
+                    .compile(arena, formula, semantics)
+                    .map_err(EngineError::Compile)?;
                 EngineMonitor::CrossCheck(Box::new(CrossCheckMonitor::new(
                     table_monitor(table, policy),
                     complete(),
                 )))
             }
-            (Engine::CrossCheck, None) => {
-                return Err("the cross-check engine needs a table compiler".into())
-            }
+            (Engine::CrossCheck, None) => return Err(EngineError::NoCompiler),
         })
     }
 
@@ -136,7 +149,7 @@ impl EngineMonitor {
         policy: ResetPolicy,
         semantics: Semantics,
         compiler: Option<&dyn TableCompiler>,
-    ) -> Result<EngineMonitor, String> {
+    ) -> Result<EngineMonitor, EngineError> {
         let mut m = EngineMonitor::new(engine, arena, formula, policy, semantics, compiler)?;
         let table = match &mut m {
             EngineMonitor::Table(t) => t,
@@ -168,7 +181,9 @@ impl EngineMonitor {
         for v in values {
             let mut a = arena.clone();
             let f = a.instantiate(formula, var, &v);
-            let t = compiler.compile(&a, f, semantics)?;
+            let t = compiler
+                .compile(&a, f, semantics)
+                .map_err(EngineError::Compile)?;
             shadows.push((v, table_monitor(t, policy)));
         }
         let plain = std::mem::replace(table, table_monitor(table.table().clone(), policy));

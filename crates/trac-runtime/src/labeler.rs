@@ -10,7 +10,10 @@
 use crate::trace::Event;
 use regex::Regex;
 use std::fmt;
-use trac_spec::spec::{words_tokens, CheckedSpec, Rule, RuleCompiler, Spec, SpecError, WordsToken};
+use trac_spec::spec::{
+    words_tokens, CheckedSpec, Rule, RuleCompiler, RuleError, Spec, SpecError, WordsError,
+    WordsToken,
+};
 
 /// A `Words` pattern compiled to a regex (the meaning of the labeling rule `Words`, see
 /// `trac_spec::spec`): pattern words joined by `\W+`, word boundaries at both ends, `{x}` a
@@ -28,8 +31,8 @@ impl WordsPattern {
     /// Compiles a `Words` pattern such as `"take {item...} from {place}"`.
     ///
     /// # Errors
-    /// A malformed pattern (see [`trac_spec::spec::words_tokens`]), as a message.
-    pub fn parse(pattern: &str) -> Result<WordsPattern, String> {
+    /// A malformed pattern (see [`trac_spec::spec::words_tokens`]).
+    pub fn parse(pattern: &str) -> Result<WordsPattern, WordsError> {
         let toks = words_tokens(pattern)?;
         let mut regex = String::from(r"\b");
         let mut placeholders = Vec::new();
@@ -66,7 +69,7 @@ impl WordsPattern {
 /// # Errors
 /// A malformed `Words` pattern (see [`WordsPattern::parse`]). The regex itself is not compiled
 /// here.
-pub fn leaf_regex(rule: &Rule, case_sensitive: bool) -> Option<Result<String, String>> {
+pub fn leaf_regex(rule: &Rule, case_sensitive: bool) -> Option<Result<String, WordsError>> {
     let flags = if case_sensitive { "" } else { "(?i)" };
     match rule {
         Rule::Words(w) => Some(WordsPattern::parse(w).map(|p| format!("{flags}{}", p.regex))),
@@ -81,9 +84,9 @@ pub fn leaf_regex(rule: &Rule, case_sensitive: bool) -> Option<Result<String, St
 pub struct RegexRules;
 
 impl RuleCompiler for RegexRules {
-    fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, String> {
+    fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, RuleError> {
         let src = leaf_regex(leaf, case_sensitive).unwrap_or_else(|| Ok(String::new()))?;
-        let re = Regex::new(&src).map_err(|e| format!("invalid regex: {}", one_line(&e)))?;
+        let re = Regex::new(&src).map_err(|e| RuleError::Regex(one_line(&e)))?;
         Ok(re.capture_names().flatten().map(str::to_string).collect())
     }
 }
@@ -186,18 +189,17 @@ impl RuleLabeler {
     /// labels must come from the trace).
     ///
     /// Errors: the first rule that does not compile (bad regex, malformed `Words` pattern).
-    /// [`Spec::check`] reports these and more, with positions in the spec file.
+    /// [`check_spec`] reports these and more, with positions in the spec file.
     pub fn new(spec: &Spec) -> Result<RuleLabeler, LabelerError> {
         let mut props = Vec::new();
         for p in &spec.propositions {
             let Some(rule) = &p.rule else { continue };
-            let rule =
-                compile(rule, p.param.as_deref(), spec.case_sensitive).map_err(|message| {
-                    LabelerError {
-                        proposition: p.name.clone(),
-                        message,
-                    }
-                })?;
+            let rule = compile(rule, p.param.as_deref(), spec.case_sensitive).map_err(|e| {
+                LabelerError {
+                    proposition: p.name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
             props.push(Prop {
                 name: p.name.clone(),
                 param: p.param.clone(),
@@ -264,8 +266,8 @@ fn normalize(v: &str, case_sensitive: bool) -> String {
     }
 }
 
-fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Compiled, String> {
-    let all = |v: &[Rule]| -> Result<Vec<Compiled>, String> {
+fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Compiled, RuleError> {
+    let all = |v: &[Rule]| -> Result<Vec<Compiled>, RuleError> {
         v.iter()
             .map(|r| compile(r, param, case_sensitive))
             .collect()
@@ -273,7 +275,7 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
     Ok(match rule {
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
-            let re = Regex::new(&src).map_err(|e| format!("invalid regex: {e}"))?;
+            let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
             let group = param
                 .filter(|p| re.capture_names().flatten().any(|n| n == *p))
                 .map(str::to_string);
@@ -347,6 +349,7 @@ mod tests {
         let e = RegexRules
             .leaf(&Rule::Regex("a[".into()), false)
             .unwrap_err();
-        assert_eq!(e, "invalid regex: unclosed character class");
+        assert_eq!(e, RuleError::Regex("unclosed character class".into()));
+        assert_eq!(e.to_string(), "invalid regex: unclosed character class");
     }
 }

@@ -158,12 +158,67 @@ pub enum WordsToken {
     Many(String),
 }
 
+/// A malformed `Words` pattern (byte offsets into the pattern).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WordsError {
+    /// A `{` without its `}`.
+    #[error("unclosed `{{` at byte {at} in Words pattern {pattern:?}")]
+    Unclosed {
+        /// Byte offset of the `{`.
+        at: usize,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A `}` without a `{`.
+    #[error("stray `}}` at byte {at} in Words pattern {pattern:?}")]
+    Stray {
+        /// Byte offset of the `}`.
+        at: usize,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A placeholder that is not `{name}` or `{name...}`.
+    #[error("invalid placeholder `{{{inner}}}` in Words pattern {pattern:?}: expected `{{name}}` or `{{name...}}`")]
+    Placeholder {
+        /// The text between the braces.
+        inner: String,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A placeholder used twice.
+    #[error("placeholder `{{{name}}}` appears twice in Words pattern {pattern:?}")]
+    Twice {
+        /// The placeholder's name.
+        name: String,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A pattern without any word or placeholder.
+    #[error("Words pattern {pattern:?} has no words")]
+    Empty {
+        /// The pattern.
+        pattern: String,
+    },
+}
+
+/// A labeling rule's leaf that does not compile (see [`RuleCompiler`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// A malformed `Words` pattern.
+    #[error(transparent)]
+    Words(#[from] WordsError),
+    /// A regex the regex engine rejects, with the engine's one-line message.
+    #[error("invalid regex: {0}")]
+    Regex(String),
+}
+
 /// The tokens of a `Words` pattern such as `"take {item...} from {place}"`.
 ///
 /// # Errors
-/// A message: an unclosed `{` or a stray `}` (with its byte offset), a placeholder name that is
-/// not an identifier, a placeholder used twice, a pattern without any word or placeholder.
-pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, String> {
+/// A [`WordsError`]: an unclosed `{` or a stray `}` (with its byte offset), a placeholder name
+/// that is not an identifier, a placeholder used twice, a pattern without any word or
+/// placeholder.
+pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, WordsError> {
     let mut toks = Vec::new();
     let mut chars = pattern.char_indices().peekable();
     let mut word = String::new();
@@ -186,9 +241,10 @@ pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, String> {
                 inner.push(d);
             }
             if !closed {
-                return Err(format!(
-                    "unclosed `{{` at byte {i} in Words pattern {pattern:?}"
-                ));
+                return Err(WordsError::Unclosed {
+                    at: i,
+                    pattern: pattern.to_string(),
+                });
             }
             let inner = inner.trim();
             let (name, many) = match inner.strip_suffix("...") {
@@ -196,9 +252,10 @@ pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, String> {
                 None => (inner, false),
             };
             if !is_identifier(name) {
-                return Err(format!(
-                        "invalid placeholder `{{{inner}}}` in Words pattern {pattern:?}: expected `{{name}}` or `{{name...}}`"
-                    ));
+                return Err(WordsError::Placeholder {
+                    inner: inner.to_string(),
+                    pattern: pattern.to_string(),
+                });
             }
             toks.push(if many {
                 WordsToken::Many(name.to_string())
@@ -206,24 +263,28 @@ pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, String> {
                 WordsToken::One(name.to_string())
             });
         } else if c == '}' {
-            return Err(format!(
-                "stray `}}` at byte {i} in Words pattern {pattern:?}"
-            ));
+            return Err(WordsError::Stray {
+                at: i,
+                pattern: pattern.to_string(),
+            });
         }
     }
     if !word.is_empty() {
         toks.push(WordsToken::Word(word));
     }
     if toks.is_empty() {
-        return Err(format!("Words pattern {pattern:?} has no words"));
+        return Err(WordsError::Empty {
+            pattern: pattern.to_string(),
+        });
     }
     let mut placeholders: Vec<&str> = Vec::new();
     for t in &toks {
         if let WordsToken::One(name) | WordsToken::Many(name) = t {
             if placeholders.contains(&name.as_str()) {
-                return Err(format!(
-                    "placeholder `{{{name}}}` appears twice in Words pattern {pattern:?}"
-                ));
+                return Err(WordsError::Twice {
+                    name: name.to_string(),
+                    pattern: pattern.to_string(),
+                });
             }
             placeholders.push(name);
         }
@@ -235,7 +296,7 @@ pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, String> {
 ///
 /// # Errors
 /// As [`words_tokens`].
-pub fn words_placeholders(pattern: &str) -> Result<Vec<String>, String> {
+pub fn words_placeholders(pattern: &str) -> Result<Vec<String>, WordsError> {
     Ok(words_tokens(pattern)?
         .into_iter()
         .filter_map(|t| match t {
@@ -253,8 +314,8 @@ pub trait RuleCompiler {
     /// returns the names of the parameters it captures.
     ///
     /// # Errors
-    /// A message saying what is wrong with the leaf (it is prefixed by the proposition's name).
-    fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, String>;
+    /// What is wrong with the leaf (reported after the proposition's name).
+    fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, RuleError>;
 }
 
 /// The checks [`Spec::check`] makes without a regex engine: `Words` patterns fully
@@ -264,9 +325,9 @@ pub trait RuleCompiler {
 pub struct SyntaxRules;
 
 impl RuleCompiler for SyntaxRules {
-    fn leaf(&self, leaf: &Rule, _case_sensitive: bool) -> Result<Vec<String>, String> {
+    fn leaf(&self, leaf: &Rule, _case_sensitive: bool) -> Result<Vec<String>, RuleError> {
         match leaf {
-            Rule::Words(w) => words_placeholders(w),
+            Rule::Words(w) => Ok(words_placeholders(w)?),
             Rule::Regex(r) => Ok(["(?P<", "(?<"]
                 .iter()
                 .flat_map(|open| r.match_indices(open).map(|(i, _)| &r[i + open.len()..]))
