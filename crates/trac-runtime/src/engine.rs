@@ -7,6 +7,7 @@
 //! on `trac-core`'s table format), so the compiler is passed in, e.g.
 //! `trac_compile::Compiler::shared()`.
 
+use crate::generated::special_values;
 use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
@@ -159,24 +160,8 @@ impl EngineMonitor {
         let Some(compiler) = compiler else {
             return Ok(m);
         };
-        let atoms: Vec<_> = arena
-            .atoms(formula)
-            .into_iter()
-            .map(|s| arena.sym_parts(s).clone())
-            .collect();
-        let bases: Vec<&str> = atoms
-            .iter()
-            .filter(|p| p.arg.as_deref() == Some(var))
-            .map(|p| p.base.as_str())
-            .collect();
-        let mut values: Vec<String> = atoms
-            .iter()
-            .filter(|p| bases.contains(&p.base.as_str()))
-            .filter_map(|p| p.arg.clone())
-            .filter(|a| a != var)
-            .collect();
-        values.sort();
-        values.dedup();
+        let atoms = arena.atoms(formula);
+        let values = special_values(atoms.iter().map(|&s| arena.sym_name(s)), var);
         let mut shadows = Vec::new();
         for v in values {
             let mut a = arena.clone();
