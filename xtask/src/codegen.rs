@@ -67,7 +67,7 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         let type_name = camel_ident(&stem);
         let opts = SpecOptions {
             type_name: &type_name,
-            krate: "::trac_runtime",
+            krate: "::trac_core",
             file: Some(&rel),
         };
         let tokens = generate_spec(&spec, &opts).map_err(|e| format!("{rel}: {e}"))?;

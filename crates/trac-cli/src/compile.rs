@@ -183,15 +183,16 @@ pub fn run(args: &CompileArgs) -> ExitCode {
     // (name, arena, formula, semantics)
     let mut jobs: Vec<(String, Arena, Formula, Semantics)> = Vec::new();
     if let Some(path) = &args.spec {
-        let checked = match Spec::from_path(path).and_then(|s| s.check()) {
-            Ok(c) => c,
-            Err(e) => {
-                for line in crate::report::diagnostics(&e) {
-                    eprintln!("{line}");
+        let checked =
+            match Spec::from_path(path).and_then(|s| trac_runtime::labeler::check_spec(&s)) {
+                Ok(c) => c,
+                Err(e) => {
+                    for line in crate::report::diagnostics(&e) {
+                        eprintln!("{line}");
+                    }
+                    return ExitCode::from(2);
                 }
-                return ExitCode::from(2);
-            }
-        };
+            };
         for p in checked.properties {
             let sem = args.semantics.map_or(p.decl.semantics, Semantics::from);
             jobs.push((p.decl.id.clone(), p.arena, p.formula, sem));

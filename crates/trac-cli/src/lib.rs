@@ -170,7 +170,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     let mut specs = Vec::new();
     let mut errors = Vec::new();
     for path in &args.specs {
-        match Spec::from_path(path).and_then(|s| s.check()) {
+        match Spec::from_path(path).and_then(|s| trac_runtime::labeler::check_spec(&s)) {
             Ok(c) => specs.push(c),
             Err(e) => errors.extend(report::diagnostics(&e)),
         }
@@ -204,7 +204,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
                 properties,
                 ..Default::default()
             };
-            match spec.check() {
+            match trac_runtime::labeler::check_spec(&spec) {
                 Ok(c) => {
                     warn_unknown_atoms(&specs, &c);
                     specs.push(c)

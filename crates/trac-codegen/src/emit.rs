@@ -3,7 +3,7 @@
 use crate::model::{Model, Property};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
-use trac_runtime::table::Table;
+use trac_core::table::Table;
 use trac_spec::formula::AtomName;
 use trac_spec::spec::Semantics;
 
@@ -674,7 +674,7 @@ pub fn emit(model: &Model) -> TokenStream {
 
             /// For each property, in property order: the tables of its instances for the values
             /// written in its formula (`(value, table)`; see
-            /// `trac_runtime::generated::ParamTableMonitor::with_specials`), `static`.
+            /// `trac_core::generated::ParamTableMonitor::with_specials`), `static`.
             pub fn special_tables() -> [&'static [(&'static str, &'static #k::generated::StaticTable)]; #n_lit] {
                 #specials_body
             }

@@ -4,7 +4,7 @@
 //! It works on [`proc_macro2::TokenStream`]s, so it is an ordinary library (unit-testable, and
 //! the xtask calls the same code), as `logos-codegen` is for `logos-derive`. Every property is
 //! compiled by [`trac_compile::compile`] at expansion time into a monitor [`Table`], emitted as
-//! `static` arrays that [`trac_runtime::table::TableMonitor`] runs: no parsing and no automaton
+//! `static` arrays that [`trac_core::table::TableMonitor`] runs: no parsing and no automaton
 //! construction at run time.
 //!
 //! # Input
@@ -25,12 +25,13 @@
 //! }
 //! trac_monitor!(pub struct TextWorld from "specs/textworld.ron");   // relative to CARGO_MANIFEST_DIR
 //! ```
-//! `#[trac(crate = "::trac::runtime")]` on the struct changes the path of `trac-runtime` in the
-//! generated code (default `::trac_runtime`).
+//! Generated code names only `trac-core` (no parser, no I/O). `#[trac(crate = "::trac::core")]`
+//! on the struct changes its path in the generated code (default `::trac_core`; `::trac_runtime`,
+//! which re-exports what generated code names, works too).
 //!
 //! # Output (for `Delivery`)
 //! - `DeliveryValuation`: one `pub` field per proposition, `bool`, or
-//!   [`Values<'a>`](trac_runtime::generated::Values) for a parametric one (the values for which it
+//!   [`Values<'a>`](trac_core::generated::Values) for a parametric one (the values for which it
 //!   holds; the valuation then has a lifetime). `from_labels(&LabelSet)` builds it from labels.
 //! - `DeliveryVerdicts`: one `pub Option<Verdict>` per property, the verdict reached at a step.
 //! - `Delivery`: the monitor. `new()` (TRAC_R) / `with_reset(bool)`, `step(&Valuation) ->
@@ -38,9 +39,9 @@
 //!   `step_labels(&StepInput)` (with witnesses), `verdicts()`, `residuals() -> [&'static str; N]`,
 //!   `ltlf()`, `initial()`, `reset()`, `tables()` (the `static` tables), the constants
 //!   `PROPERTIES`, `FORMULAS`, `PROPOSITIONS`, and one accessor per property (`p2_before_p1()`,
-//!   `p2_before_p1_mut()`) returning its [`StaticTableMonitor`](trac_runtime::generated::StaticTableMonitor),
-//!   which implements [`Monitor`](trac_runtime::Monitor), or for a `forall` property its
-//!   [`ParamTableMonitor`](trac_runtime::generated::ParamTableMonitor) (one table, one state per
+//!   `p2_before_p1_mut()`) returning its [`StaticTableMonitor`](trac_core::generated::StaticTableMonitor),
+//!   which implements [`Monitor`](trac_core::Monitor), or for a `forall` property its
+//!   [`ParamTableMonitor`](trac_core::generated::ParamTableMonitor) (one table, one state per
 //!   value). A monitor with exactly one non-parametric property implements `Monitor` itself.
 //!
 //! # Errors
@@ -58,11 +59,11 @@ pub mod model;
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use trac_runtime::table::Table;
+use trac_core::table::Table;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::{CheckedSpec, Semantics};
 
-pub use model::{camel_ident, snake_ident, SpecOptions};
+pub use model::{camel_ident, snake_ident, GenerateError, SpecOptions};
 
 /// Compiles one property body into a minimized table.
 pub(crate) fn compile_table(
@@ -101,9 +102,12 @@ pub fn expand(input: TokenStream) -> TokenStream {
 /// `trac_monitor!(pub struct Name from "spec.ron")`, without the `include_bytes!`.
 ///
 /// # Errors
-/// A message naming the problems: names that do not make distinct Rust identifiers, a spec
-/// without propositions, a property that does not compile.
-pub fn generate_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<TokenStream, String> {
+/// A [`GenerateError`] naming the problems: names that do not make distinct Rust identifiers, a
+/// spec without propositions, a property that does not compile.
+pub fn generate_spec(
+    spec: &CheckedSpec,
+    opts: &SpecOptions<'_>,
+) -> Result<TokenStream, GenerateError> {
     let model = model::from_spec(spec, opts)?;
     Ok(emit::emit(&model))
 }

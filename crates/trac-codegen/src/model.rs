@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use syn::{Attribute, Ident, LitStr, Visibility};
-use trac_runtime::table::Table;
+use trac_core::table::Table;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::{CheckedSpec, Semantics, Spec};
 use trac_spec::ParseError;
@@ -65,7 +65,7 @@ pub struct Property {
     /// The compiled table of the body (`None` after an error: stub output).
     pub table: Option<Table>,
     /// For a parametric property, the tables of `φ[var:=c]` for the values `c` written in the
-    /// formula ([`trac_runtime::generated::special_values`]).
+    /// formula ([`trac_core::generated::special_values`]).
     pub specials: Vec<(String, Table)>,
 }
 
@@ -132,7 +132,8 @@ impl Errors {
 pub struct SpecOptions<'a> {
     /// The monitor type's name.
     pub type_name: &'a str,
-    /// Path of `trac-runtime` in the generated code (`::trac_runtime` when empty).
+    /// Path of `trac-core` in the generated code (`::trac_core` when empty; `::trac_runtime`,
+    /// which re-exports it, works too).
     pub krate: &'a str,
     /// The spec file's name, for the documentation.
     pub file: Option<&'a str>,
@@ -190,7 +191,7 @@ fn compile(
     let table = crate::compile_table(arena, f, semantics)?;
     let mut specials = Vec::new();
     if let Some(var) = var {
-        for c in trac_runtime::generated::special_values(table.prop_names(), var) {
+        for c in trac_core::generated::special_values(table.prop_names(), var) {
             let g = arena.instantiate(f, var, &c);
             let t = crate::compile_table(arena, g, semantics)
                 .map_err(|e| format!("the instance `{var} = {c}`: {e}"))?;
@@ -290,7 +291,7 @@ fn doc_lines(attrs: &[Attribute]) -> Vec<String> {
 }
 
 fn default_krate() -> syn::Path {
-    syn::parse_quote!(::trac_runtime)
+    syn::parse_quote!(::trac_core)
 }
 
 /// Builds the model of macro input. On errors the model is still complete enough for stub
@@ -530,7 +531,11 @@ fn file_model(model: &mut Model, lit: &LitStr, errors: &mut Errors) {
 
 /// Fills `model` from a checked spec. Errors (as one message): names that do not make distinct
 /// Rust identifiers, a spec without propositions, a property that does not compile.
-fn spec_into(model: &mut Model, spec: &CheckedSpec, file: Option<&str>) -> Result<(), String> {
+fn spec_into(
+    model: &mut Model,
+    spec: &CheckedSpec,
+    file: Option<&str>,
+) -> Result<(), GenerateError> {
     let mut problems = Vec::new();
     let s = &spec.spec;
     if !s.description.is_empty() {
@@ -616,23 +621,46 @@ fn spec_into(model: &mut Model, spec: &CheckedSpec, file: Option<&str>) -> Resul
     if problems.is_empty() {
         Ok(())
     } else {
-        Err(problems.join("\n"))
+        Err(GenerateError::Spec(problems))
     }
+}
+
+/// Why no monitor could be generated for a spec ([`crate::generate_spec`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum GenerateError {
+    /// The crate path given for the generated code does not parse as a Rust path.
+    #[error("bad crate path `{path}`: {message}")]
+    CratePath {
+        /// The path as given.
+        path: String,
+        /// The parser's message.
+        message: String,
+    },
+    /// The type name given is not a Rust identifier.
+    #[error("`{0}` is not a type name")]
+    TypeName(String),
+    /// Problems of the spec, one message each: names that do not make distinct Rust
+    /// identifiers, a spec without propositions, a property that does not compile.
+    #[error("{}", .0.join("\n"))]
+    Spec(Vec<String>),
 }
 
 /// The model of a checked spec (for `cargo xtask codegen`).
 ///
 /// # Errors
-/// As one message: names that do not make distinct Rust identifiers, a spec without
-/// propositions, a property that does not compile.
-pub fn from_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<Model, String> {
+/// A [`GenerateError`]: names that do not make distinct Rust identifiers, a spec without
+/// propositions, a property that does not compile, a bad crate path or type name.
+pub fn from_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<Model, GenerateError> {
     let krate = if opts.krate.is_empty() {
         default_krate()
     } else {
-        syn::parse_str(opts.krate).map_err(|e| format!("bad crate path `{}`: {e}", opts.krate))?
+        syn::parse_str(opts.krate).map_err(|e| GenerateError::CratePath {
+            path: opts.krate.to_string(),
+            message: e.to_string(),
+        })?
     };
     let ident = syn::parse_str::<Ident>(opts.type_name)
-        .map_err(|_| format!("`{}` is not a type name", opts.type_name))?;
+        .map_err(|_| GenerateError::TypeName(opts.type_name.to_string()))?;
     let mut model = Model {
         attrs: Vec::new(),
         doc: Vec::new(),

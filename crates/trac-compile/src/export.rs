@@ -3,7 +3,7 @@
 use crate::dd::{Dd, Ref};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
-use trac_runtime::table::{Table, LEAF, SATISFIED, VIOLATED};
+use trac_core::table::{Table, LEAF, SATISFIED, VIOLATED};
 
 fn verdict_name(state: u32) -> &'static str {
     match state {

@@ -1,5 +1,5 @@
 //! `trac-compile`: compiles a property into a deterministic monitor automaton with **complete**
-//! verdicts, minimized, as a [`Table`] that [`trac_runtime::table::TableMonitor`] runs.
+//! verdicts, minimized, as a [`Table`] that [`trac_core::table::TableMonitor`] runs.
 //!
 //! A monitor is complete when it reports ⊥ as soon as no continuation of the trace can satisfy
 //! the property and ⊤ as soon as no continuation can violate it: the LTL3 semantics of Bauer,
@@ -47,7 +47,7 @@ use dd::{Dd, Ref};
 use petgraph::graph::DiGraph;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use trac_runtime::table::{Table, TableParts, LEAF};
+use trac_core::table::{Table, TableParts, LEAF};
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::progress::{eval_empty, validate};
 use trac_spec::sat::SatChecker;
@@ -703,7 +703,7 @@ pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Mon
     }
 }
 
-/// A [`trac_runtime::engine::TableCompiler`] backed by [`compile`], caching tables by formula
+/// A [`trac_spec::compiler::TableCompiler`] backed by [`compile`], caching tables by formula
 /// text and semantics (parametric instances share their template's table anyway).
 #[derive(Debug, Default)]
 pub struct Compiler {
@@ -716,13 +716,13 @@ impl Compiler {
         Compiler::default()
     }
 
-    /// A shared compiler, to put in [`trac_runtime::audit::AuditOptions::compiler`].
-    pub fn shared() -> Arc<dyn trac_runtime::engine::TableCompiler> {
+    /// A shared compiler, to put in `trac_runtime::audit::AuditOptions::compiler`.
+    pub fn shared() -> Arc<dyn trac_spec::compiler::TableCompiler> {
         Arc::new(Compiler::new())
     }
 }
 
-impl trac_runtime::engine::TableCompiler for Compiler {
+impl trac_spec::compiler::TableCompiler for Compiler {
     fn compile(
         &self,
         arena: &Arena,

@@ -3,10 +3,11 @@
 //!
 //! Every engine implements [`Monitor`] with the same TRAC / TRAC_R semantics, witnesses and LTLf
 //! verdict, so the audit loop can run any of them ([`EngineMonitor`]). The compiled engine needs a
-//! [`TableCompiler`]: `trac-runtime` does not depend on the compiler (`trac-compile` depends on
-//! this crate for the table format), so the compiler is passed in, e.g.
+//! [`TableCompiler`]: `trac-runtime` does not depend on the compiler (both depend on the trait and
+//! on `trac-core`'s table format), so the compiler is passed in, e.g.
 //! `trac_compile::Compiler::shared()`.
 
+use crate::generated::special_values;
 use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
@@ -45,18 +46,38 @@ impl Engine {
     }
 }
 
-/// Compiles a property into a [`Table`] (implemented by `trac_compile::Compiler`).
-pub trait TableCompiler: Send + Sync + fmt::Debug {
-    /// The table of `formula` (a handle in `arena`) with verdicts of `semantics`.
-    ///
-    /// # Errors
-    /// A message if the formula cannot be compiled.
-    fn compile(
-        &self,
-        arena: &Arena,
-        formula: Formula,
-        semantics: Semantics,
-    ) -> Result<Arc<Table>, String>;
+pub use trac_spec::compiler::TableCompiler;
+
+/// Why a monitor of an engine could not be built.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The table compiler failed, with its message.
+    #[error("{0}")]
+    Compile(String),
+    /// The cross-check engine was asked for without a table compiler.
+    #[error("the cross-check engine needs a table compiler")]
+    NoCompiler,
+}
+
+/// A monitor of `table` under `policy` whose parametric instances show their residuals
+/// instantiated through the parser and printer ([`rename_residual`]).
+pub fn table_monitor(table: Arc<Table>, policy: ResetPolicy) -> TableMonitor {
+    TableMonitor::new(table, policy).with_renamer(rename_residual)
+}
+
+/// A residual formula (Spot syntax) with `var` instantiated by `value`: parsed, instantiated
+/// ([`Arena::instantiate`], which normalizes) and printed; when the string does not parse,
+/// every `(var)` of the text becomes `(value)`. The [`crate::table::RenameResidual`] of the
+/// runtime's table monitors.
+pub fn rename_residual(r: &str, var: &str, value: &str) -> String {
+    let mut arena = Arena::new();
+    match trac_spec::parse(&mut arena, r) {
+        Ok(f) => {
+            let g = arena.instantiate(f, var, value);
+            trac_spec::print(&arena, g)
+        }
+        Err(_) => crate::table::rename_residual_text(r, var, value),
+    }
 }
 
 /// A monitor of any engine.
@@ -86,7 +107,7 @@ impl EngineMonitor {
         policy: ResetPolicy,
         semantics: Semantics,
         compiler: Option<&dyn TableCompiler>,
-    ) -> Result<EngineMonitor, String> {
+    ) -> Result<EngineMonitor, EngineError> {
         let complete =
             || ProgressionMonitor::with_semantics(arena.clone(), formula, policy, true, semantics);
         Ok(match (engine, compiler) {
@@ -97,19 +118,21 @@ impl EngineMonitor {
                 EngineMonitor::Progression(Box::new(complete()))
             }
             (Engine::Compiled, Some(c)) => {
-                let table = c.compile(arena, formula, semantics)?;
-                EngineMonitor::Table(TableMonitor::new(table, policy))
+                let table = c
+                    .compile(arena, formula, semantics)
+                    .map_err(EngineError::Compile)?;
+                EngineMonitor::Table(table_monitor(table, policy))
             }
             (Engine::CrossCheck, Some(c)) => {
-                let table = c.compile(arena, formula, semantics)?;
+                let table = c
+                    .compile(arena, formula, semantics)
+                    .map_err(EngineError::Compile)?;
                 EngineMonitor::CrossCheck(Box::new(CrossCheckMonitor::new(
-                    TableMonitor::new(table, policy),
+                    table_monitor(table, policy),
                     complete(),
                 )))
             }
-            (Engine::CrossCheck, None) => {
-                return Err("the cross-check engine needs a table compiler".into())
-            }
+            (Engine::CrossCheck, None) => return Err(EngineError::NoCompiler),
         })
     }
 
@@ -127,7 +150,7 @@ impl EngineMonitor {
         policy: ResetPolicy,
         semantics: Semantics,
         compiler: Option<&dyn TableCompiler>,
-    ) -> Result<EngineMonitor, String> {
+    ) -> Result<EngineMonitor, EngineError> {
         let mut m = EngineMonitor::new(engine, arena, formula, policy, semantics, compiler)?;
         let table = match &mut m {
             EngineMonitor::Table(t) => t,
@@ -137,32 +160,18 @@ impl EngineMonitor {
         let Some(compiler) = compiler else {
             return Ok(m);
         };
-        let atoms: Vec<_> = arena
-            .atoms(formula)
-            .into_iter()
-            .map(|s| arena.sym_parts(s).clone())
-            .collect();
-        let bases: Vec<&str> = atoms
-            .iter()
-            .filter(|p| p.arg.as_deref() == Some(var))
-            .map(|p| p.base.as_str())
-            .collect();
-        let mut values: Vec<String> = atoms
-            .iter()
-            .filter(|p| bases.contains(&p.base.as_str()))
-            .filter_map(|p| p.arg.clone())
-            .filter(|a| a != var)
-            .collect();
-        values.sort();
-        values.dedup();
+        let atoms = arena.atoms(formula);
+        let values = special_values(atoms.iter().map(|&s| arena.sym_name(s)), var);
         let mut shadows = Vec::new();
         for v in values {
             let mut a = arena.clone();
             let f = a.instantiate(formula, var, &v);
-            let t = compiler.compile(&a, f, semantics)?;
-            shadows.push((v, TableMonitor::new(t, policy)));
+            let t = compiler
+                .compile(&a, f, semantics)
+                .map_err(EngineError::Compile)?;
+            shadows.push((v, table_monitor(t, policy)));
         }
-        let plain = std::mem::replace(table, TableMonitor::new(table.table().clone(), policy));
+        let plain = std::mem::replace(table, table_monitor(table.table().clone(), policy));
         *table = plain.with_shadows(shadows);
         Ok(m)
     }
@@ -246,20 +255,6 @@ impl Instantiate for EngineMonitor {
             EngineMonitor::Table(m) => m.unseen_ltlf(seen),
             EngineMonitor::CrossCheck(m) => m.compiled.unseen_ltlf(seen),
         }
-    }
-}
-
-impl Instantiate for TableMonitor {
-    fn instantiate(&self, var: &str, value: &str) -> Self {
-        TableMonitor::instantiate(self, var, value)
-    }
-
-    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
-        TableMonitor::unseen_verdict(self, seen)
-    }
-
-    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
-        TableMonitor::unseen_ltlf(self, seen)
     }
 }
 

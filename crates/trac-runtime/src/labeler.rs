@@ -10,7 +10,108 @@
 use crate::trace::Event;
 use regex::Regex;
 use std::fmt;
-use trac_spec::spec::{Rule, Spec};
+use trac_spec::spec::{
+    words_tokens, CheckedSpec, Rule, RuleCompiler, RuleError, Spec, SpecError, WordsError,
+    WordsToken,
+};
+
+/// A `Words` pattern compiled to a regex (the meaning of the labeling rule `Words`, see
+/// `trac_spec::spec`): pattern words joined by `\W+`, word boundaries at both ends, `{x}` a
+/// named group of one word, `{x...}` of one or more words (lazily, unless last).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WordsPattern {
+    /// The regex (regex crate syntax, without case flag): pattern words joined by `\W+`, with word
+    /// boundaries at both ends; placeholders are named groups.
+    pub regex: String,
+    /// The placeholder names, in order.
+    pub placeholders: Vec<String>,
+}
+
+impl WordsPattern {
+    /// Compiles a `Words` pattern such as `"take {item...} from {place}"`.
+    ///
+    /// # Errors
+    /// A malformed pattern (see [`trac_spec::spec::words_tokens`]).
+    pub fn parse(pattern: &str) -> Result<WordsPattern, WordsError> {
+        let toks = words_tokens(pattern)?;
+        let mut regex = String::from(r"\b");
+        let mut placeholders = Vec::new();
+        let n = toks.len();
+        for (k, t) in toks.iter().enumerate() {
+            if k > 0 {
+                regex.push_str(r"\W+");
+            }
+            match t {
+                WordsToken::Word(w) => regex.push_str(&regex::escape(w)),
+                WordsToken::One(name) | WordsToken::Many(name) => {
+                    placeholders.push(name.clone());
+                    let body = match t {
+                        WordsToken::One(_) => r"\w+",
+                        _ if k + 1 == n => r"\w+(?:\W+\w+)*",
+                        _ => r"\w+(?:\W+\w+)*?",
+                    };
+                    regex.push_str(&format!("(?P<{name}>{body})"));
+                }
+            }
+        }
+        regex.push_str(r"\b");
+        Ok(WordsPattern {
+            regex,
+            placeholders,
+        })
+    }
+}
+
+/// The regex (regex crate syntax) of a `Words` or `Regex` leaf of a rule, with `(?i)` prepended
+/// unless `case_sensitive`; `None` for `AnyOf`, `AllOf` and `Not`. A placeholder `{x}` of a
+/// `Words` pattern becomes the named group `x`.
+///
+/// # Errors
+/// A malformed `Words` pattern (see [`WordsPattern::parse`]). The regex itself is not compiled
+/// here.
+pub fn leaf_regex(rule: &Rule, case_sensitive: bool) -> Option<Result<String, WordsError>> {
+    let flags = if case_sensitive { "" } else { "(?i)" };
+    match rule {
+        Rule::Words(w) => Some(WordsPattern::parse(w).map(|p| format!("{flags}{}", p.regex))),
+        Rule::Regex(r) => Some(Ok(format!("{flags}{r}"))),
+        _ => None,
+    }
+}
+
+/// The [`RuleCompiler`] of the labelers: every `Words` / `Regex` leaf compiled to the regex
+/// [`RuleLabeler`] will run; its named groups are the parameters it captures.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RegexRules;
+
+impl RuleCompiler for RegexRules {
+    fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, RuleError> {
+        let src = leaf_regex(leaf, case_sensitive).unwrap_or_else(|| Ok(String::new()))?;
+        let re = Regex::new(&src).map_err(|e| RuleError::Regex(one_line(&e)))?;
+        Ok(re.capture_names().flatten().map(str::to_string).collect())
+    }
+}
+
+/// [`Spec::check`] with every labeling rule compiled as [`RuleLabeler`] will compile it
+/// ([`RegexRules`]), so an invalid regex is reported with its position in the spec file.
+///
+/// # Errors
+/// Every problem of the spec, as [`Spec::check_with`].
+pub fn check_spec(spec: &Spec) -> Result<CheckedSpec, SpecError> {
+    spec.check_with(&RegexRules)
+}
+
+/// The first line of a regex syntax error (its message without the caret drawing).
+fn one_line(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(s) => s
+            .lines()
+            .filter(|l| l.starts_with("error:"))
+            .map(|l| l.trim_start_matches("error:").trim().to_string())
+            .next()
+            .unwrap_or_else(|| s.clone()),
+        other => other.to_string(),
+    }
+}
 
 /// A labeling function.
 pub trait Labeler {
@@ -120,18 +221,17 @@ impl RuleLabeler {
     /// labels must come from the trace).
     ///
     /// Errors: the first rule that does not compile (bad regex, malformed `Words` pattern).
-    /// [`Spec::check`] reports these and more, with positions in the spec file.
+    /// [`check_spec`] reports these and more, with positions in the spec file.
     pub fn new(spec: &Spec) -> Result<RuleLabeler, LabelerError> {
         let mut props = Vec::new();
         for p in &spec.propositions {
             let Some(rule) = &p.rule else { continue };
-            let rule =
-                compile(rule, p.param.as_deref(), spec.case_sensitive).map_err(|message| {
-                    LabelerError {
-                        proposition: p.name.clone(),
-                        message,
-                    }
-                })?;
+            let rule = compile(rule, p.param.as_deref(), spec.case_sensitive).map_err(|e| {
+                LabelerError {
+                    proposition: p.name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
             props.push(Prop {
                 name: p.name.clone(),
                 param: p.param.clone(),
@@ -198,18 +298,16 @@ fn normalize(v: &str, case_sensitive: bool) -> String {
     }
 }
 
-fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Compiled, String> {
-    let all = |v: &[Rule]| -> Result<Vec<Compiled>, String> {
+fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Compiled, RuleError> {
+    let all = |v: &[Rule]| -> Result<Vec<Compiled>, RuleError> {
         v.iter()
             .map(|r| compile(r, param, case_sensitive))
             .collect()
     };
     Ok(match rule {
         Rule::Words(_) | Rule::Regex(_) => {
-            let src = rule
-                .leaf_regex(case_sensitive)
-                .expect("a leaf rule has a regex")?;
-            let re = Regex::new(&src).map_err(|e| format!("invalid regex: {e}"))?;
+            let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
+            let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
             let group = param
                 .filter(|p| re.capture_names().flatten().any(|n| n == *p))
                 .map(str::to_string);
@@ -263,5 +361,27 @@ fn eval(rule: &Compiled, text: &str) -> Option<Vec<(usize, String)>> {
             Some(_) => None,
             None => Some(Vec::new()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_regex_shape() {
+        let p = WordsPattern::parse("take {item...} from {place}").unwrap();
+        assert_eq!(p.placeholders, vec!["item", "place"]);
+        assert_eq!(
+            p.regex,
+            r"\btake\W+(?P<item>\w+(?:\W+\w+)*?)\W+from\W+(?P<place>\w+)\b"
+        );
+        assert!(WordsPattern::parse("take {item").is_err());
+        assert!(WordsPattern::parse("{a} {a}").is_err());
+        let e = RegexRules
+            .leaf(&Rule::Regex("a[".into()), false)
+            .unwrap_err();
+        assert_eq!(e, RuleError::Regex("unclosed character class".into()));
+        assert_eq!(e.to_string(), "invalid regex: unclosed character class");
     }
 }

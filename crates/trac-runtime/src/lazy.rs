@@ -30,7 +30,7 @@ use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
 use std::collections::HashMap;
 use trac_spec::formula::{Arena, Formula, Sym};
-use trac_spec::progress::{eval_empty, eval_last, progress, PastState};
+use trac_spec::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
 
 /// States reading at most this many atoms keep their transitions in a dense array of
 /// `2^DENSE_ATOMS` entries at most.

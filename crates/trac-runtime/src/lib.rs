@@ -3,10 +3,8 @@
 //! - [`monitor`]: the [`Monitor`] trait, LTL3 [`Verdict`]s, the progression monitor (TRAC, TRAC_R).
 //! - [`parametric`]: one monitor instance per parameter value (trace slicing).
 //! - [`engine`]: the engines (progression, complete progression, compiled, cross-check).
-//! - [`table`]: compiled monitor tables (the format) and the table monitor.
-//! - [`generated`]: support for monitors generated at compile time (`trac_monitor!`), and
-//!   parametric properties on compiled tables.
-//! - [`labels`]: label sets (valuations) and step inputs.
+//! - [`table`], [`generated`], [`labels`]: re-exported from `trac-core` (the table format and
+//!   monitor, support for generated monitors, valuations), which generated code uses alone.
 //! - [`labeler`]: labeling functions from trace events to atomic propositions.
 //! - [`trace`]: trace readers (JSON Lines, plain-text action logs).
 //! - [`audit`]: the audit loop, verdict records and witnesses.
@@ -14,14 +12,13 @@
 
 pub mod audit;
 pub mod engine;
-pub mod generated;
 pub mod labeler;
-pub mod labels;
 pub mod lazy;
 pub mod monitor;
 pub mod parametric;
-pub mod table;
 pub mod trace;
+
+pub use trac_core::{generated, labels, table};
 
 pub use labels::{LabelSet, StepInput};
 pub use monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};

@@ -1,24 +1,19 @@
-//! `trac-spec`: the formula language of trac.
+//! `trac-spec`: spec files (RON): the propositions of a domain, their labeling rules as data,
+//! and the properties to monitor, checked with positions in the file.
 //!
-//! - [`formula`]: hash-consed LTL formulas with past-time operators ([`Arena`], [`Formula`]).
-//! - [`parser`]: Spot-syntax parser with caret-rendered errors.
-//! - [`printer`]: Spot-syntax printer with minimal parentheses.
-//! - [`progress`]: LTL progression (Bacchus & Kabanza 2000), past-time tracking, finite-trace
-//!   evaluation at the end of a trace (LTLf, De Giacomo & Vardi 2013).
+//! - [`spec`]: spec files in RON (propositions, labeling rules, properties), [`spec::Spec::check`].
 //! - [`sat`]: satisfiability / validity of residuals (GPVW tableau, SCC emptiness) for complete
-//!   LTL3 and LTLf verdicts.
-//! - [`english`]: plain-English rendering.
-//! - [`spec`]: spec files in RON (propositions, labeling rules, properties).
+//!   LTL3 and LTLf verdicts (here for now; it belongs beside the compiler).
+//!
+//! The formula modules of `trac-ltl` are re-exported under their old paths
+//! (`trac_spec::formula`, `trac_spec::parser`, ...). What a labeling rule *means* (the regexes it
+//! compiles to) is `trac_runtime::labeler`'s business.
 #![deny(missing_docs)]
 
-pub mod english;
-pub mod formula;
-pub mod parser;
-pub mod printer;
-pub mod progress;
 pub mod sat;
 pub mod spec;
 
-pub use formula::{Arena, Formula, Node, Sym};
-pub use parser::{parse, parse_property, ParseError, Property as ParsedProperty};
-pub use printer::print;
+pub use trac_ltl::{compiler, english, formula, parser, printer, progress};
+pub use trac_ltl::{
+    parse, parse_property, print, Arena, Formula, Node, ParseError, ParsedProperty, Sym,
+};

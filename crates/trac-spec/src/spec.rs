@@ -28,6 +28,10 @@
 //!   the next pattern word, or up to the end of the text when it is last.
 //! - `Regex(r)`: a `regex` crate regex, searched anywhere in the text; the named group
 //!   `(?P<param>...)` gives the parameter value.
+//!
+//! This crate holds rules as data and checks their syntax; their meaning (the regexes they
+//! compile to, matching) is in `trac_runtime::labeler`, which also checks the regexes
+//! (`trac_runtime::labeler::check_spec`).
 //! - `AnyOf([..])`, `AllOf([..])`, `Not(..)`: union, conjunction and negation of rules.
 //!
 //! Matching is case-insensitive unless the spec sets `case_sensitive: true`.
@@ -167,21 +171,6 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// The regex (regex crate syntax) of a `Words` or `Regex` leaf, with `(?i)` prepended unless
-    /// `case_sensitive`; `None` for `AnyOf`, `AllOf` and `Not`. A placeholder `{x}` of a `Words`
-    /// pattern becomes the named group `x`.
-    ///
-    /// Errors: a malformed `Words` pattern (see [`WordsPattern::parse`]). The regex itself is not
-    /// compiled here.
-    pub fn leaf_regex(&self, case_sensitive: bool) -> Option<Result<String, String>> {
-        let flags = if case_sensitive { "" } else { "(?i)" };
-        match self {
-            Rule::Words(w) => Some(WordsPattern::parse(w).map(|p| format!("{flags}{}", p.regex))),
-            Rule::Regex(r) => Some(Ok(format!("{flags}{r}"))),
-            _ => None,
-        }
-    }
-
     /// The `Words` and `Regex` leaves of the rule, in pre-order (the order they are written).
     pub fn leaves(&self) -> Vec<&Rule> {
         let mut out = Vec::new();
@@ -197,111 +186,195 @@ impl Rule {
     }
 }
 
-/// A `Words` pattern compiled to a regex.
+/// One token of a `Words` pattern (the syntax; `trac_runtime::labeler::WordsPattern` gives it
+/// its meaning as a regex).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WordsPattern {
-    /// The regex (regex crate syntax, without case flag): pattern words joined by `\W+`, with word
-    /// boundaries at both ends; placeholders are named groups.
-    pub regex: String,
-    /// The placeholder names, in order.
-    pub placeholders: Vec<String>,
-}
-
-enum WordsToken {
+pub enum WordsToken {
+    /// A word: a maximal run of letters, digits and `_`.
     Word(String),
+    /// `{x}`: a placeholder capturing exactly one word.
     One(String),
+    /// `{x...}`: a placeholder capturing one or more words.
     Many(String),
 }
 
-impl WordsPattern {
-    /// Compiles a `Words` pattern such as `"take {item...} from {place}"`.
-    ///
-    /// Errors (as a message): an unclosed `{` or a stray `}`, a placeholder name that is not an
-    /// identifier, a placeholder used twice, a pattern without any word or placeholder.
-    pub fn parse(pattern: &str) -> Result<WordsPattern, String> {
-        let mut toks = Vec::new();
-        let mut chars = pattern.char_indices().peekable();
-        let mut word = String::new();
-        while let Some((i, c)) = chars.next() {
-            if is_word_char(c) {
-                word.push(c);
-                continue;
-            }
-            if !word.is_empty() {
-                toks.push(WordsToken::Word(std::mem::take(&mut word)));
-            }
-            if c == '{' {
-                let mut inner = String::new();
-                let mut closed = false;
-                for (_, d) in chars.by_ref() {
-                    if d == '}' {
-                        closed = true;
-                        break;
-                    }
-                    inner.push(d);
-                }
-                if !closed {
-                    return Err(format!(
-                        "unclosed `{{` at byte {i} in Words pattern {pattern:?}"
-                    ));
-                }
-                let inner = inner.trim();
-                let (name, many) = match inner.strip_suffix("...") {
-                    Some(n) => (n.trim(), true),
-                    None => (inner, false),
-                };
-                if !is_identifier(name) {
-                    return Err(format!(
-                        "invalid placeholder `{{{inner}}}` in Words pattern {pattern:?}: expected `{{name}}` or `{{name...}}`"
-                    ));
-                }
-                toks.push(if many {
-                    WordsToken::Many(name.to_string())
-                } else {
-                    WordsToken::One(name.to_string())
-                });
-            } else if c == '}' {
-                return Err(format!(
-                    "stray `}}` at byte {i} in Words pattern {pattern:?}"
-                ));
-            }
+/// A malformed `Words` pattern (byte offsets into the pattern).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WordsError {
+    /// A `{` without its `}`.
+    #[error("unclosed `{{` at byte {at} in Words pattern {pattern:?}")]
+    Unclosed {
+        /// Byte offset of the `{`.
+        at: usize,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A `}` without a `{`.
+    #[error("stray `}}` at byte {at} in Words pattern {pattern:?}")]
+    Stray {
+        /// Byte offset of the `}`.
+        at: usize,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A placeholder that is not `{name}` or `{name...}`.
+    #[error("invalid placeholder `{{{inner}}}` in Words pattern {pattern:?}: expected `{{name}}` or `{{name...}}`")]
+    Placeholder {
+        /// The text between the braces.
+        inner: String,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A placeholder used twice.
+    #[error("placeholder `{{{name}}}` appears twice in Words pattern {pattern:?}")]
+    Twice {
+        /// The placeholder's name.
+        name: String,
+        /// The pattern.
+        pattern: String,
+    },
+    /// A pattern without any word or placeholder.
+    #[error("Words pattern {pattern:?} has no words")]
+    Empty {
+        /// The pattern.
+        pattern: String,
+    },
+}
+
+/// A labeling rule's leaf that does not compile (see [`RuleCompiler`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    /// A malformed `Words` pattern.
+    #[error(transparent)]
+    Words(#[from] WordsError),
+    /// A regex the regex engine rejects, with the engine's one-line message.
+    #[error("invalid regex: {0}")]
+    Regex(String),
+}
+
+/// The tokens of a `Words` pattern such as `"take {item...} from {place}"`.
+///
+/// # Errors
+/// A [`WordsError`]: an unclosed `{` or a stray `}` (with its byte offset), a placeholder name
+/// that is not an identifier, a placeholder used twice, a pattern without any word or
+/// placeholder.
+pub fn words_tokens(pattern: &str) -> Result<Vec<WordsToken>, WordsError> {
+    let mut toks = Vec::new();
+    let mut chars = pattern.char_indices().peekable();
+    let mut word = String::new();
+    while let Some((i, c)) = chars.next() {
+        if is_word_char(c) {
+            word.push(c);
+            continue;
         }
         if !word.is_empty() {
-            toks.push(WordsToken::Word(word));
+            toks.push(WordsToken::Word(std::mem::take(&mut word)));
         }
-        if toks.is_empty() {
-            return Err(format!("Words pattern {pattern:?} has no words"));
-        }
-        let mut regex = String::from(r"\b");
-        let mut placeholders: Vec<String> = Vec::new();
-        let n = toks.len();
-        for (k, t) in toks.iter().enumerate() {
-            if k > 0 {
-                regex.push_str(r"\W+");
-            }
-            match t {
-                WordsToken::Word(w) => regex.push_str(&regex::escape(w)),
-                WordsToken::One(name) | WordsToken::Many(name) => {
-                    if placeholders.contains(name) {
-                        return Err(format!(
-                            "placeholder `{{{name}}}` appears twice in Words pattern {pattern:?}"
-                        ));
-                    }
-                    placeholders.push(name.clone());
-                    let body = match t {
-                        WordsToken::One(_) => r"\w+",
-                        _ if k + 1 == n => r"\w+(?:\W+\w+)*",
-                        _ => r"\w+(?:\W+\w+)*?",
-                    };
-                    regex.push_str(&format!("(?P<{name}>{body})"));
+        if c == '{' {
+            let mut inner = String::new();
+            let mut closed = false;
+            for (_, d) in chars.by_ref() {
+                if d == '}' {
+                    closed = true;
+                    break;
                 }
+                inner.push(d);
             }
+            if !closed {
+                return Err(WordsError::Unclosed {
+                    at: i,
+                    pattern: pattern.to_string(),
+                });
+            }
+            let inner = inner.trim();
+            let (name, many) = match inner.strip_suffix("...") {
+                Some(n) => (n.trim(), true),
+                None => (inner, false),
+            };
+            if !is_identifier(name) {
+                return Err(WordsError::Placeholder {
+                    inner: inner.to_string(),
+                    pattern: pattern.to_string(),
+                });
+            }
+            toks.push(if many {
+                WordsToken::Many(name.to_string())
+            } else {
+                WordsToken::One(name.to_string())
+            });
+        } else if c == '}' {
+            return Err(WordsError::Stray {
+                at: i,
+                pattern: pattern.to_string(),
+            });
         }
-        regex.push_str(r"\b");
-        Ok(WordsPattern {
-            regex,
-            placeholders,
+    }
+    if !word.is_empty() {
+        toks.push(WordsToken::Word(word));
+    }
+    if toks.is_empty() {
+        return Err(WordsError::Empty {
+            pattern: pattern.to_string(),
+        });
+    }
+    let mut placeholders: Vec<&str> = Vec::new();
+    for t in &toks {
+        if let WordsToken::One(name) | WordsToken::Many(name) = t {
+            if placeholders.contains(&name.as_str()) {
+                return Err(WordsError::Twice {
+                    name: name.to_string(),
+                    pattern: pattern.to_string(),
+                });
+            }
+            placeholders.push(name);
+        }
+    }
+    Ok(toks)
+}
+
+/// The placeholder names of a `Words` pattern, in order (see [`words_tokens`]).
+///
+/// # Errors
+/// As [`words_tokens`].
+pub fn words_placeholders(pattern: &str) -> Result<Vec<String>, WordsError> {
+    Ok(words_tokens(pattern)?
+        .into_iter()
+        .filter_map(|t| match t {
+            WordsToken::One(n) | WordsToken::Many(n) => Some(n),
+            WordsToken::Word(_) => None,
         })
+        .collect())
+}
+
+/// How [`Spec::check_with`] checks the `Words` and `Regex` leaves of labeling rules.
+/// `trac_runtime::labeler::RegexRules` compiles them as the labeler will;
+/// [`SyntaxRules`] (what [`Spec::check`] uses) needs no regex engine.
+pub trait RuleCompiler {
+    /// Checks one `Words` or `Regex` leaf (matching case-sensitively iff `case_sensitive`) and
+    /// returns the names of the parameters it captures.
+    ///
+    /// # Errors
+    /// What is wrong with the leaf (reported after the proposition's name).
+    fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, RuleError>;
+}
+
+/// The checks [`Spec::check`] makes without a regex engine: `Words` patterns fully
+/// ([`words_tokens`]); a `Regex` is not compiled, its named groups `(?P<x>` / `(?<x>` are read
+/// from the text. Invalid regexes are found by `trac_runtime::labeler::check_spec`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SyntaxRules;
+
+impl RuleCompiler for SyntaxRules {
+    fn leaf(&self, leaf: &Rule, _case_sensitive: bool) -> Result<Vec<String>, RuleError> {
+        match leaf {
+            Rule::Words(w) => Ok(words_placeholders(w)?),
+            Rule::Regex(r) => Ok(["(?P<", "(?<"]
+                .iter()
+                .flat_map(|open| r.match_indices(open).map(|(i, _)| &r[i + open.len()..]))
+                .filter_map(|rest| rest.split_once('>').map(|(name, _)| name.to_string()))
+                .collect()),
+            _ => Ok(Vec::new()),
+        }
     }
 }
 
@@ -334,16 +407,7 @@ pub struct PropertyDecl {
     pub reset_on_satisfaction: bool,
 }
 
-/// How a property's verdict is judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum Semantics {
-    /// Three-valued LTL: satisfied / violated as soon as every infinite extension agrees,
-    /// inconclusive otherwise.
-    #[default]
-    Ltl3,
-    /// LTL on finite traces: the end of the trace is the end of the run.
-    Ltlf,
-}
+pub use trac_core::Semantics;
 
 /// A checked spec: every formula parsed, every atom accounted for.
 #[derive(Clone, Debug)]
@@ -485,8 +549,20 @@ impl Spec {
     /// - an atom that is not a declared proposition (unless the spec declares none), a parameter
     ///   given to a proposition that has none or missing for one that has one, a variable
     ///   (a declared parameter name) used without `forall`, a `forall` variable never used.
+    ///
+    /// Labeling rules are checked by [`SyntaxRules`] (regexes are not compiled); see
+    /// [`Spec::check_with`].
     pub fn check(&self) -> Result<CheckedSpec, SpecError> {
-        let mut cx = CheckCx::new(self);
+        self.check_with(&SyntaxRules)
+    }
+
+    /// [`Spec::check`] with the leaves of labeling rules checked by `rules` (for a full check,
+    /// `trac_runtime::labeler::check_spec` passes the regex compiler of the labelers).
+    ///
+    /// # Errors
+    /// As [`Spec::check`], the messages of `rules` included.
+    pub fn check_with(&self, rules: &dyn RuleCompiler) -> Result<CheckedSpec, SpecError> {
+        let mut cx = CheckCx::new(self, rules);
         cx.check_propositions();
         let properties = cx.check_properties();
         if cx.diags.is_empty() {
@@ -508,10 +584,11 @@ struct CheckCx<'a> {
     text: &'a str,
     map: SourceMap,
     diags: Vec<Diagnostic>,
+    rules: &'a dyn RuleCompiler,
 }
 
 impl<'a> CheckCx<'a> {
-    fn new(spec: &'a Spec) -> CheckCx<'a> {
+    fn new(spec: &'a Spec, rules: &'a dyn RuleCompiler) -> CheckCx<'a> {
         let (file, text) = match &spec.source {
             Some(s) => (s.file.clone(), s.text.as_str()),
             None => (format!("spec `{}`", spec.name), ""),
@@ -523,6 +600,7 @@ impl<'a> CheckCx<'a> {
             text,
             map,
             diags: Vec::new(),
+            rules,
         }
     }
 
@@ -624,27 +702,15 @@ impl<'a> CheckCx<'a> {
         let mut ok = true;
         for (k, leaf) in rule.leaves().into_iter().enumerate() {
             let at = lits.get(k).copied().or(rule_at);
-            let src = match leaf.leaf_regex(self.spec.case_sensitive) {
-                Some(Ok(s)) => s,
-                Some(Err(m)) => {
+            let names = match self.rules.leaf(leaf, self.spec.case_sensitive) {
+                Ok(names) => names,
+                Err(m) => {
                     self.error(at, format!("proposition `{}`: {m}", p.name));
                     ok = false;
                     continue;
                 }
-                None => continue,
             };
-            if let Err(e) = regex::Regex::new(&src) {
-                self.error(
-                    at,
-                    format!("proposition `{}`: invalid regex: {}", p.name, one_line(&e)),
-                );
-                ok = false;
-                continue;
-            }
-            if let Rule::Words(w) = leaf {
-                let names = WordsPattern::parse(w)
-                    .map(|w| w.placeholders)
-                    .unwrap_or_default();
+            if let Rule::Words(_) = leaf {
                 for name in names {
                     match &p.param {
                         None => {
@@ -674,7 +740,7 @@ impl<'a> CheckCx<'a> {
         }
         if ok {
             if let Some(param) = &p.param {
-                if !captures(rule, param) {
+                if !captures(rule, param, self.rules) {
                     self.error(
                         rule_at,
                         format!(
@@ -841,29 +907,14 @@ fn parse_message(id: &str, e: &ParseError, formula: &str) -> String {
     msg
 }
 
-fn one_line(e: &regex::Error) -> String {
-    match e {
-        regex::Error::Syntax(s) => s
-            .lines()
-            .filter(|l| l.starts_with("error:"))
-            .map(|l| l.trim_start_matches("error:").trim().to_string())
-            .next()
-            .unwrap_or_else(|| s.clone()),
-        other => other.to_string(),
-    }
-}
-
 /// Whether every way the rule can hold yields a value for `param`.
-fn captures(rule: &Rule, param: &str) -> bool {
+fn captures(rule: &Rule, param: &str, rules: &dyn RuleCompiler) -> bool {
     match rule {
-        Rule::Words(w) => WordsPattern::parse(w)
-            .map(|p| p.placeholders.iter().any(|n| n == param))
-            .unwrap_or(false),
-        Rule::Regex(r) => regex::Regex::new(r)
-            .map(|re| re.capture_names().flatten().any(|n| n == param))
-            .unwrap_or(false),
-        Rule::AnyOf(v) => !v.is_empty() && v.iter().all(|r| captures(r, param)),
-        Rule::AllOf(v) => v.iter().any(|r| captures(r, param)),
+        Rule::Words(_) | Rule::Regex(_) => rules
+            .leaf(rule, true)
+            .is_ok_and(|names| names.iter().any(|n| n == param)),
+        Rule::AnyOf(v) => !v.is_empty() && v.iter().all(|r| captures(r, param, rules)),
+        Rule::AllOf(v) => v.iter().any(|r| captures(r, param, rules)),
         Rule::Not(_) => false,
     }
 }
@@ -1251,17 +1302,41 @@ mod tests {
     use super::*;
 
     #[test]
-    fn words_regex_shape() {
-        let p = WordsPattern::parse("take {item...} from {place}").unwrap();
-        assert_eq!(p.placeholders, vec!["item", "place"]);
+    fn words_tokens_and_errors() {
+        let t = words_tokens("take {item...} from {place}").unwrap();
         assert_eq!(
-            p.regex,
-            r"\btake\W+(?P<item>\w+(?:\W+\w+)*?)\W+from\W+(?P<place>\w+)\b"
+            t,
+            [
+                WordsToken::Word("take".into()),
+                WordsToken::Many("item".into()),
+                WordsToken::Word("from".into()),
+                WordsToken::One("place".into()),
+            ]
         );
-        assert!(WordsPattern::parse("take {item").is_err());
-        assert!(WordsPattern::parse("take }").is_err());
-        assert!(WordsPattern::parse("{a} {a}").is_err());
-        assert!(WordsPattern::parse(" -- ").is_err());
+        assert!(words_tokens("take {item").is_err());
+        assert!(words_tokens("take }").is_err());
+        assert!(words_tokens("{a} {a}").is_err());
+        assert!(words_tokens(" -- ").is_err());
+        let groups = SyntaxRules
+            .leaf(&Rule::Regex(r"(?P<a>x)(?<b>y)".into()), false)
+            .unwrap();
+        assert_eq!(groups, ["a", "b"]);
+    }
+
+    #[test]
+    fn check_without_a_regex_engine_reads_named_groups() {
+        let src = r#"(name: "x", propositions: [
+  (name: "a", param: Some("v"), rule: Some(Regex("a[(?P<v>x)"))),
+  (name: "b", param: Some("v"), rule: Some(Regex("b (x)"))),
+], properties: [])"#;
+        let e = Spec::from_str(src, "s.ron").unwrap().check().unwrap_err();
+        // The bad class of `a` is left to the labelers' compile step; `b` captures nothing.
+        assert_eq!(e.diagnostics.len(), 1, "{e}");
+        assert!(
+            e.to_string()
+                .contains("proposition `b`: the rule does not capture"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Printer: exact output, minimal parentheses, and the law `parse(print(f)) == f`.
 
 use quickcheck::{Arbitrary, Gen, QuickCheck};
-use trac_spec::parser::{parse, parse_property};
-use trac_spec::printer::{atom_text, print, print_with_quantifier};
-use trac_spec::{Arena, Formula};
+use trac_ltl::parser::{parse, parse_property};
+use trac_ltl::printer::{atom_text, print, print_with_quantifier};
+use trac_ltl::{Arena, Formula};
 
 /// Parses `src` and prints it back.
 fn reprint(src: &str) -> String {

@@ -38,6 +38,24 @@
 
 use crate::formula::{Arena, Formula, Node, Sym};
 use std::collections::HashMap;
+use trac_core::Verdict;
+
+/// The verdict a residual formula shows by itself (`Verdict::of_residual(f)` with this trait in
+/// scope): ⊤ for `true`, ⊥ for `false`, ? otherwise, as plain progression decides.
+pub trait ResidualVerdict {
+    /// The verdict of the residual `f`.
+    fn of_residual(f: Formula) -> Self;
+}
+
+impl ResidualVerdict for Verdict {
+    fn of_residual(f: Formula) -> Verdict {
+        match f {
+            Formula::TRUE => Verdict::Satisfied,
+            Formula::FALSE => Verdict::Violated,
+            _ => Verdict::Pending,
+        }
+    }
+}
 
 /// The truth of atomic propositions at one step (a valuation): `holds(s)` is true iff the atomic
 /// proposition `s` is in the step's label set.

@@ -41,12 +41,12 @@
 //! `const fn`), like regex-automata's dense DFAs.
 
 use crate::labels::StepInput;
-use crate::monitor::{Change, Monitor, ResetPolicy, Verdict, MAX_EXPLANATION};
+use crate::monitor::{Change, Monitor, ResetPolicy, Semantics, Verdict, MAX_EXPLANATION};
+use crate::parametric::{conjunction, Instantiate};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
-use trac_spec::spec::Semantics;
 
 /// The format label of table files.
 pub const FORMAT: &str = "trac-monitor-table";
@@ -60,9 +60,16 @@ pub const VIOLATED: u32 = 0;
 pub const SATISFIED: u32 = 1;
 
 /// A table that fails the checks of [`Table::from_parts`] or cannot be read.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid monitor table: {0}")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableError(pub String);
+
+impl std::fmt::Display for TableError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "invalid monitor table: {}", self.0)
+    }
+}
+
+impl std::error::Error for TableError {}
 
 /// The raw arrays of a table (see the module docs for their meaning).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -480,12 +487,14 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         }
     }
 
-    /// The table as pretty-printed JSON.
+    /// The table as pretty-printed JSON (feature `formats`).
+    #[cfg(feature = "formats")]
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(&self.to_file()).expect("tables serialize")
     }
 
-    /// The table as pretty-printed RON.
+    /// The table as pretty-printed RON (feature `formats`).
+    #[cfg(feature = "formats")]
     pub fn to_ron(&self) -> String {
         let cfg = ron::ser::PrettyConfig::default().compact_arrays(true);
         ron::ser::to_string_pretty(&self.to_file(), cfg).expect("tables serialize")
@@ -575,20 +584,22 @@ impl Table {
         })
     }
 
-    /// Reads a table from JSON.
+    /// Reads a table from JSON (feature `formats`).
     ///
     /// # Errors
     /// Malformed JSON or a table rejected by [`Table::from_file`].
+    #[cfg(feature = "formats")]
     pub fn from_json(src: &str) -> Result<Table, TableError> {
         let file: TableFile =
             serde_json::from_str(src).map_err(|e| TableError(format!("JSON: {e}")))?;
         Table::from_file(file)
     }
 
-    /// Reads a table from RON.
+    /// Reads a table from RON (feature `formats`).
     ///
     /// # Errors
     /// Malformed RON or a table rejected by [`Table::from_file`].
+    #[cfg(feature = "formats")]
     pub fn from_ron(src: &str) -> Result<Table, TableError> {
         let file: TableFile = ron::from_str(src).map_err(|e| TableError(format!("RON: {e}")))?;
         Table::from_file(file)
@@ -596,7 +607,7 @@ impl Table {
 }
 
 /// A monitor running a compiled [`Table`]: TRAC / TRAC_R with the same semantics, witnesses and
-/// LTLf verdict as [`crate::ProgressionMonitor`] (restart after a violation at step `t` from the
+/// LTLf verdict as `trac_runtime::ProgressionMonitor` (restart after a violation at step `t` from the
 /// initial formula at step `t`, at most one verdict per step), with complete verdicts.
 ///
 /// Per step: one diagram walk in the main automaton and one in the auxiliary one (two when a
@@ -631,6 +642,20 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     /// Instantiated residual strings of a parametric instance, by state (parsing and printing
     /// them at every change was a tenth of the audit's time).
     residual_cache: HashMap<u32, String>,
+    /// How a residual string is instantiated for a parametric instance (see
+    /// [`TableMonitor::with_renamer`]).
+    renamer: RenameResidual,
+}
+
+/// How a table monitor writes a residual formula (Spot syntax) of its table for a parametric
+/// instance: `rename(residual, var, value)` replaces the propositions `base(var)` by
+/// `base(value)`. trac-core has no parser, so the default ([`rename_residual_text`]) works on
+/// the text; `trac-runtime` installs one that parses, instantiates and prints the formula.
+pub type RenameResidual = fn(&str, &str, &str) -> String;
+
+/// The default [`RenameResidual`]: every `(var)` of the residual's text becomes `(value)`.
+pub fn rename_residual_text(residual: &str, var: &str, value: &str) -> String {
+    residual.replace(&format!("({var})"), &format!("({value})"))
 }
 
 /// What one step did (internal).
@@ -664,7 +689,16 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             shadows: Vec::new(),
             announce: false,
             residual_cache: HashMap::new(),
+            renamer: rename_residual_text,
         }
+    }
+
+    /// This monitor with `renamer` writing the residuals of its parametric instances (kept by
+    /// [`TableMonitor::instantiate`] and by the shadows given afterwards is not: give each its
+    /// own). The default is [`rename_residual_text`].
+    pub fn with_renamer(mut self, renamer: RenameResidual) -> Self {
+        self.renamer = renamer;
+        self
     }
 
     /// A parametric template with *shadows*: for each value `v` in `shadows`, a monitor of the
@@ -683,7 +717,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// tells whether `v` was seen): the conjunction of this monitor's verdict (values not
     /// written in the formula) and of its shadows' for values not seen yet.
     pub fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
-        crate::parametric::conjunction(
+        conjunction(
             std::iter::once(self.verdict).chain(
                 self.shadows
                     .iter()
@@ -696,7 +730,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// For a parametric template: the LTLf verdict of every value not seen yet (see
     /// [`TableMonitor::unseen_verdict`]).
     pub fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
-        crate::parametric::conjunction(
+        conjunction(
             std::iter::once(self.ltlf()).chain(
                 self.shadows
                     .iter()
@@ -709,7 +743,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// A plain TRAC monitor (no reset) of the same table that starts at the next position,
     /// with this monitor's history (its auxiliary state): the run of the formula from the next
     /// step on (for the cross-check engine).
-    pub(crate) fn run_from_here(&self) -> Self
+    pub fn run_from_here(&self) -> Self
     where
         S: Clone,
         T: Clone,
@@ -768,7 +802,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         m.labels = self
             .labels
             .iter()
-            .map(|l| trac_spec::formula::instantiate_name(l, var, value))
+            .map(|l| crate::names::instantiate_name(l, var, value))
             .collect();
         m.instance = Some((var.to_string(), value.to_string()));
         m.residual_cache.clear();
@@ -872,7 +906,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         let r = self.table.residual(state);
         match &self.instance {
             None => r.to_string(),
-            Some((var, value)) => instantiate_residual(r, var, value),
+            Some((var, value)) => (self.renamer)(r, var, value),
         }
     }
 
@@ -908,19 +942,6 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         let r = self.state_residual(state);
         self.residual_cache.insert(state, r.clone());
         r
-    }
-}
-
-/// A residual formula with `var` instantiated: through the parser and printer when the string
-/// parses, else by replacing `(var)` textually.
-fn instantiate_residual(r: &str, var: &str, value: &str) -> String {
-    let mut arena = trac_spec::Arena::new();
-    match trac_spec::parse(&mut arena, r) {
-        Ok(f) => {
-            let g = arena.instantiate(f, var, value);
-            trac_spec::print(&arena, g)
-        }
-        Err(_) => r.replace(&format!("({var})"), &format!("({value})")),
     }
 }
 
@@ -1031,6 +1052,20 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
     }
 }
 
+impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> Instantiate for TableMonitor<S, T> {
+    fn instantiate(&self, var: &str, value: &str) -> Self {
+        TableMonitor::instantiate(self, var, value)
+    }
+
+    fn unseen_verdict(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        TableMonitor::unseen_verdict(self, seen)
+    }
+
+    fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
+        TableMonitor::unseen_ltlf(self, seen)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1069,10 +1104,13 @@ mod tests {
     #[test]
     fn round_trips_and_runs() {
         let t = response();
-        let json = t.to_json();
-        assert_eq!(Table::from_json(&json).unwrap(), t);
-        let ron = t.to_ron();
-        assert_eq!(Table::from_ron(&ron).unwrap(), t);
+        #[cfg(feature = "formats")]
+        {
+            let json = t.to_json();
+            assert_eq!(Table::from_json(&json).unwrap(), t);
+            let ron = t.to_ron();
+            assert_eq!(Table::from_ron(&ron).unwrap(), t);
+        }
         let mut m = TableMonitor::new(Arc::new(t), ResetPolicy::default());
         let steps: [&[&str]; 4] = [&["p"], &["q", "p"], &["p"], &[]];
         let mut got = Vec::new();

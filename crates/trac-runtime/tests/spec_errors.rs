@@ -1,12 +1,15 @@
-//! Spec errors: every kind, with its full message and position in the RON file.
+//! Spec errors: every kind, with its full message and position in the RON file, as
+//! `trac_runtime::labeler::check_spec` reports them (the spec checks of `trac-spec` and the
+//! labelers' regex compile step).
 
+use trac_runtime::labeler::check_spec;
 use trac_spec::spec::Spec;
 
 /// The error text of loading and checking `src` as `s.ron`.
 fn errors(src: &str) -> String {
     match Spec::from_str(src, "s.ron") {
         Err(e) => e.to_string(),
-        Ok(spec) => match spec.check() {
+        Ok(spec) => match check_spec(&spec) {
             Err(e) => e.to_string(),
             Ok(_) => panic!("expected errors"),
         },

@@ -167,55 +167,7 @@ pub struct Info {
     pub size: u32,
 }
 
-/// An atomic proposition's name, split into its base and optional parameter: `take(item)` has
-/// base `take` and argument `item`; `look` has no argument.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AtomName {
-    /// The full name as written (`take(item)`, `"package 1 loaded"` without the quotes).
-    pub name: String,
-    /// The name before the parenthesis.
-    pub base: String,
-    /// The single parameter or value inside the parentheses, if any.
-    pub arg: Option<String>,
-}
-
-impl AtomName {
-    /// Splits `base(arg)` into base and argument; any other name has no argument.
-    pub fn parse(name: &str) -> AtomName {
-        match split_atom_name(name) {
-            Some((base, arg)) => AtomName {
-                name: name.to_string(),
-                base: base.to_string(),
-                arg: Some(arg.to_string()),
-            },
-            None => AtomName {
-                name: name.to_string(),
-                base: name.to_string(),
-                arg: None,
-            },
-        }
-    }
-}
-
-/// Splits a name `base(arg)` into `(base, arg)` without allocating, as [`AtomName::parse`] does;
-/// `None` for a name without a parameter. Cheap enough for every label at every step.
-pub fn split_atom_name(name: &str) -> Option<(&str, &str)> {
-    let open = name.find('(')?;
-    let inner = name.strip_suffix(')')?.get(open + 1..)?;
-    if open == 0 || inner.contains(['(', ')']) {
-        return None;
-    }
-    Some((&name[..open], inner))
-}
-
-/// `base(var)` becomes `base(value)`; any other name is returned unchanged. The name-level
-/// counterpart of [`Arena::instantiate`].
-pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
-    match split_atom_name(name) {
-        Some((base, arg)) if arg == var => format!("{base}({value})"),
-        _ => name.to_string(),
-    }
-}
+pub use trac_core::names::{instantiate_name, split_atom_name, AtomName};
 
 /// An interner of formulas and atomic-proposition names.
 ///

@@ -1,9 +1,9 @@
 //! Parser errors: messages, spans, caret rendering, and fuzzing (never panics).
 
 use quickcheck::{Arbitrary, Gen, QuickCheck};
-use trac_spec::parser::{parse, parse_property, ParseError};
-use trac_spec::printer::print;
-use trac_spec::Arena;
+use trac_ltl::parser::{parse, parse_property, ParseError};
+use trac_ltl::printer::print;
+use trac_ltl::Arena;
 
 fn err(src: &str) -> ParseError {
     let mut a = Arena::new();

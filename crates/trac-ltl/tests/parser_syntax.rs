@@ -1,7 +1,7 @@
 //! Parser: precedence, Spot's lexing rules, parametric and quoted atoms, quantifiers.
 
-use trac_spec::parser::{parse, parse_property, MAX_DEPTH};
-use trac_spec::{Arena, Formula, Node};
+use trac_ltl::parser::{parse, parse_property, MAX_DEPTH};
+use trac_ltl::{Arena, Formula, Node};
 
 fn p(a: &mut Arena, src: &str) -> Formula {
     parse(a, src).unwrap_or_else(|e| panic!("{}", e.render(src)))

@@ -2,23 +2,24 @@
 //! `cargo xtask codegen`, and for parametric properties run on compiled [`Table`]s.
 //!
 //! Generated code names only this module (and [`crate::table`], [`crate::monitor`]), so a crate
-//! using generated monitors needs `trac-runtime` and nothing else at run time:
+//! using generated monitors needs `trac-core` and nothing else at run time:
 //! - [`StaticTable`] / [`StaticTableMonitor`]: a [`Table`] in `static` arrays and its monitor.
 //! - [`Values`]: the values for which a parametric proposition (`take(item)`) holds at one step,
 //!   the field type of such a proposition in a generated valuation.
 //! - [`ParamTableMonitor`]: a `forall x: φ` property run on ONE compiled table of `φ` (trace
-//!   slicing, as [`crate::parametric::ParametricMonitor`] does with progression): `φ[x:=v]` read
+//!   slicing, as `trac_runtime::parametric::ParametricMonitor` does with progression): `φ[x:=v]` read
 //!   on a trace is `φ` read on the trace with `p(v)` renamed `p(x)`, so every instance shares the
 //!   table and holds only its own state.
 
 use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Monitor, ResetPolicy, Verdict};
+use crate::names::AtomName;
+use crate::parametric::conjunction;
 use crate::table::{Table, TableMonitor, SATISFIED};
 use std::collections::HashMap;
 use std::sync::Arc;
-use trac_spec::formula::AtomName;
 
-pub use trac_spec::spec::Semantics;
+pub use crate::monitor::Semantics;
 
 /// A compiled table whose arrays are `static` (generated code).
 pub type StaticTable = Table<&'static [u32], &'static str>;
@@ -188,7 +189,7 @@ pub fn special_values<'a>(prop_names: impl IntoIterator<Item = &'a str>, var: &s
 /// A monitor for `forall var: φ` running one compiled table of `φ`: a template instance for the
 /// values not seen yet, and one instance per value seen, created as a copy of the template's
 /// state when the value first appears in a label `p(value)` of a parametric proposition `p(var)`
-/// of `φ` (Chen & Roşu's trace slicing, as [`crate::parametric::ParametricMonitor`]).
+/// of `φ` (Chen & Roşu's trace slicing, as `trac_runtime::parametric::ParametricMonitor`).
 ///
 /// # Values written in the formula
 /// For a value `v` not written in `φ`, `φ[var:=v]` on a trace is `φ` on the trace renamed, with
@@ -307,7 +308,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// (every value not seen yet) and the special monitors of values not seen yet: ⊥ if one is
     /// violated, ⊤ if all are satisfied, ? otherwise. A ⊤ is never taken back (LTL3).
     pub fn verdict(&self) -> Verdict {
-        crate::parametric::conjunction(
+        conjunction(
             std::iter::once(self.template.verdict())
                 .chain(self.dormant.iter().map(|d| d.monitor.verdict()))
                 .chain(self.instances.iter().map(|i| i.monitor.verdict())),
@@ -317,7 +318,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// The finite-trace (LTLf) verdict of `forall var: φ`: ⊥ if that of an instance, of the
     /// template or of a special monitor of a value not seen yet is, ⊤ otherwise.
     pub fn ltlf(&self) -> Verdict {
-        crate::parametric::conjunction(
+        conjunction(
             std::iter::once(self.template.ltlf())
                 .chain(self.dormant.iter().map(|d| d.monitor.ltlf()))
                 .chain(self.instances.iter().map(|i| i.monitor.ltlf())),
@@ -391,12 +392,12 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
 
     /// Reads one step from a label set, with witnesses ([`Monitor::step`] on every instance);
     /// returns the verdicts reached, with their values, in instance order (as
-    /// [`crate::parametric::ParametricMonitor::step`]); [`ParamTableMonitor::reached`] then
+    /// `trac_runtime::parametric::ParametricMonitor::step`); [`ParamTableMonitor::reached`] then
     /// tells the verdict of the whole property reached at this step.
     pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
         let whole_before = self.verdict();
         for label in input.labels.iter() {
-            let Some((base, arg)) = trac_spec::formula::split_atom_name(label) else {
+            let Some((base, arg)) = crate::names::split_atom_name(label) else {
                 continue;
             };
             if self.bases.iter().any(|b| b == base) && !self.index.contains_key(arg) {

@@ -1,0 +1,22 @@
+//! `trac-ltl`: the formula language of trac (no spec files, no labeling rules, no I/O).
+//!
+//! - [`formula`]: hash-consed LTL formulas with past-time operators ([`Arena`], [`Formula`]).
+//! - [`parser`]: Spot-syntax parser with caret-rendered errors.
+//! - [`printer`]: Spot-syntax printer with minimal parentheses.
+//! - [`progress`]: LTL progression (Bacchus & Kabanza 2000), past-time tracking, finite-trace
+//!   evaluation at the end of a trace (LTLf, De Giacomo & Vardi 2013).
+//! - [`english`]: plain-English rendering.
+//! - [`compiler`]: [`compiler::TableCompiler`], how the engines ask for a compiled monitor table
+//!   (`trac-compile` implements it; `trac-runtime` calls it).
+#![deny(missing_docs)]
+
+pub mod compiler;
+pub mod english;
+pub mod formula;
+pub mod parser;
+pub mod printer;
+pub mod progress;
+
+pub use formula::{Arena, Formula, Node, Sym};
+pub use parser::{parse, parse_property, ParseError, Property as ParsedProperty};
+pub use printer::print;
