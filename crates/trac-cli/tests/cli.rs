@@ -845,3 +845,47 @@ fn a_forall_verdict_covers_the_values_not_seen_yet_in_every_engine() {
         assert_eq!(end["ltlf"], "satisfied", "{engine:?}: {end}");
     }
 }
+
+#[test]
+fn a_violation_of_every_value_not_seen_yet_is_reported_once_in_every_engine() {
+    // `forall x: X take(x)` is violated at step 2 for every value not taken there. Before, the
+    // template's violation was only replayed to values appearing later: with none, the audit
+    // ended `violated` with 0 violations and exit code 0 (a silent pass).
+    let none = labeled_trace("unseen1.jsonl", &[&[], &[]]);
+    let late = labeled_trace("unseen2.jsonl", &[&[], &[], &["take(apple)"]]);
+    let formula = "forall x: X take(x)";
+    let null = |step: u64| (step, "violated".to_string(), None::<String>);
+    let apple = |step: u64, verdict: &str| (step, verdict.to_string(), Some("apple".to_string()));
+    for engine in ENGINES {
+        // Exit code 1: a violation is counted.
+        let mut args = vec!["audit", "--no-reset", "--formula", formula];
+        args.extend_from_slice(engine);
+        args.push(none.to_str().unwrap());
+        assert_eq!(trac(&args).status.code(), Some(1), "{engine:?}");
+        let (records, end) = audit_formula(engine, &["--no-reset"], formula, &none);
+        assert_eq!(records, vec![null(2)], "{engine:?}");
+        assert_eq!(end["violations"], 1, "{engine:?}: {end}");
+        assert_eq!(end["verdict"], "violated", "{engine:?}: {end}");
+        // `apple` appears at step 3 and inherits the step-2 violation: reported again for the
+        // value, with its original step, but counted once (the count moves to the value).
+        let (records, end) = audit_formula(engine, &["--no-reset"], formula, &late);
+        assert_eq!(records, vec![null(2), apple(2, "violated")], "{engine:?}");
+        assert_eq!(end["violations"], 1, "{engine:?}: {end}");
+        assert_eq!(end["instances"][0]["violations"], 1, "{engine:?}: {end}");
+        // TRAC_R: the template restarts at step 2 and fails again at step 3 for the values not
+        // seen yet, while apple (a copy of the restarted template) meets `take(apple)` there.
+        // Counted: apple's inherited failure at 2, and the template's at 3 (no value had it).
+        let (records, end) = audit_formula(engine, &[], formula, &late);
+        assert_eq!(
+            records,
+            vec![
+                null(2),
+                apple(2, "violated"),
+                apple(3, "satisfied"),
+                null(3)
+            ],
+            "{engine:?}"
+        );
+        assert_eq!(end["violations"], 2, "{engine:?}: {end}");
+    }
+}

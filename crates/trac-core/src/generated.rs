@@ -218,6 +218,8 @@ pub struct ParamTableMonitor<S = Vec<u32>, T = String> {
     dormant0: Vec<Dormant<S, T>>,
     /// The verdict of the whole property reached at the last step.
     reached: Option<Verdict>,
+    /// The verdict the template (every value not seen yet) reached at the last step.
+    template_event: Option<Verdict>,
 }
 
 impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
@@ -263,6 +265,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             dormant0: dormant.clone(),
             dormant,
             reached: None,
+            template_event: None,
         }
     }
 
@@ -325,8 +328,15 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         )
     }
 
-    /// The verdict of the whole property reached at the last step: ⊥ if an instance was
-    /// violated at that step, else ⊤ if the property became satisfied for every value, seen or
+    /// The verdict the template (standing for every value not seen yet) reached at the last
+    /// step, if any: a ⊥ is a violation of every value not seen yet (counted once, with no
+    /// value; a value appearing later starts from the template's state after it).
+    pub fn template_event(&self) -> Option<Verdict> {
+        self.template_event
+    }
+
+    /// The verdict of the whole property reached at the last step: ⊥ if an instance or the
+    /// template (every value not seen yet) was violated at that step, else ⊤ if the property became satisfied for every value, seen or
     /// not, at that step ([`ParamTableMonitor::verdict`]), else `None`. A value satisfied alone
     /// is not the property satisfied: see [`ParamTableMonitor::events`] for the values.
     pub fn reached(&self) -> Option<Verdict> {
@@ -335,10 +345,11 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
 
     fn summarize(&mut self, before: Verdict) {
         let whole = self.verdict();
-        self.reached = if self
-            .instances
-            .iter()
-            .any(|i| i.event == Some(Verdict::Violated))
+        self.reached = if self.template_event == Some(Verdict::Violated)
+            || self
+                .instances
+                .iter()
+                .any(|i| i.event == Some(Verdict::Violated))
         {
             Some(Verdict::Violated)
         } else if whole == Verdict::Satisfied && before != Verdict::Satisfied {
@@ -406,7 +417,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         }
         self.create_fresh();
         let template_pending = self.template.verdict() == Verdict::Pending;
-        self.template.step(input);
+        self.template_event = self.template.step(input);
         for d in &mut self.dormant {
             d.monitor.step(input);
         }
@@ -446,7 +457,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         });
         self.create_fresh();
         let template_pending = self.template.verdict() == Verdict::Pending;
-        self.template.step_bits(bits(&self.var).as_ref());
+        self.template_event = self.template.step_bits(bits(&self.var).as_ref());
         for d in &mut self.dormant {
             d.monitor.step_bits(special_bits(d.index).as_ref());
         }
@@ -470,6 +481,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         self.fresh.clear();
         self.dormant.clone_from(&self.dormant0);
         self.reached = None;
+        self.template_event = None;
     }
 }
 

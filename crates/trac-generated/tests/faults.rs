@@ -108,3 +108,36 @@ fn a_forall_verdict_covers_the_values_not_seen_yet() {
         assert_eq!(m.verdicts()[1], Verdict::Satisfied);
     }
 }
+
+trac_macros::trac_monitor! {
+    /// A parametric property violated by every value not seen yet.
+    struct Takes {
+        props { take(x): "{x} is taken" }
+        next_take: "forall x: X take(x)",
+    }
+}
+
+#[test]
+fn a_violation_of_every_value_not_seen_yet_is_reached() {
+    // `forall x: X take(x)` fails at step 2 for every value not taken there: before, the
+    // generated monitor reached no verdict (no instance existed), a silent pass. TRAC_R
+    // restarts the template, which fails again at step 3 for the values other than `apple`.
+    for typed in [true, false] {
+        let mut m = Takes::new();
+        let mut reached = Vec::new();
+        for (i, l) in labels(&[&[], &[], &["take(apple)"]]).iter().enumerate() {
+            let v = if typed {
+                m.step(&TakesValuation::from_labels(l))
+            } else {
+                m.step_labels(&StepInput {
+                    step: i + 1,
+                    text: "",
+                    labels: l,
+                })
+            };
+            reached.push(v.next_take);
+        }
+        let bad = Some(Verdict::Violated);
+        assert_eq!(reached, [None, bad, bad], "typed: {typed}");
+    }
+}

@@ -350,6 +350,20 @@ impl Auditor {
                     if pm.verdict() == Verdict::Satisfied {
                         out.push(whole_satisfied(&p.info.id, 0, Vec::new()));
                     }
+                    // Violated for every value (so for every value not seen yet) before the
+                    // first step: reported once, value null.
+                    if pm.initial() == Some(Verdict::Violated) {
+                        p.violations.push((0, None));
+                        out.push(VerdictRecord {
+                            property: p.info.id.clone(),
+                            step: 0,
+                            verdict: Verdict::Violated,
+                            value: None,
+                            residual: Verdict::Violated.residual_str().to_string(),
+                            restarted_with: None,
+                            witness: Vec::new(),
+                        });
+                    }
                     continue;
                 }
             };
@@ -497,7 +511,7 @@ impl Auditor {
                             .instance(&e.value)
                             .expect("verdicts come from existing instances");
                         if e.verdict == Verdict::Violated {
-                            p.violations.push((e.step, Some(e.value.clone())));
+                            count_violation(&mut p.violations, e.step, e.inherited, &e.value);
                         }
                         let mut r = record(&p.info.id, e.step, e.verdict, Some(e.value), m);
                         if e.inherited {
@@ -505,6 +519,17 @@ impl Auditor {
                             r.restarted_with = None;
                         }
                         out.push(r);
+                    }
+                    // A violation of every value not seen yet: reported once, value null.
+                    if pm.template_reached() == Some(Verdict::Violated) && !frozen {
+                        p.violations.push((input.step, None));
+                        out.push(record(
+                            &p.info.id,
+                            input.step,
+                            Verdict::Violated,
+                            None,
+                            pm.template(),
+                        ));
                     }
                     if pm.satisfied_now() && !frozen {
                         out.push(whole_satisfied(
@@ -635,6 +660,26 @@ impl Auditor {
                 }
             })
             .collect()
+    }
+}
+
+/// Counts a violation of `value` at `step` in `violations` (`(step, value)`, `None`: every
+/// value not seen yet). An inherited violation is the template's violation at `step`, already
+/// counted with no value: the count moves to the first value that inherits it (so each failing
+/// position counts once per value, plus once for the template while no value had it).
+fn count_violation(
+    violations: &mut Vec<(usize, Option<String>)>,
+    step: usize,
+    inherited: bool,
+    value: &str,
+) {
+    let template = violations
+        .iter()
+        .position(|(s, v)| *s == step && v.is_none())
+        .filter(|_| inherited);
+    match template {
+        Some(i) => violations[i].1 = Some(value.to_string()),
+        None => violations.push((step, Some(value.to_string()))),
     }
 }
 

@@ -66,6 +66,8 @@ pub struct ParametricMonitor<M = ProgressionMonitor> {
     whole: Verdict,
     satisfied_now: bool,
     satisfied_witness: Vec<Change>,
+    /// The verdict the template (every value not seen yet) reached at the last step, if any.
+    template_reached: Option<Verdict>,
 }
 
 impl ParametricMonitor {
@@ -106,6 +108,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
             whole,
             satisfied_now: false,
             satisfied_witness: Vec::new(),
+            template_reached: None,
         }
     }
 
@@ -140,6 +143,14 @@ impl<M: Instantiate> ParametricMonitor<M> {
     /// (template or instance) whose ⊤ completed it.
     pub fn satisfied_witness(&self) -> &[Change] {
         &self.satisfied_witness
+    }
+
+    /// The verdict the template (standing for every value not seen yet) reached at the last
+    /// step read, if any. A ⊥ there is a violation of the property for every value not seen
+    /// yet: the audit reports it once, with no value, and a value appearing later inherits it
+    /// (see the module docs).
+    pub fn template_reached(&self) -> Option<Verdict> {
+        self.template_reached
     }
 
     /// The quantified variable.
@@ -199,7 +210,8 @@ impl<M: Instantiate> ParametricMonitor<M> {
             self.instances.push((v, m));
         }
         let mut completed: Option<&M> = None;
-        if let Some(v) = self.template.step(input) {
+        self.template_reached = self.template.step(input);
+        if let Some(v) = self.template_reached {
             self.template_events
                 .push((input.step, v, self.template.witness().to_vec()));
             if v == Verdict::Satisfied {
@@ -246,6 +258,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
         self.whole = self.compute_verdict();
         self.satisfied_now = false;
         self.satisfied_witness.clear();
+        self.template_reached = None;
     }
 }
 
