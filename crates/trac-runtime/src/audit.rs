@@ -339,7 +339,8 @@ impl Auditor {
 
     /// Verdicts decided before the first step (reported at step 0, and counted). Call once,
     /// before the first [`Auditor::step`]. For a parametric property, such a verdict holds for
-    /// every value and is reported when each value first appears.
+    /// every value: a violation is reported (and counted) once with no value, and again for
+    /// each value when it first appears (the count then moves to the value).
     pub fn initial(&mut self) -> Vec<VerdictRecord> {
         let mut out = Vec::new();
         for p in &mut self.props {

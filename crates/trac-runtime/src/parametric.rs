@@ -13,7 +13,9 @@
 //! that of every value not seen yet. A verdict the template reached before a value appeared (e.g.
 //! `forall x: take(x)` is violated at step 1 for every value not taken at step 1) holds for that
 //! value too: it is reported, with its original step and witness, when the value first appears
-//! ([`ParamVerdict::inherited`]). The verdict of the whole property
+//! ([`ParamVerdict::inherited`]). The template's own verdict at each step is
+//! [`ParametricMonitor::template_reached`]: the audit reports a template violation at once, with
+//! no value (every value not seen yet), so a violation is never silent when no value appears. The verdict of the whole property
 //! ([`ParametricMonitor::verdict`], [`ParametricMonitor::ltlf`]) is the conjunction over the
 //! instances **and the template**: `forall f: !bad(f) U done(f)` after `{done(a)}` is pending,
 //! not satisfied (a value not seen yet may still go bad), and `forall f: G(write(f) -> O init)`
