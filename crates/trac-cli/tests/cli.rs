@@ -889,3 +889,35 @@ fn a_violation_of_every_value_not_seen_yet_is_reported_once_in_every_engine() {
         assert_eq!(end["violations"], 2, "{engine:?}: {end}");
     }
 }
+
+#[test]
+fn an_ltlf_obligation_of_every_value_not_seen_yet_counts_at_the_end() {
+    // `forall f: F done(f)` as an ltlf property: at the end of a trace where no value was
+    // done, every value not seen yet has an open obligation (the end verdict is violated).
+    // Before, only the values seen were checked: 0 violations, exit 0.
+    let spec = temp_file(
+        "lf_forall.ron",
+        "(name: \"l\", properties: [(id: \"D\", formula: \"forall f: F done(f)\", semantics: Ltlf)])",
+    );
+    let t = labeled_trace("lf_forall.jsonl", &[&[], &["done(a)"]]);
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    let lines = jsonl(&o);
+    let null: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|v| v.get("end").is_none() && v["value"].is_null())
+        .collect();
+    assert_eq!(null.len(), 1, "{}", stdout(&o));
+    assert_eq!(null[0]["step"], 2);
+    assert_eq!(null[0]["verdict"], "violated");
+    let end = lines.last().unwrap();
+    assert_eq!(end["verdict"], "violated", "{end}");
+    assert_eq!(end["violations"], 1, "{end}");
+}

@@ -388,7 +388,8 @@ impl Auditor {
 
     /// Verdicts decided by the end of the trace for `ltlf` properties: an instance whose
     /// finite-trace verdict is violated while its LTL3 verdict is still pending (an obligation
-    /// the trace ended without meeting) is reported as violated at the last step, and counted.
+    /// the trace ended without meeting) is reported as violated at the last step, and counted;
+    /// for a parametric property, the template too (every value not seen yet, no value).
     /// Call once, after the last [`Auditor::step`].
     pub fn end_of_trace(&mut self) -> Vec<VerdictRecord> {
         let step = self.steps;
@@ -406,6 +407,8 @@ impl Auditor {
             match &p.runner {
                 Runner::Plain(m) => check(None, m),
                 Runner::Param(pm) => {
+                    // The template: every value not seen yet.
+                    check(None, pm.template());
                     for (v, m) in pm.instances() {
                         check(Some(v.to_string()), m);
                     }
