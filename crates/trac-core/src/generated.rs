@@ -15,7 +15,7 @@ use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Monitor, ResetPolicy, Verdict};
 use crate::names::AtomName;
 use crate::parametric::conjunction;
-use crate::table::{Table, TableMonitor, SATISFIED};
+use crate::table::{Table, TableMonitor};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -129,8 +129,6 @@ pub struct Instance<S = Vec<u32>, T = String> {
     event: Option<Verdict>,
     /// Index of its special table, for a value written in the formula.
     special: Option<usize>,
-    /// Created from a dormant special monitor at this step.
-    appearing: bool,
 }
 
 impl<S, T> Instance<S, T> {
@@ -155,14 +153,6 @@ impl<S, T> Instance<S, T> {
     pub fn special(&self) -> Option<usize> {
         self.special
     }
-}
-
-/// A special value's monitor before the value appears in the trace.
-#[derive(Clone, Debug)]
-struct Dormant<S, T> {
-    index: usize,
-    value: String,
-    monitor: TableMonitor<S, T>,
 }
 
 /// The values `c` written in the formula as arguments of its parametric propositions
@@ -213,9 +203,6 @@ pub struct ParamTableMonitor<S = Vec<u32>, T = String> {
     instances: Vec<Instance<S, T>>,
     index: HashMap<String, usize>,
     fresh: Vec<String>,
-    dormant: Vec<Dormant<S, T>>,
-    /// The special monitors as created, for [`ParamTableMonitor::reset`].
-    dormant0: Vec<Dormant<S, T>>,
     /// The verdict of the whole property reached at the last step.
     reached: Option<Verdict>,
     /// The verdict the template (every value not seen yet) reached at the last step.
@@ -246,24 +233,20 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             .collect();
         bases.sort();
         bases.dedup();
-        let dormant: Vec<Dormant<S, T>> = specials
+        // The special tables are the template's shadows (see `TableMonitor::with_shadows`):
+        // they run from the first step, and `TableMonitor::instantiate` makes the instance of
+        // a special value from its shadow, reporting a verdict it reached before.
+        let shadows = specials
             .into_iter()
-            .enumerate()
-            .map(|(index, (value, t))| Dormant {
-                index,
-                value,
-                monitor: TableMonitor::new(t, policy),
-            })
+            .map(|(value, t)| (value, TableMonitor::new(t, policy)))
             .collect();
         ParamTableMonitor {
             var: var.to_string(),
             bases,
-            template: TableMonitor::new(table, policy),
+            template: TableMonitor::new(table, policy).with_shadows(shadows),
             instances: Vec::new(),
             index: HashMap::new(),
             fresh: Vec::new(),
-            dormant0: dormant.clone(),
-            dormant,
             reached: None,
             template_event: None,
         }
@@ -311,9 +294,9 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// (every value not seen yet) and the special monitors of values not seen yet: ⊥ if one is
     /// violated, ⊤ if all are satisfied, ? otherwise. A ⊤ is never taken back (LTL3).
     pub fn verdict(&self) -> Verdict {
+        let index = &self.index;
         conjunction(
-            std::iter::once(self.template.verdict())
-                .chain(self.dormant.iter().map(|d| d.monitor.verdict()))
+            std::iter::once(self.template.unseen_verdict(&|v| index.contains_key(v)))
                 .chain(self.instances.iter().map(|i| i.monitor.verdict())),
         )
     }
@@ -321,9 +304,9 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// The finite-trace (LTLf) verdict of `forall var: φ`: ⊥ if that of an instance, of the
     /// template or of a special monitor of a value not seen yet is, ⊤ otherwise.
     pub fn ltlf(&self) -> Verdict {
+        let index = &self.index;
         conjunction(
-            std::iter::once(self.template.ltlf())
-                .chain(self.dormant.iter().map(|d| d.monitor.ltlf()))
+            std::iter::once(self.template.unseen_ltlf(&|v| index.contains_key(v)))
                 .chain(self.instances.iter().map(|i| i.monitor.ltlf())),
         )
     }
@@ -366,38 +349,15 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         self.fresh.sort();
         self.fresh.dedup();
         for v in std::mem::take(&mut self.fresh) {
-            let instance = match self.dormant.iter().position(|d| d.value == v) {
-                Some(k) => {
-                    let d = self.dormant.remove(k);
-                    Instance {
-                        value: v,
-                        monitor: d.monitor,
-                        event: None,
-                        special: Some(d.index),
-                        appearing: true,
-                    }
-                }
-                None => Instance {
-                    monitor: self.template.instantiate(&self.var, &v),
-                    value: v,
-                    event: None,
-                    special: None,
-                    appearing: false,
-                },
+            let instance = Instance {
+                monitor: self.template.instantiate(&self.var, &v),
+                special: self.template.shadow_index(&v),
+                value: v,
+                event: None,
             };
             self.index
                 .insert(instance.value.clone(), self.instances.len());
             self.instances.push(instance);
-        }
-    }
-
-    /// After stepping a special instance at the step its value appeared: report the verdict
-    /// its monitor had already reached (see the type's docs).
-    /// (A special monitor resting in a decided state that restarts has a run decided before its
-    /// position: the step skips it and may reach the next run's verdict, merged into this one.)
-    fn settle(i: &mut Instance<S, T>, before: u32, template_pending: bool) {
-        if std::mem::take(&mut i.appearing) && template_pending && before <= SATISFIED {
-            i.event = Some(Table::<S, T>::verdict(before));
         }
     }
 
@@ -416,16 +376,11 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             }
         }
         self.create_fresh();
-        let template_pending = self.template.verdict() == Verdict::Pending;
+        // Steps the shadows too.
         self.template_event = self.template.step(input);
-        for d in &mut self.dormant {
-            d.monitor.step(input);
-        }
         let mut out = Vec::new();
         for i in &mut self.instances {
-            let before = i.monitor.state();
             i.event = i.monitor.step(input);
-            Self::settle(i, before, template_pending);
             if let Some(v) = i.event {
                 out.push((i.value.clone(), v));
             }
@@ -456,18 +411,13 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
             }
         });
         self.create_fresh();
-        let template_pending = self.template.verdict() == Verdict::Pending;
         self.template_event = self.template.step_bits(bits(&self.var).as_ref());
-        for d in &mut self.dormant {
-            d.monitor.step_bits(special_bits(d.index).as_ref());
-        }
+        self.template.step_shadows_bits(&special_bits);
         for i in &mut self.instances {
-            let before = i.monitor.state();
             i.event = match i.special {
                 None => i.monitor.step_bits(bits(&i.value).as_ref()),
                 Some(k) => i.monitor.step_bits(special_bits(k).as_ref()),
             };
-            Self::settle(i, before, template_pending);
         }
         self.summarize(whole_before);
         self.reached
@@ -479,7 +429,6 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         self.instances.clear();
         self.index.clear();
         self.fresh.clear();
-        self.dormant.clone_from(&self.dormant0);
         self.reached = None;
         self.template_event = None;
     }

@@ -713,6 +713,21 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         self
     }
 
+    /// For a parametric template: the index of the shadow of `value` (its position in
+    /// [`TableMonitor::with_shadows`]'s list), if `value` has one.
+    pub fn shadow_index(&self, value: &str) -> Option<usize> {
+        self.shadows.iter().position(|(v, _)| v == value)
+    }
+
+    /// For a parametric template: steps every shadow by a bitset, as
+    /// [`TableMonitor::step_bits`] (shadow `k` reads `bits(k)`; [`Monitor::step`] steps them
+    /// from labels). No allocation.
+    pub fn step_shadows_bits<B: AsRef<[u64]>>(&mut self, bits: impl Fn(usize) -> B) {
+        for (k, (_, m)) in self.shadows.iter_mut().enumerate() {
+            m.step_bits(bits(k).as_ref());
+        }
+    }
+
     /// For a parametric template: the LTL3 verdict of every value not seen yet (`seen(v)`
     /// tells whether `v` was seen): the conjunction of this monitor's verdict (values not
     /// written in the formula) and of its shadows' for values not seen yet.
