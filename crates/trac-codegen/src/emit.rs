@@ -80,15 +80,7 @@ fn bits_expr(model: &Model, property: &Property, table: &Table, words: usize) ->
 
 /// The bases `p` of the parametric propositions `p(var)` of a table.
 fn param_bases(table: &Table, var: &str) -> Vec<String> {
-    let mut bases: Vec<String> = table
-        .prop_names()
-        .map(AtomName::parse)
-        .filter(|p| p.arg.as_deref() == Some(var))
-        .map(|p| p.base)
-        .collect();
-    bases.sort();
-    bases.dedup();
-    bases
+    trac_core::parametric::parametric_bases(table.prop_names(), var)
 }
 
 fn table_expr(model: &Model, table: &Table) -> TokenStream {

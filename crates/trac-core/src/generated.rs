@@ -14,7 +14,7 @@
 use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Monitor, ResetPolicy, Verdict};
 use crate::names::AtomName;
-use crate::parametric::conjunction;
+use crate::parametric::{conjunction, new_values, parametric_bases};
 use crate::table::{Table, TableMonitor};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -225,14 +225,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
         policy: ResetPolicy,
         specials: Vec<(String, Arc<Table<S, T>>)>,
     ) -> Self {
-        let mut bases: Vec<String> = table
-            .prop_names()
-            .map(AtomName::parse)
-            .filter(|p| p.arg.as_deref() == Some(var))
-            .map(|p| p.base)
-            .collect();
-        bases.sort();
-        bases.dedup();
+        let bases = parametric_bases(table.prop_names(), var);
         // The special tables are the template's shadows (see `TableMonitor::with_shadows`):
         // they run from the first step, and `TableMonitor::instantiate` makes the instance of
         // a special value from its shadow, reporting a verdict it reached before.
@@ -367,14 +360,13 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     /// tells the verdict of the whole property reached at this step.
     pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
         let whole_before = self.verdict();
-        for label in input.labels.iter() {
-            let Some((base, arg)) = crate::names::split_atom_name(label) else {
-                continue;
-            };
-            if self.bases.iter().any(|b| b == base) && !self.index.contains_key(arg) {
-                self.fresh.push(arg.to_string());
-            }
-        }
+        let index = &self.index;
+        new_values(
+            input.labels,
+            &self.bases,
+            |v| index.contains_key(v),
+            &mut self.fresh,
+        );
         self.create_fresh();
         // Steps the shadows too.
         self.template_event = self.template.step(input);

@@ -2,7 +2,47 @@
 //! monitoring", TACAS 2009): the [`Instantiate`] trait of monitors that can be copied for one
 //! value of a quantified variable, and the [`conjunction`] of the verdicts of the values.
 
+use crate::labels::LabelSet;
 use crate::monitor::{Monitor, Verdict};
+use crate::names::{split_atom_name, AtomName};
+
+/// The base names `p` of the parametric propositions `p(var)` among `prop_names` (atom names
+/// such as `take(x)`), sorted and without duplicates: the labels `p(v)` make `v` a value of
+/// `var` (trace slicing). O(n log n) in the number of names.
+pub fn parametric_bases<'a>(
+    prop_names: impl IntoIterator<Item = &'a str>,
+    var: &str,
+) -> Vec<String> {
+    let mut bases: Vec<String> = prop_names
+        .into_iter()
+        .map(AtomName::parse)
+        .filter(|p| p.arg.as_deref() == Some(var))
+        .map(|p| p.base)
+        .collect();
+    bases.sort();
+    bases.dedup();
+    bases
+}
+
+/// Pushes onto `fresh` every value `v` of a label `p(v)` of `labels` whose base `p` is in
+/// `bases` ([`parametric_bases`]), not `seen` yet and not in `fresh` already: the values that
+/// first appear at this step. Allocates only for such values. O(labels × (bases + fresh)).
+pub fn new_values(
+    labels: &LabelSet,
+    bases: &[String],
+    seen: impl Fn(&str) -> bool,
+    fresh: &mut Vec<String>,
+) {
+    for label in labels.iter() {
+        // `base(value)` without allocating: this runs for every label at every step.
+        let Some((base, arg)) = split_atom_name(label) else {
+            continue;
+        };
+        if bases.iter().any(|b| b == base) && !seen(arg) && !fresh.iter().any(|f| f == arg) {
+            fresh.push(arg.to_string());
+        }
+    }
+}
 
 /// A monitor that can be copied, state included, for one value of a parametric variable.
 pub trait Instantiate: Monitor + Clone {

@@ -27,7 +27,8 @@
 use crate::labels::StepInput;
 use crate::monitor::{Change, ProgressionMonitor, ResetPolicy, Verdict};
 use std::collections::HashMap;
-use trac_spec::formula::{split_atom_name, Arena, Formula};
+use trac_core::parametric::{new_values, parametric_bases};
+use trac_spec::formula::{Arena, Formula};
 
 pub use trac_core::parametric::{conjunction, Instantiate};
 
@@ -85,15 +86,8 @@ impl<M: Instantiate> ParametricMonitor<M> {
     /// A monitor for `forall var: formula` whose instances are copies of `template`, a monitor of
     /// `formula` (with `var` free) of any engine.
     pub fn with_template(arena: &Arena, formula: Formula, var: &str, template: M) -> Self {
-        let mut bases: Vec<String> = arena
-            .atoms(formula)
-            .into_iter()
-            .map(|s| arena.sym_parts(s).clone())
-            .filter(|p| p.arg.as_deref() == Some(var))
-            .map(|p| p.base)
-            .collect();
-        bases.sort();
-        bases.dedup();
+        let atoms = arena.atoms(formula);
+        let bases = parametric_bases(atoms.iter().map(|&s| arena.sym_name(s)), var);
         let template_events = template
             .initial()
             .map(|v| (0, v, Vec::new()))
@@ -185,17 +179,14 @@ impl<M: Instantiate> ParametricMonitor<M> {
     /// gets the verdicts the template reached before it appeared (`inherited`).
     pub fn step(&mut self, input: &StepInput<'_>) -> Vec<ParamVerdict> {
         let mut fresh: Vec<String> = Vec::new();
-        for label in input.labels.iter() {
-            // `base(value)` without allocating: this runs for every label at every step.
-            let Some((base, arg)) = split_atom_name(label) else {
-                continue;
-            };
-            if self.bases.iter().any(|b| b == base) && !self.index.contains_key(arg) {
-                fresh.push(arg.to_string());
-            }
-        }
+        let index = &self.index;
+        new_values(
+            input.labels,
+            &self.bases,
+            |v| index.contains_key(v),
+            &mut fresh,
+        );
         fresh.sort();
-        fresh.dedup();
         let mut out = Vec::new();
         for v in fresh {
             for (step, verdict, witness) in &self.template_events {
