@@ -429,7 +429,14 @@ pub fn runner(
         Eng::Complete => Box::new(Labels(
             props
                 .iter()
-                .map(|p| ProgressionMonitor::with_options(p.arena.clone(), p.formula, policy, true))
+                .map(|p| {
+                    ProgressionMonitor::with_options(
+                        p.arena.clone(),
+                        p.formula,
+                        policy,
+                        Some(&trac_compile::SatOracle),
+                    )
+                })
                 .collect(),
         )),
         Eng::Macro => return None,
@@ -779,7 +786,7 @@ pub fn spec_engine(eng: Eng, spec: &CheckedSpec) -> Option<Box<dyn Runner>> {
             spec_runner(spec, |a, f, pol| ProgressionMonitor::new(a.clone(), f, pol))
         }
         Eng::Complete => spec_runner(spec, |a, f, pol| {
-            ProgressionMonitor::with_options(a.clone(), f, pol, true)
+            ProgressionMonitor::with_options(a.clone(), f, pol, Some(&trac_compile::SatOracle))
         }),
         Eng::Macro if spec.spec.name == "trucks" => Box::new(TrucksMacro::new()),
         _ => return None,

@@ -14,7 +14,7 @@
 //!    symbolic progression step (Shannon expansion, see [`build`](crate::build)); no step
 //!    enumerates the `2^|AP|` valuations, so properties over hundreds of propositions compile.
 //! 2. **Verdicts.** LTL3: a state is ⊥ iff its residual (with its past bits) is unsatisfiable over
-//!    infinite words and ⊤ iff its negation is, decided by [`trac_spec::sat::SatChecker`] (GPVW
+//!    infinite words and ⊤ iff its negation is, decided by [`sat::SatChecker`] (GPVW
 //!    tableau with generalized Büchi acceptance, product with the past tracker, Tarjan SCC
 //!    emptiness; memoized per residual). LTLf: states also remember whether the trace read so
 //!    far is accepted (end-of-trace evaluation of the previous residual on the last step, `X`
@@ -33,6 +33,9 @@
 //!    trace and the state a TRAC_R restart starts from (the initial formula with the current past
 //!    bits).
 //!
+//! The satisfiability checker ([`sat`]) also decides complete progression's verdicts at run
+//! time: [`SatOracle`] implements `trac_spec::compiler::VerdictOracle` for `trac-runtime`.
+//!
 //! Exports: [`export::dot`] (Graphviz), [`export::hoa`] (HOA v1, verdicts in state names), and the
 //! table's own RON / JSON ([`Table::to_ron`], [`Table::to_json`]).
 #![deny(missing_docs)]
@@ -41,16 +44,18 @@ mod build;
 mod dd;
 pub mod export;
 mod minimize;
+pub mod sat;
 
 use build::{Builder, Explored, Kind};
 use dd::{Dd, Ref};
 use petgraph::graph::DiGraph;
+use sat::SatChecker;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use trac_core::table::{Table, TableParts, LEAF};
+use trac_spec::compiler::{VerdictOracle, VerdictSession};
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::progress::{eval_empty, validate};
-use trac_spec::sat::SatChecker;
 pub use trac_spec::spec::Semantics;
 
 /// Which pending states [`compile`] merges. Decided states always merge into the two sinks.
@@ -750,5 +755,55 @@ impl trac_spec::compiler::TableCompiler for Compiler {
             .expect("no panics under the lock")
             .insert(key, t.clone());
         Ok(t)
+    }
+
+    fn oracle(&self) -> Option<&dyn VerdictOracle> {
+        Some(&SatOracle)
+    }
+}
+
+/// The [`VerdictOracle`] of complete progression: one [`SatChecker`] per property (GPVW
+/// tableau, SCC emptiness; see [`sat`]). Stateless: the memo lives in each session.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SatOracle;
+
+impl SatOracle {
+    /// The oracle, shared, to pass to `trac_runtime::monitor::ProgressionMonitor::with_semantics`.
+    pub fn shared() -> Arc<dyn VerdictOracle> {
+        Arc::new(SatOracle)
+    }
+}
+
+impl VerdictOracle for SatOracle {
+    fn session(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
+        Box::new(SatChecker::new(arena, property))
+    }
+}
+
+impl VerdictSession for SatChecker {
+    fn initial_bits(&self) -> Box<[bool]> {
+        SatChecker::initial_bits(self)
+    }
+
+    fn ltl3(&mut self, arena: &mut Arena, f: Formula, bits: &[bool]) -> Option<bool> {
+        self.verdict(arena, f, bits)
+    }
+
+    fn ltlf(
+        &mut self,
+        arena: &mut Arena,
+        f: Formula,
+        bits: &[bool],
+        accepted: bool,
+    ) -> Option<bool> {
+        self.ltlf_verdict(arena, f, bits, accepted)
+    }
+
+    fn fresh(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
+        Box::new(SatChecker::new(arena, property))
+    }
+
+    fn clone_session(&self) -> Box<dyn VerdictSession> {
+        Box::new(self.clone())
     }
 }

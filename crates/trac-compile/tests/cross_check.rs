@@ -232,7 +232,7 @@ fn cross_check(c: &Case) -> Result<usize, String> {
         .table;
     let mut m = CrossCheckMonitor::new(
         TableMonitor::new(Arc::new(table), policy),
-        ProgressionMonitor::with_options(arena, f, policy, true),
+        ProgressionMonitor::with_options(arena, f, policy, Some(&trac_compile::SatOracle)),
     );
     for (i, &mask) in c.trace.iter().enumerate() {
         let labels: LabelSet = PROPS
