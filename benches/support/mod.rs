@@ -797,8 +797,14 @@ pub fn spec_engine(eng: Eng, spec: &CheckedSpec) -> Option<Box<dyn Runner>> {
 pub fn trucks_instances(t: &Trace) -> usize {
     let spec = trucks_spec();
     let mut count = 0;
-    let mut auditor =
-        Auditor::new(std::slice::from_ref(&spec), &AuditOptions::default()).expect("trucks audits");
+    let mut auditor = Auditor::new(
+        std::slice::from_ref(&spec),
+        &AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        },
+    )
+    .expect("trucks audits");
     for &s in t.seq.iter().take(512) {
         let ev = trac_runtime::trace::Event {
             labels: Some(t.labels[s as usize].sorted()),
