@@ -663,6 +663,28 @@ mod tests {
         Arc::new(Table::from_file(file).unwrap())
     }
 
+    #[test]
+    fn complete_engines_need_the_compiler_and_its_oracle() {
+        let mut a = Arena::new();
+        let f = trac_spec::parse(&mut a, "F p & G !p").unwrap();
+        let (p, s) = (ResetPolicy::default(), Semantics::Ltl3);
+        let new = |e, c| EngineMonitor::new(e, &a, f, p, s, c).map(|m| m.initial());
+        assert_eq!(
+            new(Engine::CompleteProgression, None),
+            Err(EngineError::NoOracle)
+        );
+        assert_eq!(new(Engine::Compiled, None), Err(EngineError::NoCompiler));
+        assert_eq!(new(Engine::CrossCheck, None), Err(EngineError::NoCompiler));
+        // Plain progression needs neither, and misses the violation before any step.
+        assert_eq!(new(Engine::Progression, None), Ok(None));
+        // With the compiler, complete progression decides through its oracle.
+        let compiler = trac_compile::Compiler::new();
+        assert_eq!(
+            new(Engine::CompleteProgression, Some(&compiler)),
+            Ok(Some(Verdict::Violated))
+        );
+    }
+
     fn complete(src: &str, policy: ResetPolicy) -> ProgressionMonitor {
         let mut a = Arena::new();
         let f = trac_spec::parse(&mut a, src).unwrap();
