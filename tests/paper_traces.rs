@@ -65,6 +65,7 @@ fn audit_file(spec: &CheckedSpec, path: &Path, reset: bool) -> TraceReport {
     #[allow(clippy::needless_update)]
     let opts = AuditOptions {
         reset,
+        compiler: Some(trac_compile::Compiler::shared()),
         ..AuditOptions::default()
     };
     let report = audit_path(spec, path, &opts)

@@ -429,7 +429,14 @@ pub fn runner(
         Eng::Complete => Box::new(Labels(
             props
                 .iter()
-                .map(|p| ProgressionMonitor::with_options(p.arena.clone(), p.formula, policy, true))
+                .map(|p| {
+                    ProgressionMonitor::with_options(
+                        p.arena.clone(),
+                        p.formula,
+                        policy,
+                        Some(&trac_compile::SatOracle),
+                    )
+                })
                 .collect(),
         )),
         Eng::Macro => return None,
@@ -779,7 +786,7 @@ pub fn spec_engine(eng: Eng, spec: &CheckedSpec) -> Option<Box<dyn Runner>> {
             spec_runner(spec, |a, f, pol| ProgressionMonitor::new(a.clone(), f, pol))
         }
         Eng::Complete => spec_runner(spec, |a, f, pol| {
-            ProgressionMonitor::with_options(a.clone(), f, pol, true)
+            ProgressionMonitor::with_options(a.clone(), f, pol, Some(&trac_compile::SatOracle))
         }),
         Eng::Macro if spec.spec.name == "trucks" => Box::new(TrucksMacro::new()),
         _ => return None,
@@ -790,8 +797,14 @@ pub fn spec_engine(eng: Eng, spec: &CheckedSpec) -> Option<Box<dyn Runner>> {
 pub fn trucks_instances(t: &Trace) -> usize {
     let spec = trucks_spec();
     let mut count = 0;
-    let mut auditor =
-        Auditor::new(std::slice::from_ref(&spec), &AuditOptions::default()).expect("trucks audits");
+    let mut auditor = Auditor::new(
+        std::slice::from_ref(&spec),
+        &AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        },
+    )
+    .expect("trucks audits");
     for &s in t.seq.iter().take(512) {
         let ev = trac_runtime::trace::Event {
             labels: Some(t.labels[s as usize].sorted()),

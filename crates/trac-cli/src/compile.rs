@@ -127,12 +127,16 @@ impl EngineArgs {
         Ok(self.engine())
     }
 
-    /// The engine and, when it needs one, the table compiler.
+    /// The engine and, when it needs one, the table compiler (which also gives complete
+    /// progression its verdict oracle).
     pub fn engine(&self) -> (Engine, Option<Arc<dyn TableCompiler>>) {
         match (self.engine, self.complete) {
             (EngineArg::Compiled, _) => (Engine::Compiled, Some(trac_compile::Compiler::shared())),
             (EngineArg::Progression, false) => (Engine::Progression, None),
-            (EngineArg::Progression, true) => (Engine::CompleteProgression, None),
+            (EngineArg::Progression, true) => (
+                Engine::CompleteProgression,
+                Some(trac_compile::Compiler::shared()),
+            ),
             (EngineArg::CrossCheck, _) => {
                 (Engine::CrossCheck, Some(trac_compile::Compiler::shared()))
             }

@@ -10,11 +10,11 @@
 //! enumerates valuations.
 
 use crate::dd::{Dd, Op, Ref};
+use crate::sat::{Bits, SatChecker};
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 use trac_spec::formula::{Arena, Formula, Node, Sym};
 use trac_spec::progress::PastState;
-use trac_spec::sat::{Bits, SatChecker};
 
 /// A state: residual, past bits, and whether the trace read so far is accepted (LTLf).
 pub(crate) type Key = (Formula, Bits, bool);

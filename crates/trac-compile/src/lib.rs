@@ -14,7 +14,7 @@
 //!    symbolic progression step (Shannon expansion, see [`build`](crate::build)); no step
 //!    enumerates the `2^|AP|` valuations, so properties over hundreds of propositions compile.
 //! 2. **Verdicts.** LTL3: a state is ⊥ iff its residual (with its past bits) is unsatisfiable over
-//!    infinite words and ⊤ iff its negation is, decided by [`trac_spec::sat::SatChecker`] (GPVW
+//!    infinite words and ⊤ iff its negation is, decided by [`sat::SatChecker`] (GPVW
 //!    tableau with generalized Büchi acceptance, product with the past tracker, Tarjan SCC
 //!    emptiness; memoized per residual). LTLf: states also remember whether the trace read so
 //!    far is accepted (end-of-trace evaluation of the previous residual on the last step, `X`
@@ -33,6 +33,9 @@
 //!    trace and the state a TRAC_R restart starts from (the initial formula with the current past
 //!    bits).
 //!
+//! The satisfiability checker ([`sat`]) also decides complete progression's verdicts at run
+//! time: [`SatOracle`] implements `trac_spec::compiler::VerdictOracle` for `trac-runtime`.
+//!
 //! Exports: [`export::dot`] (Graphviz), [`export::hoa`] (HOA v1, verdicts in state names), and the
 //! table's own RON / JSON ([`Table::to_ron`], [`Table::to_json`]).
 #![deny(missing_docs)]
@@ -41,16 +44,18 @@ mod build;
 mod dd;
 pub mod export;
 mod minimize;
+pub mod sat;
 
 use build::{Builder, Explored, Kind};
 use dd::{Dd, Ref};
-use petgraph::graph::DiGraph;
+use petgraph::graph::{DiGraph, NodeIndex};
+use sat::SatChecker;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use trac_core::table::{Table, TableParts, LEAF};
+use trac_spec::compiler::{VerdictOracle, VerdictSession};
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::progress::{eval_empty, validate};
-use trac_spec::sat::SatChecker;
 pub use trac_spec::spec::Semantics;
 
 /// Which pending states [`compile`] merges. Decided states always merge into the two sinks.
@@ -167,13 +172,14 @@ pub fn compile(
         restart_seed.push(i);
     }
     let main = b.explore(kind, &seeds);
+    let graph = StateGraph::new(&b.dd, &main);
     let ltl3 = match (kind, opts.minimize) {
-        (Kind::Ltl3, _) | (_, Minimize::Language) => ltl3_verdicts(&mut b, &main),
+        (Kind::Ltl3, _) | (_, Minimize::Language) => ltl3_verdicts(&mut b, &main, &graph),
         _ => Vec::new(),
     };
     let verdicts = match kind {
         Kind::Ltl3 => ltl3.clone(),
-        _ => ltlf_verdicts(&b.dd, &main),
+        _ => ltlf_verdicts(&main, &graph),
     };
     // Main partition.
     let class = match opts.minimize {
@@ -368,28 +374,51 @@ fn equivalent(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
     true
 }
 
+/// The explored automaton as a petgraph graph: node `i` is explored state `i`, one edge per
+/// successor state (the guards stay in the decision diagrams), with its SCCs (petgraph's
+/// Tarjan: every SCC listed after the SCCs its edges reach). Built once per compilation and
+/// shared by the LTL3 and LTLf verdicts. O(states + edges).
+struct StateGraph {
+    graph: DiGraph<(), ()>,
+    sccs: Vec<Vec<NodeIndex>>,
+    /// Per state: its SCC's index in `sccs`.
+    scc_of: Vec<usize>,
+}
+
+impl StateGraph {
+    fn new(dd: &Dd, ex: &Explored) -> StateGraph {
+        let n = ex.keys.len();
+        let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
+        let ids: Vec<_> = (0..n).map(|_| graph.add_node(())).collect();
+        for (s, &r) in ex.roots.iter().enumerate() {
+            for t in dd.leaves(r) {
+                graph.add_edge(ids[s], ids[t as usize], ());
+            }
+        }
+        let sccs = petgraph::algo::tarjan_scc(&graph);
+        let mut scc_of = vec![0usize; n];
+        for (c, scc) in sccs.iter().enumerate() {
+            for v in scc {
+                scc_of[v.index()] = c;
+            }
+        }
+        StateGraph {
+            graph,
+            sccs,
+            scc_of,
+        }
+    }
+}
+
 /// LTL3 verdicts per SCC of the state graph (petgraph's Tarjan, successors first). All states
 /// of an SCC are equally satisfiable (each reaches the others, and progression preserves
 /// satisfiability backwards: a state with a satisfiable successor is satisfiable) and equally
 /// valid. So an SCC is satisfiable if a successor SCC is, else one satisfiability check of its
 /// smallest residual decides; it is valid only if every successor SCC is, and then one check of the
 /// negation decides. Most states need no tableau at all.
-fn ltl3_verdicts(b: &mut Builder<'_>, ex: &Explored) -> Vec<u8> {
+fn ltl3_verdicts(b: &mut Builder<'_>, ex: &Explored, sg: &StateGraph) -> Vec<u8> {
     let n = ex.keys.len();
-    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
-    let ids: Vec<_> = (0..n).map(|_| g.add_node(())).collect();
-    for (s, &r) in ex.roots.iter().enumerate() {
-        for t in b.dd.leaves(r) {
-            g.add_edge(ids[s], ids[t as usize], ());
-        }
-    }
-    let sccs = petgraph::algo::tarjan_scc(&g);
-    let mut scc_of = vec![0usize; n];
-    for (c, scc) in sccs.iter().enumerate() {
-        for v in scc {
-            scc_of[v.index()] = c;
-        }
-    }
+    let (g, sccs, scc_of) = (&sg.graph, &sg.sccs, &sg.scc_of);
     let mut sat = vec![false; sccs.len()];
     let mut valid = vec![false; sccs.len()];
     for (c, scc) in sccs.iter().enumerate() {
@@ -432,22 +461,9 @@ fn ltl3_verdicts(b: &mut Builder<'_>, ex: &Explored) -> Vec<u8> {
 /// LTLf verdicts: ⊥ iff no accepting state is reachable (the state itself included), ⊤ iff
 /// every reachable state accepts. SCCs in reverse topological order (petgraph's Tarjan), then
 /// one pass. O(states + edges).
-fn ltlf_verdicts(dd: &Dd, ex: &Explored) -> Vec<u8> {
+fn ltlf_verdicts(ex: &Explored, sg: &StateGraph) -> Vec<u8> {
     let n = ex.keys.len();
-    let mut g: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
-    let ids: Vec<_> = (0..n).map(|_| g.add_node(())).collect();
-    for (s, &r) in ex.roots.iter().enumerate() {
-        for t in dd.leaves(r) {
-            g.add_edge(ids[s], ids[t as usize], ());
-        }
-    }
-    let sccs = petgraph::algo::tarjan_scc(&g);
-    let mut scc_of = vec![0usize; n];
-    for (c, scc) in sccs.iter().enumerate() {
-        for v in scc {
-            scc_of[v.index()] = c;
-        }
-    }
+    let (g, sccs, scc_of) = (&sg.graph, &sg.sccs, &sg.scc_of);
     let mut acc = vec![false; sccs.len()];
     let mut rej = vec![false; sccs.len()];
     for (c, scc) in sccs.iter().enumerate() {
@@ -750,5 +766,55 @@ impl trac_spec::compiler::TableCompiler for Compiler {
             .expect("no panics under the lock")
             .insert(key, t.clone());
         Ok(t)
+    }
+
+    fn oracle(&self) -> Option<&dyn VerdictOracle> {
+        Some(&SatOracle)
+    }
+}
+
+/// The [`VerdictOracle`] of complete progression: one [`SatChecker`] per property (GPVW
+/// tableau, SCC emptiness; see [`sat`]). Stateless: the memo lives in each session.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SatOracle;
+
+impl SatOracle {
+    /// The oracle, shared, to pass to `trac_runtime::monitor::ProgressionMonitor::with_semantics`.
+    pub fn shared() -> Arc<dyn VerdictOracle> {
+        Arc::new(SatOracle)
+    }
+}
+
+impl VerdictOracle for SatOracle {
+    fn session(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
+        Box::new(SatChecker::new(arena, property))
+    }
+}
+
+impl VerdictSession for SatChecker {
+    fn initial_bits(&self) -> Box<[bool]> {
+        SatChecker::initial_bits(self)
+    }
+
+    fn ltl3(&mut self, arena: &mut Arena, f: Formula, bits: &[bool]) -> Option<bool> {
+        self.verdict(arena, f, bits)
+    }
+
+    fn ltlf(
+        &mut self,
+        arena: &mut Arena,
+        f: Formula,
+        bits: &[bool],
+        accepted: bool,
+    ) -> Option<bool> {
+        self.ltlf_verdict(arena, f, bits, accepted)
+    }
+
+    fn fresh(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
+        Box::new(SatChecker::new(arena, property))
+    }
+
+    fn clone_session(&self) -> Box<dyn VerdictSession> {
+        Box::new(self.clone())
     }
 }

@@ -104,7 +104,10 @@ fn three_engines_agree_on_the_shared_logs() {
                 // The auditor labels the events as an audit does.
                 let mut labeler = Auditor::new(
                     std::slice::from_ref(&checked_spec),
-                    &AuditOptions::default(),
+                    &AuditOptions {
+                        compiler: Some(compiler.clone()),
+                        ..AuditOptions::default()
+                    },
                 )
                 .unwrap();
                 for (i, ev) in trac_runtime::trace::open(&log).unwrap().enumerate() {
@@ -232,7 +235,7 @@ fn cross_check(c: &Case) -> Result<usize, String> {
         .table;
     let mut m = CrossCheckMonitor::new(
         TableMonitor::new(Arc::new(table), policy),
-        ProgressionMonitor::with_options(arena, f, policy, true),
+        ProgressionMonitor::with_options(arena, f, policy, Some(&trac_compile::SatOracle)),
     );
     for (i, &mask) in c.trace.iter().enumerate() {
         let labels: LabelSet = PROPS

@@ -6,11 +6,11 @@
 
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use std::sync::Arc;
+use trac_compile::sat::SatChecker;
 use trac_compile::{compile, CompileOptions, Minimize, Semantics};
 use trac_runtime::table::{Table, TableMonitor};
 use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
 use trac_spec::progress::{eval_last, progress, PastState};
-use trac_spec::sat::SatChecker;
 use trac_spec::{Arena, Formula, Sym};
 
 const PROPS: [&str; 4] = ["a", "b", "c", "d"];
@@ -275,7 +275,13 @@ fn check_case(c: &Case) -> TestResult {
             on_satisfaction: true,
         },
     ] {
-        let mut p = ProgressionMonitor::with_semantics(arena.clone(), f, policy, true, sem);
+        let mut p = ProgressionMonitor::with_semantics(
+            arena.clone(),
+            f,
+            policy,
+            Some(&trac_compile::SatOracle),
+            sem,
+        );
         let reference = run(&mut p, &c.trace);
         for (i, t) in tables.iter().enumerate() {
             let mut m = TableMonitor::new(t.clone(), policy);

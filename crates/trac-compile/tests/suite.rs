@@ -139,7 +139,7 @@ fn monitors(c: &Case, policy: ResetPolicy) -> Vec<(&'static str, Box<dyn Monitor
             arena.clone(),
             f,
             policy,
-            true,
+            Some(&trac_compile::SatOracle),
             c.semantics,
         )),
     ));
@@ -165,7 +165,13 @@ fn monitors(c: &Case, policy: ResetPolicy) -> Vec<(&'static str, Box<dyn Monitor
             ));
             let cc = CrossCheckMonitor::new(
                 TableMonitor::new(Arc::new(t.clone()), policy),
-                ProgressionMonitor::with_semantics(arena.clone(), f, policy, true, c.semantics),
+                ProgressionMonitor::with_semantics(
+                    arena.clone(),
+                    f,
+                    policy,
+                    Some(&trac_compile::SatOracle),
+                    c.semantics,
+                ),
             );
             out.push(("cross-check", Box::new(cc)));
         }

@@ -234,6 +234,7 @@ fn agree_on_trace(
     #[allow(clippy::needless_update)]
     let opts = AuditOptions {
         reset,
+        compiler: Some(trac_compile::Compiler::shared()),
         ..AuditOptions::default()
     };
     let mut auditor = Auditor::new(std::slice::from_ref(spec), &opts).expect("auditor");

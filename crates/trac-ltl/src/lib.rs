@@ -6,8 +6,9 @@
 //! - [`progress`]: LTL progression (Bacchus & Kabanza 2000), past-time tracking, finite-trace
 //!   evaluation at the end of a trace (LTLf, De Giacomo & Vardi 2013).
 //! - [`english`]: plain-English rendering.
-//! - [`compiler`]: [`compiler::TableCompiler`], how the engines ask for a compiled monitor table
-//!   (`trac-compile` implements it; `trac-runtime` calls it).
+//! - [`compiler`]: [`compiler::TableCompiler`] and [`compiler::VerdictOracle`], how the engines ask
+//!   for a compiled monitor table and for complete verdicts
+//!   (`trac-compile` implements them; `trac-runtime` calls them).
 #![deny(missing_docs)]
 
 pub mod compiler;

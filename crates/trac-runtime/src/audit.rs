@@ -27,8 +27,9 @@ pub struct AuditOptions {
     pub reset: bool,
     /// The monitoring engine (default [`Engine::Compiled`]).
     pub engine: Engine,
-    /// The compiler of the compiled and cross-check engines (`trac_compile::Compiler::shared()`).
-    /// Without one, the compiled engine runs complete progression, whose verdicts are the same.
+    /// The compiler of the compiled and cross-check engines (`trac_compile::Compiler::shared()`),
+    /// whose [`TableCompiler::oracle`] also decides complete progression's verdicts. Every engine
+    /// but plain progression needs one.
     pub compiler: Option<Arc<dyn TableCompiler>>,
 }
 

@@ -3,9 +3,10 @@
 //!
 //! Every engine implements [`Monitor`] with the same TRAC / TRAC_R semantics, witnesses and LTLf
 //! verdict, so the audit loop can run any of them ([`EngineMonitor`]). The compiled engine needs a
-//! [`TableCompiler`]: `trac-runtime` does not depend on the compiler (both depend on the trait and
-//! on `trac-core`'s table format), so the compiler is passed in, e.g.
-//! `trac_compile::Compiler::shared()`.
+//! [`TableCompiler`], complete progression a [`VerdictOracle`] (the satisfiability checker, which
+//! the compiler provides, [`TableCompiler::oracle`]): `trac-runtime` does not depend on the
+//! compiler (both depend on the traits and on `trac-core`'s table format), so the compiler is
+//! passed in, e.g. `trac_compile::Compiler::shared()`.
 
 use crate::generated::special_values;
 use crate::labels::StepInput;
@@ -46,7 +47,7 @@ impl Engine {
     }
 }
 
-pub use trac_spec::compiler::TableCompiler;
+pub use trac_spec::compiler::{TableCompiler, VerdictOracle};
 
 /// Why a monitor of an engine could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -54,9 +55,13 @@ pub enum EngineError {
     /// The table compiler failed, with its message.
     #[error("{0}")]
     Compile(String),
-    /// The cross-check engine was asked for without a table compiler.
-    #[error("the cross-check engine needs a table compiler")]
+    /// The compiled or cross-check engine was asked for without a table compiler.
+    #[error("the compiled and cross-check engines need a table compiler (trac_compile::Compiler)")]
     NoCompiler,
+    /// Complete progression was asked for without a [`VerdictOracle`] (a compiler whose
+    /// [`TableCompiler::oracle`] gives one).
+    #[error("complete progression needs a verdict oracle (trac_compile::Compiler provides one)")]
+    NoOracle,
 }
 
 /// A monitor of `table` under `policy` whose parametric instances show their residuals
@@ -94,12 +99,13 @@ pub enum EngineMonitor {
 }
 
 impl EngineMonitor {
-    /// A monitor of `formula` (a handle in `arena`) run by `engine`. Without a compiler the
-    /// compiled engine falls back to complete progression, whose verdicts are the same (that is
-    /// what the cross-check engine checks).
+    /// A monitor of `formula` (a handle in `arena`) run by `engine`. Complete progression
+    /// decides through the compiler's [`TableCompiler::oracle`].
     ///
     /// # Errors
-    /// The compiler's error, or the cross-check engine without a compiler.
+    /// The compiler's error; the compiled or cross-check engine without a compiler
+    /// ([`EngineError::NoCompiler`]); complete progression without an oracle
+    /// ([`EngineError::NoOracle`]).
     pub fn new(
         engine: Engine,
         arena: &Arena,
@@ -108,15 +114,22 @@ impl EngineMonitor {
         semantics: Semantics,
         compiler: Option<&dyn TableCompiler>,
     ) -> Result<EngineMonitor, EngineError> {
-        let complete =
-            || ProgressionMonitor::with_semantics(arena.clone(), formula, policy, true, semantics);
+        let complete = || match compiler.and_then(|c| c.oracle()) {
+            Some(o) => Ok(ProgressionMonitor::with_semantics(
+                arena.clone(),
+                formula,
+                policy,
+                Some(o),
+                semantics,
+            )),
+            None => Err(EngineError::NoOracle),
+        };
         Ok(match (engine, compiler) {
             (Engine::Progression, _) => EngineMonitor::Progression(Box::new(
                 ProgressionMonitor::new(arena.clone(), formula, policy),
             )),
-            (Engine::CompleteProgression, _) | (Engine::Compiled, None) => {
-                EngineMonitor::Progression(Box::new(complete()))
-            }
+            (Engine::CompleteProgression, _) => EngineMonitor::Progression(Box::new(complete()?)),
+            (Engine::Compiled, None) => return Err(EngineError::NoCompiler),
             (Engine::Compiled, Some(c)) => {
                 let table = c
                     .compile(arena, formula, semantics)
@@ -129,7 +142,7 @@ impl EngineMonitor {
                     .map_err(EngineError::Compile)?;
                 EngineMonitor::CrossCheck(Box::new(CrossCheckMonitor::new(
                     table_monitor(table, policy),
-                    complete(),
+                    complete()?,
                 )))
             }
             (Engine::CrossCheck, None) => return Err(EngineError::NoCompiler),
@@ -650,10 +663,32 @@ mod tests {
         Arc::new(Table::from_file(file).unwrap())
     }
 
+    #[test]
+    fn complete_engines_need_the_compiler_and_its_oracle() {
+        let mut a = Arena::new();
+        let f = trac_spec::parse(&mut a, "F p & G !p").unwrap();
+        let (p, s) = (ResetPolicy::default(), Semantics::Ltl3);
+        let new = |e, c| EngineMonitor::new(e, &a, f, p, s, c).map(|m| m.initial());
+        assert_eq!(
+            new(Engine::CompleteProgression, None),
+            Err(EngineError::NoOracle)
+        );
+        assert_eq!(new(Engine::Compiled, None), Err(EngineError::NoCompiler));
+        assert_eq!(new(Engine::CrossCheck, None), Err(EngineError::NoCompiler));
+        // Plain progression needs neither, and misses the violation before any step.
+        assert_eq!(new(Engine::Progression, None), Ok(None));
+        // With the compiler, complete progression decides through its oracle.
+        let compiler = trac_compile::Compiler::new();
+        assert_eq!(
+            new(Engine::CompleteProgression, Some(&compiler)),
+            Ok(Some(Verdict::Violated))
+        );
+    }
+
     fn complete(src: &str, policy: ResetPolicy) -> ProgressionMonitor {
         let mut a = Arena::new();
         let f = trac_spec::parse(&mut a, src).unwrap();
-        ProgressionMonitor::with_options(a, f, policy, true)
+        ProgressionMonitor::with_options(a, f, policy, Some(&trac_compile::SatOracle))
     }
 
     fn run(m: &mut CrossCheckMonitor, steps: &[&[&str]]) {

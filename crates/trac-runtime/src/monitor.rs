@@ -24,9 +24,9 @@
 
 use crate::labels::StepInput;
 pub use trac_core::monitor::{Change, Monitor, ResetPolicy, Verdict, MAX_EXPLANATION};
+use trac_spec::compiler::{VerdictOracle, VerdictSession};
 use trac_spec::formula::{Arena, Formula, Sym};
 use trac_spec::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
-use trac_spec::sat::SatChecker;
 use trac_spec::spec::Semantics;
 
 /// A progression monitor (TRAC / TRAC_R) for one formula, owning its arena.
@@ -60,7 +60,7 @@ pub struct ProgressionMonitor {
 #[derive(Clone, Debug)]
 struct Complete {
     semantics: Semantics,
-    sat: SatChecker,
+    sat: Box<dyn VerdictSession>,
     /// The complete verdict before the first step.
     initial: Verdict,
     /// LTLf: whether the current run (restarts included) accepts the trace read so far.
@@ -100,15 +100,16 @@ impl ProgressionMonitor {
         }
     }
 
-    /// A monitor for `formula`; with `complete`, LTL3 verdicts are complete: a state is violated
-    /// as soon as no infinite continuation satisfies the residual (with its past-time bits) and
-    /// satisfied as soon as every one does, decided lazily by [`SatChecker`] (memoized per
-    /// residual and past bits). Without `complete`, the same as [`ProgressionMonitor::new`].
+    /// A monitor for `formula`; with a `complete` oracle, LTL3 verdicts are complete: a state is
+    /// violated as soon as no infinite continuation satisfies the residual (with its past-time
+    /// bits) and satisfied as soon as every one does, decided lazily by the oracle
+    /// (`trac_compile::SatOracle`, memoized per residual and past bits). Without one, the same
+    /// as [`ProgressionMonitor::new`].
     pub fn with_options(
         arena: Arena,
         formula: Formula,
         policy: ResetPolicy,
-        complete: bool,
+        complete: Option<&dyn VerdictOracle>,
     ) -> ProgressionMonitor {
         ProgressionMonitor::with_semantics(arena, formula, policy, complete, Semantics::Ltl3)
     }
@@ -121,16 +122,16 @@ impl ProgressionMonitor {
         mut arena: Arena,
         formula: Formula,
         policy: ResetPolicy,
-        complete: bool,
+        complete: Option<&dyn VerdictOracle>,
         semantics: Semantics,
     ) -> ProgressionMonitor {
-        if !complete {
+        let Some(oracle) = complete else {
             return ProgressionMonitor::new(arena, formula, policy);
-        }
-        let mut sat = SatChecker::new(&arena, formula);
+        };
+        let mut sat = oracle.session(&arena, formula);
         let acc = eval_empty(&arena, formula);
         let bits = sat.initial_bits();
-        let initial = judge(&mut arena, &mut sat, semantics, formula, &bits, acc);
+        let initial = judge(&mut arena, sat.as_mut(), semantics, formula, &bits, acc);
         let mut m = ProgressionMonitor::new(arena, formula, policy);
         m.verdict = initial;
         m.complete = Some(Box::new(Complete {
@@ -155,7 +156,7 @@ impl ProgressionMonitor {
             None => Verdict::of_residual(f),
             Some(c) => judge(
                 &mut self.arena,
-                &mut c.sat,
+                c.sat.as_mut(),
                 c.semantics,
                 f,
                 self.past.bits(),
@@ -204,7 +205,7 @@ impl ProgressionMonitor {
         m.past = past;
         if let Some(c) = &mut m.complete {
             c.unreset = a.instantiate(c.unreset, var, value);
-            c.sat = SatChecker::new(a, m.original);
+            c.sat = c.sat.fresh(a, m.original);
             // Instantiation can decide what the template could not (when `base(value)` is
             // also a constant proposition of the formula, e.g. `go(x) -> go(hall)` for `hall`):
             // the instance's own initial verdict. A residual decided by instantiation keeps the
@@ -212,7 +213,7 @@ impl ProgressionMonitor {
             // step (when the value appears).
             let acc0 = eval_empty(a, m.original);
             let bits0 = c.sat.initial_bits();
-            c.initial = judge(a, &mut c.sat, c.semantics, m.original, &bits0, acc0);
+            c.initial = judge(a, c.sat.as_mut(), c.semantics, m.original, &bits0, acc0);
         }
         m.atoms = a
             .atoms(m.original)
@@ -281,15 +282,15 @@ impl ProgressionMonitor {
 /// so far is accepted.
 fn judge(
     arena: &mut Arena,
-    sat: &mut SatChecker,
+    sat: &mut dyn VerdictSession,
     semantics: Semantics,
     f: Formula,
     bits: &[bool],
     acc: bool,
 ) -> Verdict {
     let v = match semantics {
-        Semantics::Ltl3 => sat.verdict(arena, f, bits),
-        Semantics::Ltlf => sat.ltlf_verdict(arena, f, bits, acc),
+        Semantics::Ltl3 => sat.ltl3(arena, f, bits),
+        Semantics::Ltlf => sat.ltlf(arena, f, bits, acc),
     };
     match v {
         Some(b) => Verdict::of_bool(b),
@@ -495,6 +496,11 @@ impl ProgressionMonitor {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The satisfiability checker of `trac-compile` when `complete`.
+    pub(crate) fn oracle(complete: bool) -> Option<&'static dyn VerdictOracle> {
+        complete.then_some(&trac_compile::SatOracle as &dyn VerdictOracle)
+    }
     use crate::labels::LabelSet;
 
     fn look_monitor(policy: ResetPolicy) -> ProgressionMonitor {
@@ -602,8 +608,12 @@ pub(crate) mod tests {
             for complete in [false, true] {
                 let mut a = Arena::new();
                 let f = trac_spec::parse(&mut a, src).unwrap();
-                let mut m =
-                    ProgressionMonitor::with_options(a, f, ResetPolicy::default(), complete);
+                let mut m = ProgressionMonitor::with_options(
+                    a,
+                    f,
+                    ResetPolicy::default(),
+                    oracle(complete),
+                );
                 let got = violations(&mut m, steps);
                 assert_eq!(got.len(), count, "{src} (complete: {complete}): {got:?}");
                 // No step reports two verdicts, and none is reported twice.
@@ -615,7 +625,7 @@ pub(crate) mod tests {
         // The complete monitor knows a failure one step before its position.
         let mut a = Arena::new();
         let f = trac_spec::parse(&mut a, "G(Y a)").unwrap();
-        let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), true);
+        let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), oracle(true));
         assert_eq!(violations(&mut m, PAST_FAILURES[1].1), vec![0, 3]);
         assert_eq!(m.verdict(), Verdict::Pending);
         assert_eq!(m.ltlf(), Verdict::Violated);
@@ -625,7 +635,8 @@ pub(crate) mod tests {
         for (complete, want) in [(true, vec![0, 1, 2, 3]), (false, vec![1, 2, 3])] {
             let mut a = Arena::new();
             let f = trac_spec::parse(&mut a, "G(Y a) & G !a").unwrap();
-            let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), complete);
+            let mut m =
+                ProgressionMonitor::with_options(a, f, ResetPolicy::default(), oracle(complete));
             assert_eq!(violations(&mut m, three), want, "complete: {complete}");
         }
     }

@@ -290,7 +290,8 @@ mod tests {
     ) -> (Vec<(usize, String, Verdict)>, Vec<usize>, ParametricMonitor) {
         let mut arena = Arena::new();
         let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
-        let template = ProgressionMonitor::with_options(arena.clone(), formula, policy, complete);
+        let oracle = crate::monitor::tests::oracle(complete);
+        let template = ProgressionMonitor::with_options(arena.clone(), formula, policy, oracle);
         let mut m = ParametricMonitor::with_template(&arena, formula, var, template);
         let (mut out, mut whole) = (Vec::new(), Vec::new());
         if m.verdict() == Verdict::Satisfied {

@@ -26,7 +26,16 @@ fn spec(formulas: &[&str], props: Vec<PropositionDecl>) -> CheckedSpec {
 
 fn audit(spec: &CheckedSpec, src: &str, format: TraceFormat) -> trac_runtime::audit::TraceReport {
     let r = TraceReader::from_reader(Cursor::new(src.as_bytes().to_vec()), "t", format);
-    audit_events(std::slice::from_ref(spec), "t", r, &AuditOptions::default()).unwrap()
+    audit_events(
+        std::slice::from_ref(spec),
+        "t",
+        r,
+        &AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]

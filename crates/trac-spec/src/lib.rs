@@ -2,15 +2,12 @@
 //! and the properties to monitor, checked with positions in the file.
 //!
 //! - [`spec`]: spec files in RON (propositions, labeling rules, properties), [`spec::Spec::check`].
-//! - [`sat`]: satisfiability / validity of residuals (GPVW tableau, SCC emptiness) for complete
-//!   LTL3 and LTLf verdicts (here for now; it belongs beside the compiler).
 //!
 //! The formula modules of `trac-ltl` are re-exported under their old paths
 //! (`trac_spec::formula`, `trac_spec::parser`, ...). What a labeling rule *means* (the regexes it
 //! compiles to) is `trac_runtime::labeler`'s business.
 #![deny(missing_docs)]
 
-pub mod sat;
 pub mod spec;
 
 pub use trac_ltl::{compiler, english, formula, parser, printer, progress};

@@ -31,7 +31,8 @@
 //!    bits give the successor. Bits of past subformulas that no longer occur in a state (and
 //!    do not feed one that does) are cleared, so they do not split states.
 //! 4. Emptiness over infinite words: Tarjan's SCC algorithm (Tarjan, "Depth-first search and
-//!    linear graph algorithms", SIAM J. Comput. 1972) on the explored product; an SCC is
+//!    linear graph algorithms", SIAM J. Comput. 1972; petgraph's [`petgraph::algo::tarjan_scc`])
+//!    on the explored product; an SCC is
 //!    accepting iff it has an internal edge and, for every eventuality, an internal edge on which
 //!    it is not pending (the intersection of the pending sets of its internal edges is empty). A
 //!    state is satisfiable iff it reaches an accepting SCC. A self-loop alone proves nothing:
@@ -47,11 +48,12 @@
 //! most of their subformulas, share the work. Worst case exponential in the formula (LTL
 //! satisfiability is PSPACE-complete, Sistla & Clarke 1985).
 
-use crate::formula::{Arena, Formula, Node, Sym};
-use crate::progress::{eval_last, progress, PastState};
-use crate::spec::Semantics;
+use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
+use trac_spec::formula::{Arena, Formula, Node, Sym};
+use trac_spec::progress::{eval_last, progress, PastState};
+use trac_spec::spec::Semantics;
 
 /// The bits of the past-time subformulas of a property, one per node of [`PastState::nodes`].
 pub type Bits = Box<[bool]>;
@@ -119,7 +121,7 @@ pub struct SatChecker {
 
 impl SatChecker {
     /// A checker for the residuals of `property` (which fixes the past-time subformulas and the
-    /// meaning of the bits). `property` should pass [`crate::progress::validate`].
+    /// meaning of the bits). `property` should pass [`trac_spec::progress::validate`].
     pub fn new(arena: &Arena, property: Formula) -> SatChecker {
         let past = PastState::new(arena, property);
         let n = past.nodes().len();
@@ -304,7 +306,7 @@ impl SatChecker {
 
     /// The LTLf verdict of a state: `accepting` tells whether the trace read so far satisfies the
     /// property (the end-of-trace evaluation of the previous residual on the last step, or
-    /// [`crate::progress::eval_empty`] before the first step); `f` and `bits` are the state after
+    /// [`trac_spec::progress::eval_empty`] before the first step); `f` and `bits` are the state after
     /// it. ⊥ (`Some(false)`) iff neither the trace so far nor any non-empty extension satisfies
     /// the property; ⊤ (`Some(true)`) iff the trace so far and every non-empty extension do.
     pub fn ltlf_verdict(
@@ -750,19 +752,27 @@ impl SatChecker {
             }
             i += 1;
         }
-        // SCCs, sinks first.
-        let adj: Vec<Vec<usize>> = edges
-            .iter()
-            .map(|es| es.iter().map(|e| e.0).collect())
+        // SCCs, sinks first (petgraph's Tarjan lists every SCC after those its edges reach).
+        let mut graph: DiGraph<(), (), usize> = DiGraph::with_capacity(edges.len(), edges.len());
+        for _ in 0..edges.len() {
+            graph.add_node(());
+        }
+        for (v, es) in edges.iter().enumerate() {
+            for (w, _) in es {
+                graph.add_edge(NodeIndex::new(v), NodeIndex::new(*w), ());
+            }
+        }
+        let sccs: Vec<Vec<usize>> = petgraph::algo::tarjan_scc(&graph)
+            .into_iter()
+            .map(|scc| scc.into_iter().map(NodeIndex::index).collect())
             .collect();
-        let sccs = tarjan_scc(adj.len(), |v| &adj[v]);
-        let mut comp_of = vec![0usize; adj.len()];
+        let mut comp_of = vec![0usize; edges.len()];
         for (c, scc) in sccs.iter().enumerate() {
             for &v in scc {
                 comp_of[v] = c;
             }
         }
-        let mut good = vec![false; adj.len()];
+        let mut good = vec![false; edges.len()];
         for (c, scc) in sccs.iter().enumerate() {
             // Known states are leaves of the exploration.
             if scc.len() == 1 && known[scc[0]].is_some() {
@@ -1255,71 +1265,18 @@ fn subsumes(arena: &Arena, a: &Cover, b: &Cover) -> bool {
     na.iter().all(|x| nb.binary_search(x).is_ok())
 }
 
-/// Tarjan's strongly connected components of the graph with vertices `0..n` and successor
-/// lists `succ`, iteratively (no recursion). SCCs come out in reverse topological order: every
-/// edge leaving an SCC goes to an SCC listed before it. O(V + E).
-pub fn tarjan_scc<'a>(n: usize, succ: impl Fn(usize) -> &'a [usize]) -> Vec<Vec<usize>> {
-    const UNSEEN: usize = usize::MAX;
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0usize; n];
-    let mut on_stack = vec![false; n];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut out = Vec::new();
-    let mut counter = 0;
-    let mut call: Vec<(usize, usize)> = Vec::new();
-    for root in 0..n {
-        if index[root] != UNSEEN {
-            continue;
-        }
-        call.push((root, 0));
-        while let Some(&mut (v, ref mut next)) = call.last_mut() {
-            if *next == 0 && index[v] == UNSEEN {
-                index[v] = counter;
-                low[v] = counter;
-                counter += 1;
-                stack.push(v);
-                on_stack[v] = true;
-            }
-            let edges = succ(v);
-            if *next < edges.len() {
-                let w = edges[*next];
-                *next += 1;
-                if index[w] == UNSEEN {
-                    call.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            call.pop();
-            if let Some(&(u, _)) = call.last() {
-                low[u] = low[u].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut scc = Vec::new();
-                loop {
-                    let w = stack.pop().expect("v is on the stack");
-                    on_stack[w] = false;
-                    scc.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                out.push(scc);
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn tarjan_orders_sinks_first() {
-        let adj = [vec![1], vec![2], vec![1, 3], vec![]];
-        let sccs = tarjan_scc(4, |v| &adj[v]);
+    fn petgraph_tarjan_orders_sinks_first() {
+        // The emptiness check relies on this order (an SCC after every SCC it reaches).
+        let g: DiGraph<(), (), usize> = DiGraph::from_edges([(0, 1), (1, 2), (2, 1), (2, 3)]);
+        let sccs: Vec<Vec<usize>> = petgraph::algo::tarjan_scc(&g)
+            .into_iter()
+            .map(|c| c.into_iter().map(NodeIndex::index).collect())
+            .collect();
         assert_eq!(sccs.len(), 3);
         assert_eq!(sccs[0], vec![3]);
         let mut mid = sccs[1].clone();

@@ -1,4 +1,4 @@
-//! The satisfiability checker ([`trac_spec::sat::SatChecker`]) against brute force (issue 8 §2):
+//! The satisfiability checker ([`trac_compile::sat::SatChecker`]) against brute force (issue 8 §2):
 //! random formulas (up to 4 propositions, past and future operators, up to 30 nodes) are
 //! evaluated on random lasso words `u·v^ω` (|u| + |v| ≤ 5) and finite words (length ≤ 5) by the
 //! straightforward evaluator below, which shares no code with the checker, the progression or
@@ -8,8 +8,8 @@
 //! past-time bits, and for finite words under LTLf (`X` weak).
 
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
+use trac_compile::sat::SatChecker;
 use trac_spec::progress::{eval_last, progress, PastState};
-use trac_spec::sat::SatChecker;
 use trac_spec::{Arena, Formula, Sym};
 
 const PROPS: [&str; 4] = ["a", "b", "c", "d"];

@@ -1,0 +1,113 @@
+//! The crate layering of ARCHITECTURE.md, enforced (issue 8 §3): the proc macro's build pulls no
+//! I/O crate, `trac-core` depends on serde alone, and no monitor crate reaches the network.
+//!
+//! Each check reads the normal-dependency closure of a package from `cargo tree -e normal`
+//! (build and dev dependencies excluded, features resolved as when building that package alone),
+//! offline, from the workspace's `Cargo.lock`.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+/// The names of the packages in the normal-dependency closure of `package` (itself included).
+fn closure(package: &str) -> BTreeSet<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace root");
+    let out = Command::new(env!("CARGO"))
+        .current_dir(root)
+        .args(["tree", "--offline", "-e", "normal", "--prefix", "none"])
+        .args(["--format", "{p}", "-p", package])
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree -p {package} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: BTreeSet<String> = String::from_utf8(out.stdout)
+        .expect("cargo tree prints UTF-8")
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(str::to_string)
+        .collect();
+    assert!(
+        names.contains(package),
+        "cargo tree -p {package} did not list the package itself: {names:?}"
+    );
+    names
+}
+
+fn assert_none_of(package: &str, closure: &BTreeSet<String>, forbidden: &[&str]) {
+    let found: Vec<&&str> = forbidden.iter().filter(|f| closure.contains(**f)).collect();
+    assert!(
+        found.is_empty(),
+        "{package} depends (normal dependencies, transitively) on {found:?}; the layering of \
+         ARCHITECTURE.md forbids it. Closure: {closure:?}"
+    );
+}
+
+#[test]
+fn the_proc_macro_build_pulls_no_io_crate() {
+    let c = closure("trac-macros");
+    // The reader sees the real graph: the macro compiles monitors with trac-compile.
+    assert!(
+        c.contains("trac-compile") && c.contains("trac-core"),
+        "{c:?}"
+    );
+    assert_none_of(
+        "trac-macros",
+        &c,
+        &[
+            "regex",
+            "serde_json",
+            "ureq",
+            "trac-runtime",
+            "trac-llm",
+            "trac-agent",
+            "trac-cli",
+        ],
+    );
+}
+
+#[test]
+fn trac_core_depends_on_serde_alone() {
+    let c = closure("trac-core");
+    // serde, its derive macro and the derive's own dependencies.
+    let allowed = [
+        "trac-core",
+        "serde",
+        "serde_core",
+        "serde_derive",
+        "proc-macro2",
+        "quote",
+        "syn",
+        "unicode-ident",
+    ];
+    let extra: Vec<&String> = c
+        .iter()
+        .filter(|n| !allowed.contains(&n.as_str()))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "trac-core depends on {extra:?} beyond serde"
+    );
+    assert!(c.contains("serde"), "{c:?}");
+}
+
+#[test]
+fn monitor_crates_stay_off_the_network() {
+    for package in [
+        "trac-core",
+        "trac-ltl",
+        "trac-spec",
+        "trac-compile",
+        "trac-runtime",
+    ] {
+        let c = closure(package);
+        assert_none_of(package, &c, &["trac-llm", "trac-agent", "ureq"]);
+    }
+    // The reader sees the real graph: the runtime's labelers use regexes, the LLM client ureq.
+    assert!(closure("trac-runtime").contains("regex"));
+    assert!(closure("trac-llm").contains("ureq"));
+}
