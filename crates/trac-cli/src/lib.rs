@@ -20,7 +20,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use trac_runtime::audit::{AuditOptions, Auditor, Coverage, VerdictRecord};
+use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor, Coverage, VerdictRecord};
 use trac_runtime::trace;
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
 
@@ -450,8 +450,9 @@ fn audit(args: &AuditArgs) -> ExitCode {
         engine,
         compiler,
     };
-    let props = match Auditor::new(&specs, &opts) {
-        Ok(a) => a.properties(),
+    // Monitors, tables and labeling rules are built once; every session's auditor shares them.
+    let plan = match AuditPlan::new(&specs, &opts) {
+        Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
@@ -467,7 +468,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
     let cx = report::Context::new(
         &specs,
         &spec_files(args),
-        props,
+        plan.properties(),
         opts.reset,
         engine.as_str(),
         opts.compiler.clone(),
@@ -497,7 +498,9 @@ fn audit(args: &AuditArgs) -> ExitCode {
         let mut file = path.display().to_string();
         // One audit per session: a JSON Lines file may interleave several sessions (`session`
         // field); each is a trace of its own, named `FILE#SESSION`.
+        // Sessions in order of first appearance, and each session's index (O(1) per event).
         let mut sessions: Vec<(Option<String>, Auditor, TraceOutcome)> = Vec::new();
+        let mut index: rustc_hash::FxHashMap<Option<String>, usize> = Default::default();
         let mut file_error: Option<String> = None;
         let mut fields_seen = Vec::new();
         let mut unknown_fields = Vec::new();
@@ -509,8 +512,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
                            stream: bool,
                            streamed: bool|
          -> (Option<String>, Auditor, TraceOutcome) {
-            // `Auditor::new` succeeded above with the same specs and options.
-            let auditor = Auditor::new(&specs, &opts).expect("specs were checked");
+            let auditor = plan.auditor();
             let name = match &session {
                 Some(s) => format!("{file}#{s}"),
                 None => file.to_string(),
@@ -536,12 +538,13 @@ fn audit(args: &AuditArgs) -> ExitCode {
                             break;
                         }
                     };
-                    let i = match sessions.iter().position(|(s, _, _)| *s == ev.session) {
-                        Some(i) => i,
+                    let i = match index.get(&ev.session) {
+                        Some(&i) => i,
                         None => {
                             let mut sess = new_session(&file, ev.session.clone(), stream, streamed);
                             let recs = sess.1.initial();
                             emit(&mut *out, &mut *printer, recs, &mut sess.2);
+                            index.insert(ev.session.clone(), sessions.len());
                             sessions.push(sess);
                             sessions.len() - 1
                         }

@@ -7,7 +7,7 @@
 //! end-of-trace verdicts of the prefix read, and the error.
 
 use crate::engine::{Engine, EngineMonitor, Mismatch, TableCompiler};
-use crate::labeler::{Labeler, RuleLabeler};
+use crate::labeler::RuleLabeler;
 use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::ParametricMonitor;
@@ -211,7 +211,8 @@ enum Runner {
 
 #[derive(Clone)]
 struct Prop {
-    info: PropertyInfo,
+    /// Shared by every auditor of an [`AuditPlan`].
+    info: Arc<PropertyInfo>,
     semantics: Semantics,
     runner: Runner,
     violations: Vec<(usize, Option<String>)>,
@@ -222,29 +223,68 @@ struct Prop {
 
 /// The streaming audit of one trace against a set of checked specs.
 ///
-/// Cloning an auditor copies every monitor's state (tables are shared): a supervisor clones it
-/// to try candidate actions and sampled continuations without committing them.
+/// Cloning an auditor copies every monitor's state (tables, labeling rules and property facts
+/// are shared behind `Arc`s): a supervisor clones it to try candidate actions and sampled
+/// continuations without committing them, and [`AuditPlan::auditor`] clones a fresh one per
+/// session.
+///
+/// The auditor keeps no per-step history: its labeling rules read one event at a time (the
+/// LLM labeler's context window is kept by `trac-llm`'s pipeline, from the events it reads).
 #[derive(Clone)]
 pub struct Auditor {
     props: Vec<Prop>,
-    labelers: Vec<RuleLabeler>,
-    history: Vec<Event>,
+    /// The specs' labeling rules, compiled once per [`AuditPlan`].
+    labelers: Arc<[RuleLabeler]>,
     steps: usize,
     /// Some spec has labeling rules that read the events' text.
     text_rules: bool,
     coverage: Coverage,
 }
 
-/// How many past events the labelers see.
-const HISTORY: usize = 64;
+/// Everything an audit builds once per set of specs and options: the validated properties, their
+/// compiled monitors (tables behind `Arc`s), the labeling rules' regexes. [`AuditPlan::auditor`]
+/// instantiates a fresh [`Auditor`] from it in O(properties) without compiling anything, so a
+/// trace file of many sessions costs what its events cost, not one compilation per session.
+#[derive(Clone)]
+pub struct AuditPlan {
+    proto: Auditor,
+}
+
+impl AuditPlan {
+    /// Validates and compiles every property of `specs` and their labeling rules.
+    ///
+    /// # Errors
+    /// As [`Auditor::new`].
+    pub fn new(specs: &[CheckedSpec], opts: &AuditOptions) -> Result<AuditPlan, AuditError> {
+        Ok(AuditPlan {
+            proto: Auditor::build(specs, opts)?,
+        })
+    }
+
+    /// A fresh auditor (no step read), sharing the plan's tables, rules and property facts.
+    /// O(properties): the monitors' initial states are copied.
+    pub fn auditor(&self) -> Auditor {
+        self.proto.clone()
+    }
+
+    /// The audited properties, in spec order.
+    pub fn properties(&self) -> Vec<PropertyInfo> {
+        self.proto.properties()
+    }
+}
 
 impl Auditor {
-    /// An auditor for every property of `specs`.
+    /// An auditor for every property of `specs`. To audit many traces (sessions) with the same
+    /// specs, build an [`AuditPlan`] once and call [`AuditPlan::auditor`] per trace.
     ///
     /// # Errors
     /// A property whose past-time operator contains a future-time one, a duplicate property id
     /// across specs, or a labeling rule that cannot be built.
     pub fn new(specs: &[CheckedSpec], opts: &AuditOptions) -> Result<Auditor, AuditError> {
+        Auditor::build(specs, opts)
+    }
+
+    fn build(specs: &[CheckedSpec], opts: &AuditOptions) -> Result<Auditor, AuditError> {
         let mut props = Vec::new();
         let mut labelers = Vec::new();
         let mut ids = std::collections::HashSet::new();
@@ -302,7 +342,7 @@ impl Auditor {
                     None => Runner::Plain(monitor),
                 };
                 props.push(Prop {
-                    info: PropertyInfo {
+                    info: Arc::new(PropertyInfo {
                         id: p.decl.id.clone(),
                         description: p.decl.description.clone(),
                         formula,
@@ -311,7 +351,7 @@ impl Auditor {
                             Semantics::Ltl3 => "ltl3",
                             Semantics::Ltlf => "ltlf",
                         },
-                    },
+                    }),
                     semantics: p.decl.semantics,
                     frozen: !p.arena.info(p.formula).has_past
                         && match &runner {
@@ -326,8 +366,7 @@ impl Auditor {
         Ok(Auditor {
             props,
             text_rules: labelers.iter().any(|l| !l.is_empty()),
-            labelers,
-            history: Vec::new(),
+            labelers: labelers.into(),
             steps: 0,
             coverage: Coverage::default(),
         })
@@ -335,7 +374,7 @@ impl Auditor {
 
     /// The audited properties, in spec order.
     pub fn properties(&self) -> Vec<PropertyInfo> {
-        self.props.iter().map(|p| p.info.clone()).collect()
+        self.props.iter().map(|p| (*p.info).clone()).collect()
     }
 
     /// Verdicts decided before the first step (reported at step 0, and counted). Call once,
@@ -440,9 +479,13 @@ impl Auditor {
                 labels.insert(l.clone());
             }
         }
-        for l in &mut self.labelers {
-            for label in l.label(event, &self.history) {
-                labels.insert(label);
+        // `RuleLabeler::label` = its rules' labels, then the event's own (inserted above).
+        if self.text_rules {
+            let text = event.text();
+            for l in self.labelers.iter() {
+                for label in l.label_text(text) {
+                    labels.insert(label);
+                }
             }
         }
         labels
@@ -545,10 +588,6 @@ impl Auditor {
                     }
                 }
             }
-        }
-        self.history.push(event.clone());
-        if self.history.len() > 2 * HISTORY {
-            self.history.drain(..HISTORY);
         }
         out
     }

@@ -41,8 +41,8 @@ pub(crate) struct TraceOutcome {
     pub stream: bool,
     /// Steps read.
     pub steps: usize,
-    /// The 1-based line of each step in `file` (`lines[k - 1]` for step `k`).
-    pub lines: Vec<usize>,
+    /// The 1-based line of each step in `file` ([`StepLines::push`] once per step).
+    pub lines: StepLines,
     /// Every verdict reached, in step order.
     pub records: Vec<VerdictRecord>,
     /// Per property, its state at the end of the trace.
@@ -63,7 +63,7 @@ impl TraceOutcome {
             file,
             stream,
             steps: 0,
-            lines: Vec::new(),
+            lines: StepLines::default(),
             records: Vec::new(),
             ends: Vec::new(),
             error: None,
@@ -74,7 +74,74 @@ impl TraceOutcome {
 
     /// The line of `step` in the trace file, when known (steps are 1-based; step 0 has none).
     pub fn line_of(&self, step: usize) -> Option<usize> {
-        step.checked_sub(1).and_then(|i| self.lines.get(i)).copied()
+        self.lines.get(step)
+    }
+}
+
+/// The line of each step of a trace, run-length encoded: one `(first step, its line)` entry per
+/// run of steps on consecutive lines. A file of one session without skipped lines is one run,
+/// whatever its length (memory independent of trace length); interleaved sessions cost one entry
+/// per change of session at worst, as a plain vector of lines would.
+#[derive(Debug, Default)]
+pub(crate) struct StepLines {
+    /// `(step, line)` at the start of each run, in step order.
+    runs: Vec<(usize, usize)>,
+    /// Steps pushed.
+    steps: usize,
+}
+
+impl StepLines {
+    /// Records the line of the next step (steps are 1-based and pushed in order). O(1).
+    pub fn push(&mut self, line: usize) {
+        self.steps += 1;
+        let continues = self
+            .runs
+            .last()
+            .is_some_and(|&(s, l)| l + (self.steps - s) == line);
+        if !continues {
+            self.runs.push((self.steps, line));
+        }
+    }
+
+    /// The line of 1-based `step`, if it was pushed. O(log runs).
+    pub fn get(&self, step: usize) -> Option<usize> {
+        if step == 0 || step > self.steps {
+            return None;
+        }
+        let i = self.runs.partition_point(|&(s, _)| s <= step) - 1;
+        let (s, l) = self.runs[i];
+        Some(l + (step - s))
+    }
+}
+
+#[cfg(test)]
+mod step_lines_tests {
+    use super::StepLines;
+
+    #[test]
+    fn step_lines_give_back_every_pushed_line() {
+        // Runs of consecutive lines, gaps (skipped lines), and interleaving (jumps back).
+        let lines = [1, 2, 3, 7, 8, 20, 4, 5, 6, 30];
+        let mut sl = StepLines::default();
+        for &l in &lines {
+            sl.push(l);
+        }
+        for (k, &l) in lines.iter().enumerate() {
+            assert_eq!(sl.get(k + 1), Some(l), "step {}", k + 1);
+        }
+        assert_eq!(sl.get(0), None);
+        assert_eq!(sl.get(lines.len() + 1), None);
+        assert_eq!(sl.runs.len(), 5);
+    }
+
+    #[test]
+    fn one_run_for_consecutive_lines() {
+        let mut sl = StepLines::default();
+        for l in 10..10_010 {
+            sl.push(l);
+        }
+        assert_eq!(sl.runs.len(), 1);
+        assert_eq!(sl.get(10_000), Some(10_009));
     }
 }
 
