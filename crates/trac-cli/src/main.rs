@@ -301,7 +301,7 @@ fn coverage_check(
     declared: &[&str],
 ) -> Option<String> {
     if cov.steps == 0 {
-        return Some(format!("{file}: not audited: the trace is empty"));
+        return trac_runtime::jsonl::not_audited(file, cov);
     }
     if cov.understood == 0 {
         if cov.with_text == 0 && cov.with_labels == 0 {
@@ -316,10 +316,7 @@ fn coverage_check(
                 "warning: no event of {file} had labels, and no --spec has labeling rules to read its text"
             );
         }
-        return Some(format!(
-            "{file}: not audited: no event was understood ({} step(s) read)",
-            cov.steps
-        ));
+        return trac_runtime::jsonl::not_audited(file, cov);
     }
     if !unknown_fields.is_empty() {
         eprintln!(
@@ -568,32 +565,11 @@ fn audit(args: &AuditArgs) -> ExitCode {
 }
 
 fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
-    json!({
-        "trace": trace,
-        "property": r.property,
-        "step": r.step,
-        "verdict": r.verdict,
-        "value": r.value,
-        "residual": r.residual,
-        "restarted_with": r.restarted_with,
-        "witness": r.witness,
-    })
-    .to_string()
+    trac_runtime::jsonl::verdict_record(trace, r).to_string()
 }
 
 fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> String {
-    json!({
-        "trace": trace,
-        "property": e.property,
-        "end": true,
-        "error": error,
-        "steps": steps,
-        "verdict": e.verdict,
-        "violations": e.violations,
-        "ltlf": e.ltlf,
-        "instances": e.instances,
-    })
-    .to_string()
+    trac_runtime::jsonl::end_record(trace, steps, e, error).to_string()
 }
 
 /// `violated at step 3 for knife; witness:`
