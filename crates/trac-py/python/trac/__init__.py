@@ -47,6 +47,7 @@ __all__ = [
     "WitnessStep",
     "InstanceEnd",
     "Records",
+    "record_from_dict",
     "FormulaInfo",
     "audit",
     "audit_table",
