@@ -15,7 +15,10 @@ use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use trac_runtime::audit::{AuditOptions, Auditor};
 use trac_runtime::engine::{Engine, TableCompiler};
@@ -149,6 +152,8 @@ pub struct PySpec {
     tables: Vec<ExportedTable>,
     /// The tables `compile()` found this spec uses.
     compiled_keys: Mutex<Vec<TableKey>>,
+    /// Unique in the process: keys the fresh auditors kept per thread ([`file_audit`]).
+    uid: u64,
 }
 
 impl PySpec {
@@ -193,6 +198,7 @@ impl PySpec {
             checked,
             tables: Vec::new(),
             compiled_keys: Mutex::new(Vec::new()),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -406,32 +412,81 @@ impl PySpec {
     }
 }
 
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+/// The specs given to an audit or monitor, with the ids of their `Spec` objects.
+struct Specs {
+    checked: Arc<[CheckedSpec]>,
+    uids: Vec<u64>,
+}
+
 /// The checked specs of a `Spec` or a sequence of them, with their shipped tables imported.
-fn specs_of(spec: &Bound<'_, PyAny>) -> PyResult<Arc<[CheckedSpec]>> {
+fn specs_of(spec: &Bound<'_, PyAny>) -> PyResult<Specs> {
     let mut out = Vec::new();
-    if let Ok(s) = spec.cast::<PySpec>() {
+    let mut uids = Vec::new();
+    let bad = || PyTypeError::new_err("spec must be a trac.Spec or a sequence of trac.Spec");
+    let items: Vec<Bound<'_, PyAny>> = if spec.cast::<PySpec>().is_ok() {
+        vec![spec.clone()]
+    } else {
+        spec.try_iter()
+            .map_err(|_| bad())?
+            .collect::<PyResult<Vec<_>>>()?
+    };
+    for item in items {
+        let s = item.cast::<PySpec>().map_err(|_| bad())?;
         let s = s.get();
         s.import_tables()?;
         out.push(s.checked.clone());
-    } else {
-        for item in spec.try_iter().map_err(|_| {
-            PyTypeError::new_err("spec must be a trac.Spec or a sequence of trac.Spec")
-        })? {
-            let item = item?;
-            let s = item.cast::<PySpec>().map_err(|_| {
-                PyTypeError::new_err("spec must be a trac.Spec or a sequence of trac.Spec")
-            })?;
-            let s = s.get();
-            s.import_tables()?;
-            out.push(s.checked.clone());
-        }
+        uids.push(s.uid);
     }
     if out.iter().all(|c| c.properties.is_empty()) {
         return Err(SpecError::new_err(
             "nothing to check: no spec given declares a property",
         ));
     }
-    Ok(out.into())
+    Ok(Specs {
+        checked: out.into(),
+        uids,
+    })
+}
+
+type FreshKey = (Vec<u64>, Engine, bool);
+
+thread_local! {
+    /// Fresh auditors by (spec ids, engine, reset), per thread (auditors are not `Send`): an
+    /// audit of many short sessions clones one instead of building it (labeling-rule regexes,
+    /// table look-ups) for each session. Specs are immutable, so an entry never goes stale.
+    static FRESH: RefCell<HashMap<FreshKey, Auditor>> = RefCell::new(HashMap::new());
+}
+
+/// At most this many fresh auditors are kept per thread.
+const MAX_FRESH: usize = 32;
+
+/// A file audit of `file` against `specs`, its auditor cloned from the thread's cache.
+/// Needs no GIL (so it can run in `Python::detach`, on the same thread).
+fn file_audit(
+    checked: &Arc<[CheckedSpec]>,
+    uids: &[u64],
+    opts: &AuditOptions,
+    file: &str,
+) -> Result<FileAudit, AuditFailure> {
+    let key = (uids.to_vec(), opts.engine, opts.reset);
+    let cached = FRESH.with(|f| f.borrow().get(&key).cloned());
+    let fresh = match cached {
+        Some(a) => a,
+        None => {
+            let a = Auditor::new(checked, opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
+            FRESH.with(|f| {
+                let mut f = f.borrow_mut();
+                if f.len() >= MAX_FRESH {
+                    f.clear();
+                }
+                f.insert(key, a.clone());
+            });
+            a
+        }
+    };
+    Ok(FileAudit::from_auditor(fresh, file))
 }
 
 /// One Python event as a trace event: a dict (a JSON Lines event, read by the JSON Lines
@@ -496,9 +551,24 @@ fn event_of(
     )))
 }
 
-fn output_to_py<'py>(py: Python<'py>, out: &AuditOutput) -> PyResult<Bound<'py, PyDict>> {
+/// The audit's outcome as a dict; `records` as a list of dicts, or with `jsonl` as the JSON Lines
+/// text (one compact object a line, as the CLI writes it: cheaper to pickle and ship).
+fn output_to_py<'py>(
+    py: Python<'py>,
+    out: &AuditOutput,
+    jsonl: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("records", records_to_py(py, &out.records)?)?;
+    if jsonl {
+        let mut text = String::new();
+        for r in &out.records {
+            text.push_str(&r.to_string());
+            text.push('\n');
+        }
+        d.set_item("records", text)?;
+    } else {
+        d.set_item("records", records_to_py(py, &out.records)?)?;
+    }
     match &out.error {
         Some(e) => d.set_item(
             "error",
@@ -514,29 +584,37 @@ fn output_to_py<'py>(py: Python<'py>, out: &AuditOutput) -> PyResult<Bound<'py, 
 
 /// Audits the trace file at `path` as `trac audit --format jsonl` does; returns a dict with
 /// `records` (the JSON Lines objects), `error` (`(message, file, line, column)` or None),
-/// `not_audited`, `violations`, `unknown_fields`. The GIL is released while auditing.
+/// `not_audited`, `violations`, `unknown_fields`; with `jsonl`, `records` is the JSON Lines
+/// text instead. The GIL is released while auditing.
 #[pyfunction]
-#[pyo3(signature = (path, spec, engine = "compiled", reset = true))]
+#[pyo3(signature = (path, spec, engine = "compiled", reset = true, jsonl = false))]
 fn audit_path<'py>(
     py: Python<'py>,
     path: PathBuf,
     spec: &Bound<'py, PyAny>,
     engine: &str,
     reset: bool,
+    jsonl: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let specs = specs_of(spec)?;
     let opts = options(engine, reset)?;
+    let (checked, uids) = (specs.checked, specs.uids);
+    // The auditor is built (or cloned) and run on this thread without the GIL: auditors are
+    // not `Send`, so they never leave the closure.
     let out = py
-        .detach(|| session::audit_path(specs, opts, &path))
+        .detach(|| {
+            let audit = file_audit(&checked, &uids, &opts, &path.display().to_string())?;
+            session::run_path(audit, &path)
+        })
         .map_err(failure_err)?;
-    output_to_py(py, &out)
+    output_to_py(py, &out, jsonl)
 }
 
 /// Audits events given in memory (an iterable of dicts, strs or label lists) as one trace named
 /// `name` (split by `session` as the CLI does); returns as `audit_path`. Reading stops at the
 /// first bad event, whose error is returned with the verdicts before it.
 #[pyfunction]
-#[pyo3(signature = (events, spec, name = "<events>", engine = "compiled", reset = true))]
+#[pyo3(signature = (events, spec, name = "<events>", engine = "compiled", reset = true, jsonl = false))]
 fn audit_events<'py>(
     py: Python<'py>,
     events: &Bound<'py, PyAny>,
@@ -544,6 +622,7 @@ fn audit_events<'py>(
     name: &str,
     engine: &str,
     reset: bool,
+    jsonl: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let specs = specs_of(spec)?;
     let opts = options(engine, reset)?;
@@ -565,12 +644,15 @@ fn audit_events<'py>(
             }
         }
     }
-    let name = name.to_string();
+    let (checked, uids) = (specs.checked, specs.uids);
     let mut out = py
-        .detach(|| session::audit_events(specs, opts, &name, evs))
+        .detach(|| {
+            let audit = file_audit(&checked, &uids, &opts, name)?;
+            session::run_events(audit, evs)
+        })
         .map_err(failure_err)?;
     out.unknown_fields = unknown;
-    output_to_py(py, &out)
+    output_to_py(py, &out, jsonl)
 }
 
 /// Parses and checks a formula as `trac check` does; returns a dict with `formula`
@@ -639,7 +721,7 @@ fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
 // so a monitor stays on the thread that made it (Python raises if another thread uses it).
 #[pyclass(module = "trac._trac", name = "NativeMonitor", unsendable)]
 pub struct PyMonitor {
-    specs: Arc<[CheckedSpec]>,
+    specs: Specs,
     opts: AuditOptions,
     name: String,
     audit: Option<FileAudit>,
@@ -650,7 +732,13 @@ pub struct PyMonitor {
 
 impl PyMonitor {
     fn fresh(&self) -> PyResult<FileAudit> {
-        FileAudit::new(self.specs.clone(), self.opts.clone(), &self.name).map_err(failure_err)
+        file_audit(
+            &self.specs.checked,
+            &self.specs.uids,
+            &self.opts,
+            &self.name,
+        )
+        .map_err(failure_err)
     }
 }
 
@@ -714,8 +802,8 @@ impl PyMonitor {
                 engine: Engine::Progression,
                 ..AuditOptions::default()
             };
-            let a =
-                Auditor::new(&self.specs, &plain).map_err(|e| SpecError::new_err(e.to_string()))?;
+            let a = Auditor::new(&self.specs.checked, &plain)
+                .map_err(|e| SpecError::new_err(e.to_string()))?;
             for e in a.finish() {
                 for i in e.instances {
                     match i.value {

@@ -65,8 +65,9 @@ struct Session {
 
 /// The streaming audit of one trace, split by session as the CLI does.
 pub struct FileAudit {
-    specs: Arc<[CheckedSpec]>,
-    opts: AuditOptions,
+    /// A fresh auditor, cloned for each session (building one compiles the labeling rules'
+    /// regexes and looks up every table: milliseconds, more than a short session's audit).
+    fresh: Auditor,
     file: String,
     sessions: Vec<Session>,
     records: Vec<Value>,
@@ -82,10 +83,9 @@ impl FileAudit {
         opts: AuditOptions,
         file: &str,
     ) -> Result<FileAudit, AuditFailure> {
-        Auditor::new(&specs, &opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
+        let fresh = Auditor::new(&specs, &opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
         Ok(FileAudit {
-            specs,
-            opts,
+            fresh,
             file: file.to_string(),
             sessions: Vec::new(),
             records: Vec::new(),
@@ -96,8 +96,18 @@ impl FileAudit {
         Session {
             name: jsonl::session_trace_name(&self.file, key.as_deref()),
             key,
-            // `Auditor::new` succeeded in `FileAudit::new` with the same specs and options.
-            auditor: Auditor::new(&self.specs, &self.opts).expect("specs were checked"),
+            auditor: self.fresh.clone(),
+        }
+    }
+
+    /// An audit of trace `file` whose sessions start as clones of `fresh` (an auditor that has
+    /// read no event), e.g. one kept from an earlier audit with the same specs and options.
+    pub fn from_auditor(fresh: Auditor, file: &str) -> FileAudit {
+        FileAudit {
+            fresh,
+            file: file.to_string(),
+            sessions: Vec::new(),
+            records: Vec::new(),
         }
     }
 
@@ -222,7 +232,17 @@ pub fn audit_events(
     file: &str,
     events: impl IntoIterator<Item = Result<Event, TraceError>>,
 ) -> Result<AuditOutput, AuditFailure> {
-    let mut audit = FileAudit::new(specs, opts, file)?;
+    run_events(FileAudit::new(specs, opts, file)?, events)
+}
+
+/// Runs `audit` over `events` (see [`audit_events`]).
+///
+/// # Errors
+/// [`AuditFailure::Mismatch`] when the cross-check engines differ.
+pub fn run_events(
+    mut audit: FileAudit,
+    events: impl IntoIterator<Item = Result<Event, TraceError>>,
+) -> Result<AuditOutput, AuditFailure> {
     let mut error = None;
     for ev in events {
         match ev {
@@ -248,7 +268,17 @@ pub fn audit_path(
     opts: AuditOptions,
     path: &Path,
 ) -> Result<AuditOutput, AuditFailure> {
-    let mut audit = FileAudit::new(specs, opts, &path.display().to_string())?;
+    let audit = FileAudit::new(specs, opts, &path.display().to_string())?;
+    run_path(audit, path)
+}
+
+/// Runs `audit` over the trace at `path` (see [`audit_path`]); the trace is renamed as the
+/// reader names it.
+///
+/// # Errors
+/// [`AuditFailure::Mismatch`] when the cross-check engines differ.
+pub fn run_path(mut audit: FileAudit, path: &Path) -> Result<AuditOutput, AuditFailure> {
+    audit.rename(&path.display().to_string());
     let mut reader = match trace::open(path) {
         Ok(r) => r,
         Err(e) => return Ok(audit.finish(Some(e))),

@@ -41,8 +41,12 @@ def test_shared_logs_cli_and_python_give_identical_records(cli, shared, domain, 
     code, out = cli_records(cli, *args, *paths)
     recs = py_records(paths, trac.Spec.from_file(spec_path), engine=engine, reset=reset)
     assert [json.loads(l) for l in out.splitlines()] == recs.to_dicts()
-    # Byte for byte: the same JSON Lines text.
+    # Byte for byte: the same JSON Lines text, from the records and serialized in Rust.
     assert out == recs.to_jsonl()
+    spec = trac.Spec.from_file(spec_path)
+    assert out == "".join(
+        trac.audit_jsonl(p, spec, engine=engine, reset=reset, on_error="record") for p in paths
+    )
     assert code == (1 if recs.violations else 0)
     assert len(recs.ends) == len(paths) * len(trac.Spec.from_file(spec_path).properties)
 

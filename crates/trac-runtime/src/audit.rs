@@ -201,11 +201,13 @@ impl Coverage {
     }
 }
 
+#[derive(Clone)]
 enum Runner {
     Plain(EngineMonitor),
     Param(ParametricMonitor<EngineMonitor>),
 }
 
+#[derive(Clone)]
 struct Prop {
     info: PropertyInfo,
     semantics: Semantics,
@@ -217,6 +219,10 @@ struct Prop {
 }
 
 /// The streaming audit of one trace against a set of checked specs.
+///
+/// Cloning an auditor copies its state (monitors, history, coverage): a clone of a fresh auditor
+/// starts another trace without rebuilding labeling rules and monitors.
+#[derive(Clone)]
 pub struct Auditor {
     props: Vec<Prop>,
     labelers: Vec<RuleLabeler>,

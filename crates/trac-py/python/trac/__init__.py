@@ -51,6 +51,7 @@ __all__ = [
     "FormulaInfo",
     "audit",
     "audit_table",
+    "audit_jsonl",
     "check",
     "TracError",
     "FormulaError",
@@ -284,6 +285,11 @@ class Records(List[Record]):
         """The JSON Lines text, one record a line (as ``trac audit --format jsonl``)."""
         return "".join(r.to_json() + "\n" for r in self)
 
+    @classmethod
+    def from_jsonl(cls, text: str) -> "Records":
+        """Records from JSON Lines text (as ``trac audit --format jsonl`` writes)."""
+        return cls(record_from_dict(json.loads(line)) for line in text.splitlines() if line.strip())
+
     def _rows(self) -> List[Dict[str, Any]]:
         rows = []
         for d in self.to_dicts():
@@ -366,19 +372,19 @@ def _records(dicts: Iterable[Dict[str, Any]]) -> Records:
     return Records(record_from_dict(d) for d in dicts)
 
 
-def _finish(out: Dict[str, Any], name: str, on_error: str) -> Records:
-    records = _records(out["records"])
+def _finish(out: Dict[str, Any], name: str, on_error: str) -> Any:
+    records = out["records"]
     if out["unknown_fields"]:
         warnings.warn(
             f"{name}: event field(s) ignored: {', '.join(out['unknown_fields'])} "
             "(trac reads session, step, input, output, labels)",
-            stacklevel=3,
+            stacklevel=4,
         )
     err = out["error"]
     message = err[0] if err else out["not_audited"]
     if message and on_error == "raise":
         e = TraceError(message)
-        e.records = records  # type: ignore[attr-defined]
+        e.records = Records.from_jsonl(records) if isinstance(records, str) else _records(records)  # type: ignore[attr-defined]
         e.file = err[1] if err else name  # type: ignore[attr-defined]
         e.line = err[2] if err else 0  # type: ignore[attr-defined]
         e.column = err[3] if err else 0  # type: ignore[attr-defined]
@@ -423,16 +429,42 @@ def audit(
     Time: linear in the trace length for the compiled engine (one table lookup per property and
     step), after compiling each property once per process. The GIL is released while auditing.
     """
+    return _records(_audit(path_or_events, spec, engine, reset, name, on_error, False))
+
+
+def _audit(
+    path_or_events: Any,
+    spec: SpecLike,
+    engine: str,
+    reset: bool,
+    name: Optional[str],
+    on_error: str,
+    jsonl: bool,
+) -> Any:
     _check_args(engine, on_error)
     if isinstance(path_or_events, (str, bytes, os.PathLike)):
         path = os.fsdecode(path_or_events)
-        out = _trac.audit_path(path, spec, engine, reset)
+        out = _trac.audit_path(path, spec, engine, reset, jsonl)
         return _finish(out, path, on_error)
     if isinstance(path_or_events, dict):
         raise TypeError("audit takes a path or an iterable of events; wrap one event in a list")
     label = "<events>" if name is None else name
-    out = _trac.audit_events(path_or_events, spec, label, engine, reset)
+    out = _trac.audit_events(path_or_events, spec, label, engine, reset, jsonl)
     return _finish(out, label, on_error)
+
+
+def audit_jsonl(
+    path_or_events: Union[str, "os.PathLike[str]", Iterable[Event]],
+    spec: SpecLike,
+    engine: str = "compiled",
+    reset: bool = True,
+    *,
+    name: Optional[str] = None,
+    on_error: str = "raise",
+) -> str:
+    """:func:`audit` as JSON Lines text, byte for byte what ``trac audit --format jsonl``
+    writes (serialized in Rust: cheaper than :class:`Records` to store or ship)."""
+    return str(_audit(path_or_events, spec, engine, reset, name, on_error, True))
 
 
 def audit_table(

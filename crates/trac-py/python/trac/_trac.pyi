@@ -77,6 +77,7 @@ def audit_path(
     spec: Union[Spec, Sequence[Spec]],
     engine: str = "compiled",
     reset: bool = True,
+    jsonl: bool = False,
 ) -> Dict[str, Any]: ...
 def audit_events(
     events: Iterable[Any],
@@ -84,4 +85,5 @@ def audit_events(
     name: str = "<events>",
     engine: str = "compiled",
     reset: bool = True,
+    jsonl: bool = False,
 ) -> Dict[str, Any]: ...

@@ -22,7 +22,7 @@ import hashlib
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import Event, Records, SpecLike, audit
+from . import Event, Records, SpecLike, audit_jsonl
 
 __all__ = ["audit_sessions", "audit_batch"]
 
@@ -62,17 +62,17 @@ def _units(sessions: Sessions) -> List[Unit]:
 
 def audit_batch(
     batch: Sequence[Unit], spec: SpecLike, engine: str, reset: bool
-) -> List[Tuple[str, List[Dict[str, Any]]]]:
-    """Audits a batch of sessions: ``[(session id, JSON Lines records)]``. Pure: the same input
-    gives the same output, wherever and however often it runs (the task of
-    :func:`audit_sessions`)."""
+) -> List[Tuple[str, str]]:
+    """Audits a batch of sessions: ``[(session id, JSON Lines text of its records)]``. Pure: the
+    same input gives the same output, wherever and however often it runs (the task of
+    :func:`audit_sessions`). Text, not objects, travels back: it pickles as one buffer."""
     out = []
     for kind, key, payload in batch:
         if kind == "path":
-            records = audit(payload, spec, engine, reset, on_error="record")
+            text = audit_jsonl(payload, spec, engine, reset, on_error="record")
         else:
-            records = audit(payload, spec, engine, reset, name=key, on_error="record")
-        out.append((key, records.to_dicts()))
+            text = audit_jsonl(payload, spec, engine, reset, name=key, on_error="record")
+        out.append((key, text))
     return out
 
 
@@ -133,7 +133,7 @@ def audit_sessions(
             for i, b in enumerate(batches)
         ]
         results = client.gather(futures)
-    by_session: Dict[str, List[Dict[str, Any]]] = {}
+    by_session: Dict[str, str] = {}
     for batch_result in results:
         for key, records in batch_result:
             if key in by_session:
@@ -142,6 +142,4 @@ def audit_sessions(
     missing = [u[1] for u in units if u[1] not in by_session]
     if missing:
         raise RuntimeError(f"{len(missing)} session(s) came back without records: {missing[:5]}")
-    from . import _records
-
-    return _records(d for u in units for d in by_session[u[1]])
+    return Records.from_jsonl("".join(by_session[u[1]] for u in units))
