@@ -28,7 +28,11 @@ def py_records(paths, spec, **kw):
     "engine,reset",
     [("compiled", True), ("compiled", False), ("progression", True), ("complete-progression", True)],
 )
-def test_shared_logs_cli_and_python_give_identical_records(cli, shared, domain, engine, reset):
+def test_shared_logs_cli_and_python_give_identical_records(
+    cli, shared, domain, engine, reset, monkeypatch
+):
+    # The logs are named relative to the repository, where the CLI runs: so does Python.
+    monkeypatch.chdir(REPO)
     paths = logs(shared, domain)
     spec_path = str(SPECS / f"{domain}.ron")
     args = ["--spec", spec_path]
