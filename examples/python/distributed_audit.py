@@ -68,6 +68,14 @@ def main() -> None:
     ap.add_argument("--batch-size", type=int, default=250, help="sessions (or shards) per task")
     ap.add_argument("--per-shard", type=int, default=500, help="sessions per shard file (--mode shards)")
     ap.add_argument("--scheduler", help="address of a running Dask scheduler")
+    ap.add_argument(
+        "--keep",
+        default="all",
+        choices=["all", "ends"],
+        help="bring back every record, or only the end records (the workers then write every "
+        "record to --out-dir, a temporary folder by default)",
+    )
+    ap.add_argument("--out-dir", help="folder the workers write the records to (with --keep ends)")
     args = ap.parse_args()
 
     from dask.distributed import Client, LocalCluster
@@ -83,8 +91,13 @@ def main() -> None:
             units = sessions
             batch = args.batch_size
 
+        out_dir = None
+        if args.keep == "ends":
+            out_dir = Path(args.out_dir or tmp)
         t0 = time.perf_counter()
-        local = trac.distributed.audit_sessions(units, spec, batch_size=batch)
+        local = trac.distributed.audit_sessions(
+            units, spec, batch_size=batch, keep=args.keep, out_dir=out_dir and out_dir / "local"
+        )
         t_local = time.perf_counter() - t0
 
         t0 = time.perf_counter()
@@ -99,13 +112,24 @@ def main() -> None:
         t_start = time.perf_counter() - t0
         try:
             t0 = time.perf_counter()
-            dist = trac.distributed.audit_sessions(units, spec, client=client, batch_size=batch)
+            dist = trac.distributed.audit_sessions(
+                units,
+                spec,
+                client=client,
+                batch_size=batch,
+                keep=args.keep,
+                out_dir=out_dir and out_dir / "dist",
+            )
             t_dist = time.perf_counter() - t0
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
 
+        if out_dir is not None:
+            for name in sorted(os.listdir(out_dir / "local")):
+                same = (out_dir / "local" / name).read_bytes() == (out_dir / "dist" / name).read_bytes()
+                assert same, f"{name}: the records written differ"
     assert dist == local, "the distributed audit differs from the single-process one"
     print(f"{args.sessions} sessions, {steps} steps, {len(spec.properties)} properties, mode {args.mode}")
     print(f"records: {len(local)} ({local.violations} violations), identical in both runs")

@@ -116,6 +116,18 @@ def test_a_killed_worker_loses_and_double_counts_nothing(client, spec, shared, t
     assert dist.violations == single.violations
 
 
+def test_records_written_by_the_workers_and_ends_brought_back(client, spec, shared, tmp_path):
+    sessions = sessions_from(shared, 50)
+    single = trac.distributed.audit_sessions(sessions, spec)
+    ends = trac.distributed.audit_sessions(
+        sessions, spec, client=client, batch_size=7, keep="ends", out_dir=tmp_path / "out"
+    )
+    assert list(ends) == single.ends
+    files = sorted((tmp_path / "out").iterdir())
+    assert [f.name for f in files] == [f"batch-{i:06d}.jsonl" for i in range(8)]
+    assert "".join(f.read_text() for f in files) == single.to_jsonl()
+
+
 def test_session_ids_must_be_unique(client, spec):
     with pytest.raises(ValueError, match="twice"):
         trac.distributed.audit_sessions([("a", [["x"]]), ("a", [["y"]])], spec, client=client)

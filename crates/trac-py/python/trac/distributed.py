@@ -61,19 +61,40 @@ def _units(sessions: Sessions) -> List[Unit]:
 
 
 def audit_batch(
-    batch: Sequence[Unit], spec: SpecLike, engine: str, reset: bool
+    batch: Sequence[Unit],
+    spec: SpecLike,
+    engine: str,
+    reset: bool,
+    keep: str = "all",
+    out: Optional[str] = None,
 ) -> List[Tuple[str, str]]:
     """Audits a batch of sessions: ``[(session id, JSON Lines text of its records)]``. Pure: the
     same input gives the same output, wherever and however often it runs (the task of
-    :func:`audit_sessions`). Text, not objects, travels back: it pickles as one buffer."""
-    out = []
+    :func:`audit_sessions`). Text, not objects, travels back: it pickles as one buffer.
+
+    ``out``: also write every record of the batch to this file (JSON Lines, sessions in batch
+    order), atomically (a temporary file renamed over it), so a task run twice writes the same
+    file once. ``keep="ends"``: return only the end records.
+    """
+    results = []
     for kind, key, payload in batch:
         if kind == "path":
             text = audit_jsonl(payload, spec, engine, reset, on_error="record")
         else:
             text = audit_jsonl(payload, spec, engine, reset, name=key, on_error="record")
-        out.append((key, text))
-    return out
+        results.append((key, text))
+    if out is not None:
+        tmp = f"{out}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            for _, text in results:
+                f.write(text)
+        os.replace(tmp, out)
+    if keep == "ends":
+        results = [
+            (key, "".join(l + "\n" for l in text.splitlines() if l.startswith('{"end":true')))
+            for key, text in results
+        ]
+    return results
 
 
 def audit_sessions(
@@ -84,6 +105,8 @@ def audit_sessions(
     engine: str = "compiled",
     reset: bool = True,
     batch_size: int = 100,
+    keep: str = "all",
+    out_dir: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Records:
     """Audits many sessions, on a Dask cluster when ``client`` is given (else in this process).
 
@@ -98,6 +121,12 @@ def audit_sessions(
 
     Returns the records of every session, in input order (as the CLI's ``--format jsonl``
     for each trace in turn); errors of a trace are in its end records (``on_error="record"``).
+
+    At scale, keep the records where they are made: ``out_dir`` (a folder every worker can
+    write: a shared file system or mount) receives one JSON Lines file per task,
+    ``batch-NNNNNN.jsonl`` in input order, each written atomically; ``keep="ends"`` brings back
+    only the end records (per session and property: verdict, violations, error), a small
+    summary, instead of every verdict with its witness.
     """
     from . import ENGINES, Spec
 
@@ -105,10 +134,18 @@ def audit_sessions(
         raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
+    if keep not in ("all", "ends"):
+        raise ValueError(f"keep must be 'all' or 'ends', not {keep!r}")
+    outs: List[Optional[str]] = []
     units = _units(sessions)
     batches = [units[i : i + batch_size] for i in range(0, len(units), batch_size)]
+    if out_dir is not None:
+        os.makedirs(out_dir, exist_ok=True)
+        outs = [os.path.join(os.fspath(out_dir), f"batch-{i:06d}.jsonl") for i in range(len(batches))]
+    else:
+        outs = [None] * len(batches)
     if client is None:
-        results = [audit_batch(b, spec, engine, reset) for b in batches]
+        results = [audit_batch(b, spec, engine, reset, keep, o) for b, o in zip(batches, outs)]
     else:
         specs = [spec] if isinstance(spec, Spec) else list(spec)
         if engine in ("compiled", "cross-check"):
@@ -118,7 +155,7 @@ def audit_sessions(
         [spec_future] = client.scatter([specs], broadcast=True, hash=False)
         # Deterministic task keys: a task run twice (retry) is the same task.
         token = hashlib.sha256(
-            repr((engine, reset, [[u[1] for u in b] for b in batches])).encode()
+            repr((engine, reset, keep, outs, [[u[1] for u in b] for b in batches])).encode()
         ).hexdigest()[:16]
         futures = [
             client.submit(
@@ -127,6 +164,8 @@ def audit_sessions(
                 spec_future,
                 engine,
                 reset,
+                keep,
+                outs[i],
                 key=f"trac-audit-{token}-{i}",
                 pure=False,
             )
