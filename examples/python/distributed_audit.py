@@ -94,11 +94,13 @@ def main() -> None:
         out_dir = None
         if args.keep == "ends":
             out_dir = Path(args.out_dir or tmp)
+        c0 = time.process_time()
         t0 = time.perf_counter()
         local = trac.distributed.audit_sessions(
             units, spec, batch_size=batch, keep=args.keep, out_dir=out_dir and out_dir / "local"
         )
         t_local = time.perf_counter() - t0
+        cpu_local = time.process_time() - c0
 
         t0 = time.perf_counter()
         if args.scheduler:
@@ -111,6 +113,8 @@ def main() -> None:
             client = Client(cluster)
         t_start = time.perf_counter() - t0
         try:
+            w0 = client.run(_cpu)
+            c0 = time.process_time()
             t0 = time.perf_counter()
             dist = trac.distributed.audit_sessions(
                 units,
@@ -121,6 +125,9 @@ def main() -> None:
                 out_dir=out_dir and out_dir / "dist",
             )
             t_dist = time.perf_counter() - t0
+            cpu_client = time.process_time() - c0
+            w1 = client.run(_cpu)
+            cpu_workers = sum(w1[w] - w0[w] for w in w1 if w in w0)
         finally:
             client.close()
             if cluster is not None:
@@ -136,6 +143,14 @@ def main() -> None:
     print(f"single process:            {t_local:7.2f} s  ({steps / t_local:,.0f} steps/s)")
     print(f"cluster start ({args.workers} workers):  {t_start:7.2f} s")
     print(f"distributed audit:         {t_dist:7.2f} s  ({steps / t_dist:,.0f} steps/s)")
+    # CPU time does not depend on what else the machine runs: with a free core per worker the
+    # wall time of the distributed audit tends to max(workers' CPU / workers, client CPU).
+    print(f"CPU: single process {cpu_local:.2f} s; distributed: workers {cpu_workers:.2f} s in all, client {cpu_client:.2f} s")
+
+
+def _cpu() -> float:
+    """CPU seconds (user + system) this process has used."""
+    return time.process_time()
 
 
 if __name__ == "__main__":
