@@ -372,7 +372,7 @@ fn coverage_check(
     declared: &[&str],
 ) -> Option<String> {
     if cov.steps == 0 {
-        return Some(format!("{file}: not audited: the trace is empty"));
+        return trac_runtime::jsonl::not_audited(file, cov);
     }
     if cov.understood == 0 {
         if cov.with_text == 0 && cov.with_labels == 0 {
@@ -387,10 +387,7 @@ fn coverage_check(
                 "warning: no event of {file} had labels, and no --spec has labeling rules to read its text"
             );
         }
-        return Some(format!(
-            "{file}: not audited: no event was understood ({} step(s) read)",
-            cov.steps
-        ));
+        return trac_runtime::jsonl::not_audited(file, cov);
     }
     if !unknown_fields.is_empty() {
         eprintln!(

@@ -8,10 +8,12 @@
 //! - [`labeler`]: labeling functions from trace events to atomic propositions.
 //! - [`trace`]: trace readers (JSON Lines, plain-text action logs).
 //! - [`audit`]: the audit loop, verdict records and witnesses.
+//! - [`jsonl`]: the JSON Lines records of an audit (shared by the CLI and the Python package).
 #![deny(missing_docs)]
 
 pub mod audit;
 pub mod engine;
+pub mod jsonl;
 pub mod labeler;
 pub mod lazy;
 pub mod monitor;

@@ -74,31 +74,13 @@ impl Printer for Json {
     }
 }
 
+/// The verdict record as one JSON line: the object is built by `trac_runtime::jsonl`, shared
+/// with the Python package, so both write the same records.
 fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
-    json!({
-        "trace": trace,
-        "property": r.property,
-        "step": r.step,
-        "verdict": r.verdict,
-        "value": r.value,
-        "residual": r.residual,
-        "restarted_with": r.restarted_with,
-        "witness": r.witness,
-    })
-    .to_string()
+    trac_runtime::jsonl::verdict_record(trace, r).to_string()
 }
 
+/// The end-of-trace record as one JSON line (see [`jsonl_record`]).
 fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> String {
-    json!({
-        "trace": trace,
-        "property": e.property,
-        "end": true,
-        "error": error,
-        "steps": steps,
-        "verdict": e.verdict,
-        "violations": e.violations,
-        "ltlf": e.ltlf,
-        "instances": e.instances,
-    })
-    .to_string()
+    trac_runtime::jsonl::end_record(trace, steps, e, error).to_string()
 }

@@ -1,0 +1,578 @@
+"""trac: runtime verification of AI agents against LTL rules.
+
+The TRAC algorithms of Alamdari, Klassen & McIlraith, "Formal Methods Meet LLMs: Auditing,
+Monitoring, and Intervention for Compliance of Advanced AI Systems" (arXiv 2605.16198): LTL
+progression, LTL3 verdicts (satisfied / violated / pending) and TRAC_R (restart after a
+violation to count violations), with compiled monitor tables for complete verdicts.
+
+    >>> import trac
+    >>> spec = trac.Spec.from_formulas(["G(look -> X !look)"])
+    >>> m = trac.Monitor(spec)
+    >>> m.step(["look"]), m.step(["look"])[0].verdict
+    ([], 'violated')
+
+- :class:`Spec` -- rules: ``Spec.from_file(path)``, ``Spec.from_str(ron)``,
+  ``Spec.from_formulas([...])``.
+- :class:`Monitor` -- streaming: ``step(event) -> list[Verdict]``, ``residuals()``, ``reset()``.
+- :func:`audit` -- a whole trace (a file, or events in memory), returning the records of
+  ``trac audit --format jsonl`` as :class:`Verdict` and :class:`End` objects; :func:`audit_table`
+  and :meth:`Records.to_pandas` give tables.
+- :func:`check` -- a formula's normal form, English reading and monitor facts.
+- :mod:`trac.distributed` -- many sessions on a Dask cluster.
+
+Errors are :class:`TracError` and its subclasses :class:`FormulaError` (the message shows the
+formula with a caret under the error), :class:`SpecError` and :class:`TraceError`.
+
+The supervisor hook of the TRAC_P+I issue (check a candidate action of a Python agent loop and
+get the decision) is pending: it will wrap that supervisor (crate ``trac-agent``) once it is
+merged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Dict, Iterable, List, Optional, Sequence, Union
+
+from . import _trac
+from ._trac import FormulaError, Spec, SpecError, TraceError, TracError, __version__
+
+__all__ = [
+    "Spec",
+    "Monitor",
+    "Verdict",
+    "End",
+    "WitnessStep",
+    "InstanceEnd",
+    "Records",
+    "record_from_dict",
+    "FormulaInfo",
+    "audit",
+    "audit_table",
+    "audit_jsonl",
+    "check",
+    "TracError",
+    "FormulaError",
+    "SpecError",
+    "TraceError",
+    "ENGINES",
+    "__version__",
+]
+
+#: The monitoring engines (as ``trac audit --engine``; ``complete-progression`` is
+#: ``--engine progression --complete``).
+ENGINES = ("compiled", "progression", "complete-progression", "cross-check")
+
+#: An event: a dict like a JSON Lines event (``{"session"?, "step"?, "input"?, "output"?,
+#: "labels"?}``), a str (one line of a plain-text action log), or a list / set of the labels
+#: (atomic propositions) that hold.
+Event = Union[Dict[str, Any], str, Sequence[str], "set[str]", "frozenset[str]"]
+SpecLike = Union[Spec, Sequence[Spec]]
+
+
+@dataclass(frozen=True)
+class WitnessStep:
+    """One step of a witness: a step since the property's (re)start that changed its residual."""
+
+    step: int
+    """1-based step."""
+    text: str
+    """The step's text (the original line of a text log, or the event's output)."""
+    held: List[str]
+    """The property's atomic propositions that held at this step, sorted."""
+    residual: str
+    """The residual formula after this step (Spot syntax)."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"step": self.step, "text": self.text, "held": list(self.held), "residual": self.residual}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict record: a property decided at a step (a ``--format jsonl`` verdict object).
+
+    ``end`` is always False (it tells verdict records from :class:`End` records).
+    """
+
+    trace: str
+    """The trace: the file as given, ``FILE#SESSION`` for a session, or the monitor's name."""
+    property: str
+    """The property id."""
+    step: int
+    """1-based step of the verdict; 0 if decided before the first step."""
+    verdict: str
+    """``violated`` or ``satisfied``: the LTL3 verdict reached at that step."""
+    value: Optional[str]
+    """For a parametric property (``forall x: ...``), the value of ``x``; None on a satisfied
+    record of the whole property."""
+    residual: str
+    """The residual formula at the verdict (``false`` / ``true``)."""
+    restarted_with: Optional[str]
+    """TRAC_R: the residual the property restarted with."""
+    witness: List[WitnessStep] = field(default_factory=list)
+    """The steps since the property's (re)start that changed its residual."""
+
+    end: ClassVar[bool] = False
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Verdict":
+        return cls(
+            trace=d["trace"],
+            property=d["property"],
+            step=d["step"],
+            verdict=d["verdict"],
+            value=d["value"],
+            residual=d["residual"],
+            restarted_with=d["restarted_with"],
+            witness=[WitnessStep(**w) for w in d["witness"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON Lines object (fields in the README's schema order)."""
+        return {
+            "trace": self.trace,
+            "property": self.property,
+            "step": self.step,
+            "verdict": self.verdict,
+            "value": self.value,
+            "residual": self.residual,
+            "restarted_with": self.restarted_with,
+            "witness": [w.to_dict() for w in self.witness],
+        }
+
+    def to_json(self) -> str:
+        """The JSON Lines line, byte for byte as the CLI writes it (compact, keys sorted)."""
+        return _dumps(self.to_dict())
+
+
+@dataclass(frozen=True)
+class InstanceEnd:
+    """One instance of a property at the end of the trace (one per parameter value)."""
+
+    value: Optional[str]
+    """The parameter value (None for a non-parametric property)."""
+    verdict: str
+    """LTL3 verdict at the end (after restarts)."""
+    ltlf: str
+    """Finite-trace (LTLf) verdict of the whole trace."""
+    residual: str
+    """Residual formula at the end."""
+    violations: int
+    """Violations reported for this instance."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "value": self.value,
+            "verdict": self.verdict,
+            "ltlf": self.ltlf,
+            "residual": self.residual,
+            "violations": self.violations,
+        }
+
+
+@dataclass(frozen=True)
+class End:
+    """An end-of-trace record: one per trace and property (``"end": true`` in JSON Lines)."""
+
+    trace: str
+    property: str
+    error: Optional[str]
+    """The trace error that ended the trace early, or why it was not audited; else None."""
+    steps: int
+    """Steps read."""
+    verdict: str
+    """``pending``, ``satisfied`` or ``violated``: the LTL3 verdict at the end (LTLf for an
+    ``ltlf`` property; for ``forall x``, the conjunction over every value, seen or not)."""
+    violations: int
+    """Violations reported."""
+    ltlf: str
+    """Finite-trace verdict of the whole trace."""
+    instances: List[InstanceEnd] = field(default_factory=list)
+    """Per parameter value (one entry for a non-parametric property)."""
+
+    end: ClassVar[bool] = True
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "End":
+        return cls(
+            trace=d["trace"],
+            property=d["property"],
+            error=d["error"],
+            steps=d["steps"],
+            verdict=d["verdict"],
+            violations=d["violations"],
+            ltlf=d["ltlf"],
+            instances=[InstanceEnd(**i) for i in d["instances"]],
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The JSON Lines object (fields in the README's schema order)."""
+        return {
+            "trace": self.trace,
+            "property": self.property,
+            "end": True,
+            "error": self.error,
+            "steps": self.steps,
+            "verdict": self.verdict,
+            "violations": self.violations,
+            "ltlf": self.ltlf,
+            "instances": [i.to_dict() for i in self.instances],
+        }
+
+    def to_json(self) -> str:
+        """The JSON Lines line, byte for byte as the CLI writes it (compact, keys sorted)."""
+        return _dumps(self.to_dict())
+
+
+Record = Union[Verdict, End]
+
+
+def _dumps(d: Dict[str, Any]) -> str:
+    # serde_json's compact form: no spaces, keys sorted (its map is ordered by key), non-ASCII
+    # text as is.
+    return json.dumps(d, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+
+
+def record_from_dict(d: Dict[str, Any]) -> Record:
+    """A :class:`Verdict` or :class:`End` from its JSON Lines object."""
+    return End.from_dict(d) if d.get("end") else Verdict.from_dict(d)
+
+
+# Columns of the table form of records (see Records.to_arrow).
+_COLUMNS = (
+    "trace",
+    "property",
+    "end",
+    "step",
+    "verdict",
+    "value",
+    "residual",
+    "restarted_with",
+    "witness",
+    "error",
+    "steps",
+    "violations",
+    "ltlf",
+    "instances",
+)
+
+
+class Records(List[Record]):
+    """The records of an audit, in the CLI's order: a list of :class:`Verdict` and :class:`End`."""
+
+    @property
+    def verdicts(self) -> List[Verdict]:
+        """The verdict records."""
+        return [r for r in self if not r.end]
+
+    @property
+    def ends(self) -> List[End]:
+        """The end-of-trace records."""
+        return [r for r in self if r.end]  # type: ignore[misc]
+
+    @property
+    def violations(self) -> int:
+        """Violations counted over every trace and property (from the end records)."""
+        return sum(r.violations for r in self if r.end)  # type: ignore[union-attr]
+
+    def to_dicts(self) -> List[Dict[str, Any]]:
+        """The JSON Lines objects."""
+        return [r.to_dict() for r in self]
+
+    def to_jsonl(self) -> str:
+        """The JSON Lines text, one record a line (as ``trac audit --format jsonl``)."""
+        return "".join(r.to_json() + "\n" for r in self)
+
+    @classmethod
+    def from_jsonl(cls, text: str) -> "Records":
+        """Records from JSON Lines text (as ``trac audit --format jsonl`` writes)."""
+        return cls(record_from_dict(json.loads(line)) for line in text.splitlines() if line.strip())
+
+    def _rows(self) -> List[Dict[str, Any]]:
+        rows = []
+        for d in self.to_dicts():
+            row = {c: d.get(c) for c in _COLUMNS}
+            row["end"] = bool(d.get("end", False))
+            rows.append(row)
+        return rows
+
+    def to_arrow(self) -> "Any":
+        """A ``pyarrow.Table``, one row per record; columns are the union of both records'
+        fields (``end`` tells them apart; a field the record lacks is null). Needs pyarrow."""
+        import pyarrow as pa
+
+        witness = pa.list_(
+            pa.struct(
+                [
+                    ("step", pa.int64()),
+                    ("text", pa.string()),
+                    ("held", pa.list_(pa.string())),
+                    ("residual", pa.string()),
+                ]
+            )
+        )
+        instances = pa.list_(
+            pa.struct(
+                [
+                    ("value", pa.string()),
+                    ("verdict", pa.string()),
+                    ("ltlf", pa.string()),
+                    ("residual", pa.string()),
+                    ("violations", pa.int64()),
+                ]
+            )
+        )
+        schema = pa.schema(
+            [
+                ("trace", pa.string()),
+                ("property", pa.string()),
+                ("end", pa.bool_()),
+                ("step", pa.int64()),
+                ("verdict", pa.string()),
+                ("value", pa.string()),
+                ("residual", pa.string()),
+                ("restarted_with", pa.string()),
+                ("witness", witness),
+                ("error", pa.string()),
+                ("steps", pa.int64()),
+                ("violations", pa.int64()),
+                ("ltlf", pa.string()),
+                ("instances", instances),
+            ]
+        )
+        return pa.Table.from_pylist(self._rows(), schema=schema)
+
+    def to_pandas(self) -> "Any":
+        """A ``pandas.DataFrame``, one row per record (as :meth:`to_arrow`, nullable integer
+        columns when pyarrow is installed). Needs pandas."""
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            import pandas as pd
+
+            return pd.DataFrame(self._rows(), columns=list(_COLUMNS))
+        import pandas as pd
+
+        return self.to_arrow().to_pandas(types_mapper=_nullable_types(pd))
+
+    def __repr__(self) -> str:
+        return f"Records({len(self.verdicts)} verdicts, {len(self.ends)} ends, {self.violations} violations)"
+
+
+def _nullable_types(pd: Any) -> Any:
+    import pyarrow as pa
+
+    mapping = {pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    return mapping.get
+
+
+def _records(dicts: Iterable[Dict[str, Any]]) -> Records:
+    return Records(record_from_dict(d) for d in dicts)
+
+
+def _finish(out: Dict[str, Any], name: str, on_error: str) -> Any:
+    records = out["records"]
+    if out["unknown_fields"]:
+        warnings.warn(
+            f"{name}: event field(s) ignored: {', '.join(out['unknown_fields'])} "
+            "(trac reads session, step, input, output, labels)",
+            stacklevel=4,
+        )
+    err = out["error"]
+    message = err[0] if err else out["not_audited"]
+    if message and on_error == "raise":
+        e = TraceError(message)
+        e.records = Records.from_jsonl(records) if isinstance(records, str) else _records(records)  # type: ignore[attr-defined]
+        e.file = err[1] if err else name  # type: ignore[attr-defined]
+        e.line = err[2] if err else 0  # type: ignore[attr-defined]
+        e.column = err[3] if err else 0  # type: ignore[attr-defined]
+        raise e
+    return records
+
+
+def _check_args(engine: str, on_error: str) -> None:
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}")
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', not {on_error!r}")
+
+
+def audit(
+    path_or_events: Union[str, "os.PathLike[str]", Iterable[Event]],
+    spec: SpecLike,
+    engine: str = "compiled",
+    reset: bool = True,
+    *,
+    name: Optional[str] = None,
+    on_error: str = "raise",
+) -> Records:
+    """Audits one trace and returns the records ``trac audit --format jsonl`` writes for it.
+
+    ``path_or_events``: a trace file (JSON Lines or a plain-text action log, detected as the CLI
+    does; ``-`` is standard input), or an iterable of events (dicts as JSON Lines events, strs as
+    action-log lines, or lists / sets of labels), audited as one trace named ``name``
+    (``<events>`` by default). Events of different ``session`` s are separate traces
+    (``NAME#SESSION``), as in the CLI.
+
+    ``spec``: a :class:`Spec` or a sequence of them. ``engine``: one of :data:`ENGINES`.
+    ``reset``: TRAC_R (restart after each violation and count them); False is plain TRAC.
+
+    ``on_error``: a trace that cannot be read to its end (unreadable file, malformed line), or
+    that was not audited (empty, or no event understood), raises :class:`TraceError` with
+    ``file``, ``line``, ``column`` and ``records`` (the records computed, the same as the
+    CLI's) by default; ``"record"`` returns those records instead, their end records carrying
+    the error. Bad specs raise :class:`SpecError`; a cross-check mismatch raises
+    :class:`TracError`.
+
+    Time: linear in the trace length for the compiled engine (one table lookup per property and
+    step), after compiling each property once per process. The GIL is released while auditing.
+    """
+    return _records(_audit(path_or_events, spec, engine, reset, name, on_error, False))
+
+
+def _audit(
+    path_or_events: Any,
+    spec: SpecLike,
+    engine: str,
+    reset: bool,
+    name: Optional[str],
+    on_error: str,
+    jsonl: bool,
+) -> Any:
+    _check_args(engine, on_error)
+    if isinstance(path_or_events, (str, bytes, os.PathLike)):
+        path = os.fsdecode(path_or_events)
+        out = _trac.audit_path(path, spec, engine, reset, jsonl)
+        return _finish(out, path, on_error)
+    if isinstance(path_or_events, dict):
+        raise TypeError("audit takes a path or an iterable of events; wrap one event in a list")
+    label = "<events>" if name is None else name
+    out = _trac.audit_events(path_or_events, spec, label, engine, reset, jsonl)
+    return _finish(out, label, on_error)
+
+
+def audit_jsonl(
+    path_or_events: Union[str, "os.PathLike[str]", Iterable[Event]],
+    spec: SpecLike,
+    engine: str = "compiled",
+    reset: bool = True,
+    *,
+    name: Optional[str] = None,
+    on_error: str = "raise",
+) -> str:
+    """:func:`audit` as JSON Lines text, byte for byte what ``trac audit --format jsonl``
+    writes (serialized in Rust: cheaper than :class:`Records` to store or ship)."""
+    return str(_audit(path_or_events, spec, engine, reset, name, on_error, True))
+
+
+def audit_table(
+    path_or_events: Union[str, "os.PathLike[str]", Iterable[Event]],
+    spec: SpecLike,
+    engine: str = "compiled",
+    reset: bool = True,
+    *,
+    name: Optional[str] = None,
+    on_error: str = "raise",
+) -> Any:
+    """:func:`audit` as a ``pyarrow.Table`` (one row per record; see :meth:`Records.to_arrow`)."""
+    return audit(path_or_events, spec, engine, reset, name=name, on_error=on_error).to_arrow()
+
+
+class Monitor:
+    """A streaming monitor of one trace (an agent's run) against a spec.
+
+    >>> m = trac.Monitor(trac.Spec.from_file("examples/specs/textworld.ron"))
+    >>> m.step({"output": "take knife"})      # -> list[Verdict]
+    >>> m.step("examine knife")               # a text line, as in an action log
+    >>> m.residuals()                         # {"R1[knife]": "true", ...}
+    >>> m.end()                               # end-of-trace verdicts and End records
+    >>> m.reset()                             # a new trace
+
+    Each property is monitored with TRAC_R by default (``reset=False``: plain TRAC) on the
+    given engine. Verdicts decided before the first step (step 0) come with the first step.
+    One monitor is one trace: a ``session`` field in events is ignored. A monitor belongs to the
+    thread that made it.
+    """
+
+    def __init__(
+        self,
+        spec: SpecLike,
+        engine: str = "compiled",
+        reset: bool = True,
+        name: str = "<monitor>",
+    ) -> None:
+        _check_args(engine, "raise")
+        self._m = _trac.NativeMonitor(spec, engine, reset, name)
+
+    def step(self, event: Event) -> List[Verdict]:
+        """Reads one event and returns the verdicts reached at this step.
+
+        ``event``: a dict (as a JSON Lines event), a str (a line of an action log, step number
+        and markdown stripped) or a list / set of the labels that hold. Raises
+        :class:`TraceError` for a bad event (the monitor is unchanged) and :class:`TracError`
+        after :meth:`end`. O(properties) per step on the compiled engine.
+        """
+        return [Verdict.from_dict(d) for d in self._m.step(event)]
+
+    def residuals(self) -> Dict[str, str]:
+        """Each property's residual formula now (what is still to be satisfied), in Spot
+        syntax: ``{id: residual}``; a parametric property has one entry per value seen,
+        ``{"id[value]": residual}``."""
+        return dict(self._m.residuals())
+
+    def end(self) -> Records:
+        """Ends the trace: end-of-trace verdicts (``ltlf`` properties) and one :class:`End`
+        per property, as :func:`audit` gives. Calling it again returns the same records."""
+        return _records(self._m.end())
+
+    def reset(self) -> None:
+        """Starts a new trace: every property back at its formula."""
+        self._m.reset()
+
+    @property
+    def steps(self) -> int:
+        """Steps read since the last reset."""
+        return int(self._m.steps)
+
+    @property
+    def name(self) -> str:
+        """The trace name in records."""
+        return str(self._m.name)
+
+    def __repr__(self) -> str:
+        return f"Monitor(name={self.name!r}, steps={self.steps})"
+
+
+@dataclass(frozen=True)
+class FormulaInfo:
+    """What :func:`check` tells about a formula (as ``trac check``)."""
+
+    formula: str
+    """The formula normalized, in Spot syntax (with its ``forall`` prefix)."""
+    english: str
+    """A plain-English reading."""
+    propositions: List[str]
+    """Its atomic propositions."""
+    initial: Optional[str]
+    """The monitor's verdict before the first step (``pending`` / ``satisfied`` / ``violated``)."""
+    states: Optional[int]
+    """States of the minimized LTL3 monitor (the two verdict sinks included)."""
+    pending_states: Optional[int]
+    """States whose verdict is pending."""
+    decision_nodes: Optional[int]
+    """Decision-diagram nodes of its transitions."""
+    monitorability: Optional[str]
+    """``safety``, ``co-safety``, ``monitorable`` or ``non-monitorable``."""
+    compile_error: Optional[str]
+    """Why the monitor could not be built (then the monitor facts are None)."""
+
+
+def check(formula: str) -> FormulaInfo:
+    """Parses and checks a formula (Spot syntax, optionally ``forall VAR:``), as ``trac check``.
+
+    Raises :class:`FormulaError` whose message shows the formula with a caret under the error.
+    Compiling the monitor is exponential in the worst case.
+    """
+    return FormulaInfo(**_trac.check(formula))

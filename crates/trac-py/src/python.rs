@@ -1,0 +1,869 @@
+//! The native module `trac._trac` (pyo3, abi3): specs, a streaming monitor, formula checks and
+//! audits returning the JSON Lines records as Python dicts. The Python package `trac`
+//! (`python/trac/__init__.py`) wraps it: records become objects with attributes, tables become
+//! pandas / pyarrow tables.
+//!
+//! Errors are Python exceptions: `TracError`, and its subclasses `FormulaError` (a formula that
+//! does not parse: the message is the caret rendering of the CLI), `SpecError` (a spec that does
+//! not load or check: `file:line:column: message` per problem) and `TraceError` (a bad trace or
+//! event: `file:line:column: message`, with attributes `file`, `line`, `column`).
+
+use crate::session::{self, AuditFailure, AuditOutput, FileAudit};
+use crate::tables::{ExportedTable, Recording, TableCache, TableKey};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use trac_runtime::audit::{AuditOptions, Auditor};
+use trac_runtime::engine::{Engine, TableCompiler};
+use trac_runtime::trace::{Event, TraceError as RtTraceError};
+use trac_spec::spec::{CheckedSpec, PropertyDecl, Semantics, Spec};
+
+create_exception!(
+    trac,
+    TracError,
+    PyException,
+    "Base class of every error raised by trac."
+);
+create_exception!(
+    trac,
+    FormulaError,
+    TracError,
+    "A formula that does not parse or cannot be monitored; the message shows the formula with a caret under the error."
+);
+create_exception!(
+    trac,
+    SpecError,
+    TracError,
+    "A spec that does not load or check: one `file:line:column: message` line per problem."
+);
+create_exception!(
+    trac,
+    TraceError,
+    TracError,
+    "A trace or event that cannot be read: `file:line:column: message` (attributes file, line, column)."
+);
+
+fn trace_err(py: Python<'_>, e: &RtTraceError) -> PyErr {
+    let err = TraceError::new_err(e.to_string());
+    let v = err.value(py);
+    let _ = v.setattr("file", &e.file);
+    let _ = v.setattr("line", e.line);
+    let _ = v.setattr("column", e.column);
+    err
+}
+
+fn failure_err(f: AuditFailure) -> PyErr {
+    match f {
+        AuditFailure::Spec(m) => SpecError::new_err(m),
+        AuditFailure::Mismatch(m) => TracError::new_err(m),
+    }
+}
+
+/// Converts a JSON value to the Python object `json.loads` would give.
+fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_u64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(a) => {
+            let items = a
+                .iter()
+                .map(|x| to_py(py, x))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
+        }
+        Value::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
+}
+
+fn records_to_py<'py>(py: Python<'py>, records: &[Value]) -> PyResult<Bound<'py, PyList>> {
+    let items = records
+        .iter()
+        .map(|r| to_py(py, r))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// The engine named `name`, with the process-wide table cache for the engines that compile.
+fn engine(name: &str) -> PyResult<(Engine, Option<Arc<dyn TableCompiler>>)> {
+    let cache: Arc<dyn TableCompiler> = TableCache::global();
+    Ok(match name {
+        "compiled" => (Engine::Compiled, Some(cache)),
+        "progression" => (Engine::Progression, None),
+        "complete-progression" => (Engine::CompleteProgression, None),
+        "cross-check" => (Engine::CrossCheck, Some(cache)),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown engine `{other}`: use compiled, progression, complete-progression or cross-check"
+            )))
+        }
+    })
+}
+
+fn options(engine_name: &str, reset: bool) -> PyResult<AuditOptions> {
+    let (engine, compiler) = engine(engine_name)?;
+    Ok(AuditOptions {
+        reset,
+        engine,
+        compiler,
+    })
+}
+
+/// Where a spec came from: enough to rebuild it in another process.
+#[derive(Clone, Debug)]
+enum Origin {
+    Ron { file: String, text: String },
+    Formulas(Vec<(String, String)>),
+}
+
+/// A checked spec: propositions with labeling rules, and properties (LTL formulas).
+///
+/// Build with `Spec.from_file(path)`, `Spec.from_str(ron, name)` or
+/// `Spec.from_formulas(["G(a -> X b)", ...])` (ids `f1`, `f2`, ... as `trac audit --formula`).
+/// Specs pickle with their compiled monitor tables (`Spec.compile()`), so the workers of a
+/// distributed audit do not compile again.
+#[pyclass(module = "trac", name = "Spec", frozen)]
+pub struct PySpec {
+    origin: Origin,
+    checked: CheckedSpec,
+    /// Tables to import into a process's cache before first use (from a pickled spec).
+    tables: Vec<ExportedTable>,
+    /// The tables `compile()` found this spec uses.
+    compiled_keys: Mutex<Vec<TableKey>>,
+    /// Unique in the process: keys the fresh auditors kept per thread ([`file_audit`]).
+    uid: u64,
+}
+
+impl PySpec {
+    fn build(origin: Origin) -> PyResult<PySpec> {
+        let checked = match &origin {
+            Origin::Ron { file, text } => Spec::from_str(text, file)
+                .and_then(|s| s.check())
+                .map_err(|e| SpecError::new_err(e.to_string()))?,
+            Origin::Formulas(fs) => {
+                let mut properties = Vec::new();
+                let mut arena = trac_spec::Arena::new();
+                for (id, f) in fs {
+                    if let Err(e) = trac_spec::parse_property(&mut arena, f) {
+                        return Err(FormulaError::new_err(format!("{id}: {}", e.render(f))));
+                    }
+                    properties.push(PropertyDecl {
+                        id: id.clone(),
+                        description: f.clone(),
+                        formula: f.clone(),
+                        ..Default::default()
+                    });
+                }
+                Spec {
+                    name: "formulas".into(),
+                    properties,
+                    ..Default::default()
+                }
+                .check()
+                .map_err(|e| SpecError::new_err(e.to_string()))?
+            }
+        };
+        // A spec that cannot be monitored (a past-time operator over a future one, a labeling
+        // rule that does not build) is refused now rather than at its first audit.
+        let plain = AuditOptions {
+            engine: Engine::Progression,
+            ..AuditOptions::default()
+        };
+        Auditor::new(std::slice::from_ref(&checked), &plain)
+            .map_err(|e| SpecError::new_err(e.to_string()))?;
+        Ok(PySpec {
+            origin,
+            checked,
+            tables: Vec::new(),
+            compiled_keys: Mutex::new(Vec::new()),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    fn state(&self, tables: &[ExportedTable]) -> String {
+        let origin = match &self.origin {
+            Origin::Ron { file, text } => serde_json::json!({"file": file, "text": text}),
+            Origin::Formulas(fs) => serde_json::json!({"formulas": fs}),
+        };
+        let tables: Vec<Value> = tables
+            .iter()
+            .map(|t| serde_json::json!({"formula": t.formula, "ltlf": t.ltlf, "table": t.json}))
+            .collect();
+        serde_json::json!({"version": 1, "origin": origin, "tables": tables}).to_string()
+    }
+
+    /// Imports the pickled tables into this process's cache (once per process is enough; later
+    /// imports keep the tables already there).
+    fn import_tables(&self) -> PyResult<()> {
+        if !self.tables.is_empty() {
+            TableCache::global()
+                .import(&self.tables)
+                .map_err(SpecError::new_err)?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PySpec {
+    /// Reads and checks a spec file (RON). Raises `SpecError` (`file:line:column: message`).
+    #[staticmethod]
+    fn from_file(path: PathBuf) -> PyResult<PySpec> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| SpecError::new_err(format!("{file}: cannot read spec: {e}")))?;
+        PySpec::build(Origin::Ron { file, text })
+    }
+
+    /// Reads and checks a spec from RON text; `name` names it in errors.
+    #[staticmethod]
+    #[pyo3(name = "from_str", signature = (ron, name = "<string>"))]
+    fn from_ron(ron: &str, name: &str) -> PyResult<PySpec> {
+        PySpec::build(Origin::Ron {
+            file: name.to_string(),
+            text: ron.to_string(),
+        })
+    }
+
+    /// A spec of ad-hoc properties over the labels given in the trace: a list of formulas
+    /// (ids `f1`, `f2`, ... as `trac audit --formula`) or a dict `{id: formula}`. Raises
+    /// `FormulaError` with the caret rendering of the first formula that does not parse.
+    #[staticmethod]
+    fn from_formulas(formulas: &Bound<'_, PyAny>) -> PyResult<PySpec> {
+        let mut fs = Vec::new();
+        if let Ok(d) = formulas.cast::<PyDict>() {
+            for (k, v) in d.iter() {
+                fs.push((k.extract::<String>()?, v.extract::<String>()?));
+            }
+        } else if formulas.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err(
+                "from_formulas takes a list of formulas or a dict {id: formula}, not one string",
+            ));
+        } else {
+            for (i, f) in formulas.try_iter()?.enumerate() {
+                fs.push((format!("f{}", i + 1), f?.extract::<String>()?));
+            }
+        }
+        PySpec::build(Origin::Formulas(fs))
+    }
+
+    /// The spec's name.
+    #[getter]
+    fn name(&self) -> String {
+        self.checked.spec.name.clone()
+    }
+
+    /// The spec's description.
+    #[getter]
+    fn description(&self) -> String {
+        self.checked.spec.description.clone()
+    }
+
+    /// The declared atomic propositions (names; `take` for `take(item)`).
+    #[getter]
+    fn propositions(&self) -> Vec<String> {
+        self.checked
+            .spec
+            .propositions
+            .iter()
+            .map(|p| p.name.clone())
+            .collect()
+    }
+
+    /// The properties: dicts with `id`, `description`, `formula` (normalized, Spot syntax),
+    /// `english`, `semantics` (`ltl3` / `ltlf`).
+    #[getter]
+    fn properties<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let plain = AuditOptions {
+            engine: Engine::Progression,
+            ..AuditOptions::default()
+        };
+        let a = Auditor::new(std::slice::from_ref(&self.checked), &plain)
+            .map_err(|e| SpecError::new_err(e.to_string()))?;
+        let v = serde_json::to_value(a.properties()).expect("properties serialize");
+        match to_py(py, &v)?.cast_into::<PyList>() {
+            Ok(l) => Ok(l),
+            Err(_) => Ok(PyList::empty(py)),
+        }
+    }
+
+    /// Compiles every property's monitor table into this process's cache (the compiled engine
+    /// otherwise compiles at first use) and returns how many tables the spec uses. Pickling a
+    /// spec ships these tables along.
+    fn compile(&self, py: Python<'_>) -> PyResult<usize> {
+        self.import_tables()?;
+        let rec = Arc::new(Recording::new(TableCache::global()));
+        let opts = AuditOptions {
+            compiler: Some(rec.clone() as Arc<dyn TableCompiler>),
+            ..AuditOptions::default()
+        };
+        let checked = &self.checked;
+        py.detach(|| Auditor::new(std::slice::from_ref(checked), &opts).map(|_| ()))
+            .map_err(|e| SpecError::new_err(e.to_string()))?;
+        let keys = rec.keys();
+        let n = keys.len();
+        *self.compiled_keys.lock().unwrap_or_else(|e| e.into_inner()) = keys;
+        Ok(n)
+    }
+
+    /// Pickles as the spec's source and the compiled tables of its properties that this process
+    /// holds (those of `compile()`, of audits run here, or shipped with this spec); pickling
+    /// never compiles.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        self.import_tables()?;
+        let mut keys: Vec<TableKey> = self
+            .compiled_keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let more = self
+            .checked
+            .properties
+            .iter()
+            .map(|p| (trac_spec::print(&p.arena, p.formula), p.decl.semantics))
+            .chain(self.tables.iter().map(|t| {
+                let sem = if t.ltlf {
+                    Semantics::Ltlf
+                } else {
+                    Semantics::Ltl3
+                };
+                (t.formula.clone(), sem)
+            }));
+        for k in more {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+        let tables = TableCache::global().export(&keys);
+        let ctor = py.get_type::<PySpec>().getattr("_from_state")?;
+        Ok((ctor, (self.state(&tables),)))
+    }
+
+    /// Rebuilds a pickled spec (see `__reduce__`).
+    #[staticmethod]
+    fn _from_state(state: &str) -> PyResult<PySpec> {
+        let v: Value = serde_json::from_str(state)
+            .map_err(|e| SpecError::new_err(format!("pickled spec: {e}")))?;
+        let origin = &v["origin"];
+        let origin = if let Some(fs) = origin.get("formulas") {
+            let fs: Vec<(String, String)> = serde_json::from_value(fs.clone())
+                .map_err(|e| SpecError::new_err(format!("pickled spec: {e}")))?;
+            Origin::Formulas(fs)
+        } else {
+            Origin::Ron {
+                file: origin["file"].as_str().unwrap_or("<pickled>").to_string(),
+                text: origin["text"].as_str().unwrap_or("").to_string(),
+            }
+        };
+        let mut spec = PySpec::build(origin)?;
+        if let Some(ts) = v["tables"].as_array() {
+            spec.tables = ts
+                .iter()
+                .map(|t| ExportedTable {
+                    formula: t["formula"].as_str().unwrap_or("").to_string(),
+                    ltlf: t["ltlf"].as_bool().unwrap_or(false),
+                    json: t["table"].as_str().unwrap_or("").to_string(),
+                })
+                .collect();
+        }
+        Ok(spec)
+    }
+
+    /// Number of compiled tables this spec carries from its pickle (0 for a spec built here).
+    #[getter]
+    fn shipped_tables(&self) -> usize {
+        self.tables.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let ids: Vec<&str> = self
+            .checked
+            .properties
+            .iter()
+            .map(|p| p.decl.id.as_str())
+            .collect();
+        format!(
+            "Spec(name={:?}, properties=[{}])",
+            self.checked.spec.name,
+            ids.join(", ")
+        )
+    }
+}
+
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+/// The specs given to an audit or monitor, with the ids of their `Spec` objects.
+struct Specs {
+    checked: Arc<[CheckedSpec]>,
+    uids: Vec<u64>,
+}
+
+/// The checked specs of a `Spec` or a sequence of them, with their shipped tables imported.
+fn specs_of(spec: &Bound<'_, PyAny>) -> PyResult<Specs> {
+    let mut out = Vec::new();
+    let mut uids = Vec::new();
+    let bad = || PyTypeError::new_err("spec must be a trac.Spec or a sequence of trac.Spec");
+    let items: Vec<Bound<'_, PyAny>> = if spec.cast::<PySpec>().is_ok() {
+        vec![spec.clone()]
+    } else {
+        spec.try_iter()
+            .map_err(|_| bad())?
+            .collect::<PyResult<Vec<_>>>()?
+    };
+    for item in items {
+        let s = item.cast::<PySpec>().map_err(|_| bad())?;
+        let s = s.get();
+        s.import_tables()?;
+        out.push(s.checked.clone());
+        uids.push(s.uid);
+    }
+    if out.iter().all(|c| c.properties.is_empty()) {
+        return Err(SpecError::new_err(
+            "nothing to check: no spec given declares a property",
+        ));
+    }
+    Ok(Specs {
+        checked: out.into(),
+        uids,
+    })
+}
+
+type FreshKey = (Vec<u64>, Engine, bool);
+
+thread_local! {
+    /// Fresh auditors by (spec ids, engine, reset), per thread (auditors are not `Send`): an
+    /// audit of many short sessions clones one instead of building it (labeling-rule regexes,
+    /// table look-ups) for each session. Specs are immutable, so an entry never goes stale.
+    static FRESH: RefCell<HashMap<FreshKey, Auditor>> = RefCell::new(HashMap::new());
+}
+
+/// At most this many fresh auditors are kept per thread.
+const MAX_FRESH: usize = 32;
+
+/// A file audit of `file` against `specs`, its auditor cloned from the thread's cache.
+/// Needs no GIL (so it can run in `Python::detach`, on the same thread).
+fn file_audit(
+    checked: &Arc<[CheckedSpec]>,
+    uids: &[u64],
+    opts: &AuditOptions,
+    file: &str,
+) -> Result<FileAudit, AuditFailure> {
+    let key = (uids.to_vec(), opts.engine, opts.reset);
+    let cached = FRESH.with(|f| f.borrow().get(&key).cloned());
+    let fresh = match cached {
+        Some(a) => a,
+        None => {
+            let a = Auditor::new(checked, opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
+            FRESH.with(|f| {
+                let mut f = f.borrow_mut();
+                if f.len() >= MAX_FRESH {
+                    f.clear();
+                }
+                f.insert(key, a.clone());
+            });
+            a
+        }
+    };
+    Ok(FileAudit::from_auditor(fresh, file))
+}
+
+/// One Python event as a trace event: a dict (a JSON Lines event, read by the JSON Lines
+/// reader), a str (one line of a plain-text action log) or a list / tuple / set of label strings.
+/// Also returns the dict fields that were ignored.
+fn event_of(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    name: &str,
+    index: usize,
+) -> PyResult<Result<(Event, Vec<String>), RtTraceError>> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(session::event_from_text(&s.to_cow()?, name, index).map(|e| (e, Vec::new())));
+    }
+    if obj.cast::<PyDict>().is_ok() {
+        let json = py.import("json")?;
+        let kwargs = PyDict::new(py);
+        // Sets of labels become sorted lists.
+        kwargs.set_item("default", py.import("builtins")?.getattr("sorted")?)?;
+        kwargs.set_item("ensure_ascii", false)?;
+        let text = match json.call_method("dumps", (obj,), Some(&kwargs)) {
+            Ok(t) => t.extract::<String>()?,
+            Err(e) => {
+                return Ok(Err(RtTraceError {
+                    file: name.to_string(),
+                    line: index,
+                    column: 0,
+                    message: format!("event is not JSON: {}", e.value(py)),
+                }))
+            }
+        };
+        return Ok(session::event_from_json(&text, name, index));
+    }
+    if obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PySet>()
+        || obj.is_instance_of::<PyFrozenSet>()
+    {
+        let mut labels = Vec::new();
+        for l in obj.try_iter()? {
+            let l = l?;
+            match l.extract::<String>() {
+                Ok(s) => labels.push(s),
+                Err(_) => {
+                    return Ok(Err(RtTraceError {
+                        file: name.to_string(),
+                        line: index,
+                        column: 0,
+                        message: format!("a label must be a string, not {}", l.get_type().name()?),
+                    }))
+                }
+            }
+        }
+        if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
+            labels.sort();
+        }
+        return Ok(Ok((session::event_from_labels(labels, index), Vec::new())));
+    }
+    Err(PyTypeError::new_err(format!(
+        "an event is a dict (a JSON Lines event), a str (a line of an action log) or a list/set of labels, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// The audit's outcome as a dict; `records` as a list of dicts, or with `jsonl` as the JSON Lines
+/// text (one compact object a line, as the CLI writes it: cheaper to pickle and ship).
+fn output_to_py<'py>(
+    py: Python<'py>,
+    out: &AuditOutput,
+    jsonl: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    if jsonl {
+        let mut text = String::new();
+        for r in &out.records {
+            text.push_str(&r.to_string());
+            text.push('\n');
+        }
+        d.set_item("records", text)?;
+    } else {
+        d.set_item("records", records_to_py(py, &out.records)?)?;
+    }
+    match &out.error {
+        Some(e) => d.set_item(
+            "error",
+            (e.to_string(), e.file.clone(), e.line, e.column).into_pyobject(py)?,
+        )?,
+        None => d.set_item("error", py.None())?,
+    }
+    d.set_item("not_audited", out.not_audited.clone())?;
+    d.set_item("violations", out.violations)?;
+    d.set_item("unknown_fields", out.unknown_fields.clone())?;
+    Ok(d)
+}
+
+/// Audits the trace file at `path` as `trac audit --format jsonl` does; returns a dict with
+/// `records` (the JSON Lines objects), `error` (`(message, file, line, column)` or None),
+/// `not_audited`, `violations`, `unknown_fields`; with `jsonl`, `records` is the JSON Lines
+/// text instead. The GIL is released while auditing.
+#[pyfunction]
+#[pyo3(signature = (path, spec, engine = "compiled", reset = true, jsonl = false))]
+fn audit_path<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    spec: &Bound<'py, PyAny>,
+    engine: &str,
+    reset: bool,
+    jsonl: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let specs = specs_of(spec)?;
+    let opts = options(engine, reset)?;
+    let (checked, uids) = (specs.checked, specs.uids);
+    // The auditor is built (or cloned) and run on this thread without the GIL: auditors are
+    // not `Send`, so they never leave the closure.
+    let out = py
+        .detach(|| {
+            let audit = file_audit(&checked, &uids, &opts, &path.display().to_string())?;
+            session::run_path(audit, &path)
+        })
+        .map_err(failure_err)?;
+    output_to_py(py, &out, jsonl)
+}
+
+/// Audits events given in memory (an iterable of dicts, strs or label lists) as one trace named
+/// `name` (split by `session` as the CLI does); returns as `audit_path`. Reading stops at the
+/// first bad event, whose error is returned with the verdicts before it.
+#[pyfunction]
+#[pyo3(signature = (events, spec, name = "<events>", engine = "compiled", reset = true, jsonl = false))]
+fn audit_events<'py>(
+    py: Python<'py>,
+    events: &Bound<'py, PyAny>,
+    spec: &Bound<'py, PyAny>,
+    name: &str,
+    engine: &str,
+    reset: bool,
+    jsonl: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let specs = specs_of(spec)?;
+    let opts = options(engine, reset)?;
+    let mut evs = Vec::new();
+    let mut unknown: Vec<String> = Vec::new();
+    for (i, obj) in events.try_iter()?.enumerate() {
+        match event_of(py, &obj?, name, i + 1)? {
+            Ok((ev, fields)) => {
+                for f in fields {
+                    if !unknown.contains(&f) {
+                        unknown.push(f);
+                    }
+                }
+                evs.push(Ok(ev));
+            }
+            Err(e) => {
+                evs.push(Err(e));
+                break;
+            }
+        }
+    }
+    let (checked, uids) = (specs.checked, specs.uids);
+    let mut out = py
+        .detach(|| {
+            let audit = file_audit(&checked, &uids, &opts, name)?;
+            session::run_events(audit, evs)
+        })
+        .map_err(failure_err)?;
+    out.unknown_fields = unknown;
+    output_to_py(py, &out, jsonl)
+}
+
+/// Parses and checks a formula as `trac check` does; returns a dict with `formula`
+/// (normalized), `english`, `propositions`, `initial` (verdict before the first step), `states`,
+/// `pending_states`, `decision_nodes` (of the minimized LTL3 monitor), `monitorability`, and
+/// `compile_error` (None, or why the monitor could not be built). Raises `FormulaError`.
+#[pyfunction]
+fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
+    let mut arena = trac_spec::Arena::new();
+    let prop = trac_spec::parse_property(&mut arena, formula)
+        .map_err(|e| FormulaError::new_err(e.render(formula)))?;
+    trac_spec::progress::validate(&arena, prop.body)
+        .map_err(|e| FormulaError::new_err(format!("error: {e}")))?;
+    let printed = trac_spec::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
+    let english = trac_spec::english::render(&arena, prop.body, &Default::default());
+    let english = match &prop.var {
+        Some(v) => format!("for every {v}, {english}"),
+        None => english,
+    };
+    let atoms: Vec<String> = arena
+        .atoms(prop.body)
+        .into_iter()
+        .map(|s| arena.sym_name(s).to_string())
+        .collect();
+    let d = PyDict::new(py);
+    d.set_item("formula", printed)?;
+    d.set_item("english", english)?;
+    d.set_item("propositions", atoms)?;
+    let body = prop.body;
+    let compiled = py.detach(|| {
+        let mut arena = arena;
+        trac_compile::compile(&mut arena, body, &trac_compile::CompileOptions::default()).map(|c| {
+            let class = trac_compile::monitorability(&mut arena, body, &c.table);
+            (c, class)
+        })
+    });
+    match compiled {
+        Ok((c, class)) => {
+            let t = &c.table;
+            let initial = trac_runtime::table::Table::<Vec<u32>, String>::verdict(t.initial());
+            d.set_item("initial", initial.as_str())?;
+            d.set_item("states", t.state_count())?;
+            d.set_item("pending_states", t.state_count() - 2)?;
+            d.set_item("decision_nodes", t.node_count())?;
+            d.set_item("monitorability", class.as_str())?;
+            d.set_item("compile_error", py.None())?;
+        }
+        Err(e) => {
+            for k in [
+                "initial",
+                "states",
+                "pending_states",
+                "decision_nodes",
+                "monitorability",
+            ] {
+                d.set_item(k, py.None())?;
+            }
+            d.set_item("compile_error", e.to_string())?;
+        }
+    }
+    Ok(d)
+}
+
+/// A streaming monitor of one trace: events in, verdict records (dicts) out.
+// `unsendable`: monitors hold the satisfiability checker's `Rc` caches (complete progression),
+// so a monitor stays on the thread that made it (Python raises if another thread uses it).
+#[pyclass(module = "trac._trac", name = "NativeMonitor", unsendable)]
+pub struct PyMonitor {
+    specs: Specs,
+    opts: AuditOptions,
+    name: String,
+    audit: Option<FileAudit>,
+    /// The end records, once `end` was called.
+    ended: Option<Vec<Value>>,
+    index: usize,
+}
+
+impl PyMonitor {
+    fn fresh(&self) -> PyResult<FileAudit> {
+        file_audit(
+            &self.specs.checked,
+            &self.specs.uids,
+            &self.opts,
+            &self.name,
+        )
+        .map_err(failure_err)
+    }
+}
+
+#[pymethods]
+impl PyMonitor {
+    #[new]
+    #[pyo3(signature = (spec, engine = "compiled", reset = true, name = "<monitor>"))]
+    fn new(spec: &Bound<'_, PyAny>, engine: &str, reset: bool, name: &str) -> PyResult<Self> {
+        let mut m = PyMonitor {
+            specs: specs_of(spec)?,
+            opts: options(engine, reset)?,
+            name: name.to_string(),
+            audit: None,
+            ended: None,
+            index: 0,
+        };
+        let py_audit = m.fresh()?;
+        m.audit = Some(py_audit);
+        Ok(m)
+    }
+
+    /// Reads one event; returns the verdict records reached at this step (the step-0 verdicts
+    /// come with the first step). Raises `TraceError` for a bad event (the monitor is then
+    /// unchanged), `TracError` after `end()` or at a cross-check mismatch.
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        if self.ended.is_some() {
+            return Err(TracError::new_err(
+                "the monitor's trace has ended (end() was called): call reset() to start a new trace",
+            ));
+        }
+        let (mut ev, _) = match event_of(py, event, &self.name, self.index + 1)? {
+            Ok(e) => e,
+            Err(e) => return Err(trace_err(py, &e)),
+        };
+        // One monitor is one trace: a `session` field does not split it.
+        ev.session = None;
+        self.index += 1;
+        let audit = self.audit.as_mut().expect("a monitor always has an audit");
+        audit.step(&ev).map_err(failure_err)?;
+        records_to_py(py, &audit.take_records())
+    }
+
+    /// The residual formula of every property now: `{id: residual}`, and for a parametric
+    /// property one entry per value seen, `{"id[value]": residual}`.
+    fn residuals<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        let audit = self.audit.as_ref().expect("a monitor always has an audit");
+        for (_, id, value, residual) in audit.residuals() {
+            match value {
+                Some(v) => d.set_item(format!("{id}[{v}]"), residual)?,
+                None => d.set_item(id, residual)?,
+            }
+        }
+        if d.is_empty() && self.index == 0 {
+            // No step yet: every property is at its formula.
+            let plain = AuditOptions {
+                engine: Engine::Progression,
+                ..AuditOptions::default()
+            };
+            let a = Auditor::new(&self.specs.checked, &plain)
+                .map_err(|e| SpecError::new_err(e.to_string()))?;
+            for e in a.finish() {
+                for i in e.instances {
+                    match i.value {
+                        Some(v) => d.set_item(format!("{}[{v}]", e.property), i.residual)?,
+                        None => d.set_item(&e.property, i.residual)?,
+                    }
+                }
+            }
+        }
+        Ok(d)
+    }
+
+    /// Ends the trace: returns the end-of-trace verdicts (`ltlf` properties) and one end record
+    /// per property, as `audit` does; calling it again returns the same records.
+    fn end<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.ended.is_none() {
+            let mut audit = self.audit.take().expect("a monitor always has an audit");
+            let mut records = audit.take_records();
+            let rest = self.fresh()?;
+            records.extend(audit.finish(None).records);
+            self.audit = Some(rest);
+            self.ended = Some(records);
+        }
+        records_to_py(py, self.ended.as_deref().unwrap_or(&[]))
+    }
+
+    /// Starts a new trace: every property back at its formula, step count 0.
+    fn reset(&mut self) -> PyResult<()> {
+        self.audit = Some(self.fresh()?);
+        self.ended = None;
+        self.index = 0;
+        Ok(())
+    }
+
+    /// Steps read since the last reset.
+    #[getter]
+    fn steps(&self) -> usize {
+        self.index
+    }
+
+    /// The trace name used in records.
+    #[getter]
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+/// The native module `trac._trac`.
+#[pymodule]
+fn _trac(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_class::<PySpec>()?;
+    m.add_class::<PyMonitor>()?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(audit_path, m)?)?;
+    m.add_function(wrap_pyfunction!(audit_events, m)?)?;
+    m.add("TracError", py.get_type::<TracError>())?;
+    m.add("FormulaError", py.get_type::<FormulaError>())?;
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

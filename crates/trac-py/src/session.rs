@@ -1,0 +1,518 @@
+//! Audits of whole traces with the records of `trac audit --format jsonl`.
+//!
+//! [`FileAudit`] follows the CLI's audit loop (crates/trac-cli/src/main.rs) step for step: one
+//! [`Auditor`] per `session` of the trace (named `FILE#SESSION`,
+//! [`jsonl::session_trace_name`]), its step-0 verdicts when the session first appears, the
+//! verdicts of each step in trace order, then per session the end-of-trace verdicts (`ltlf`
+//! properties) and one end record per property, with the trace error or the reason the trace was
+//! not audited ([`jsonl::not_audited`]). The records are built by [`trac_runtime::jsonl`], as the
+//! CLI's, so the two outputs are equal object for object.
+//!
+//! Events can also be given one by one in memory ([`event_from_json`], [`event_from_text`],
+//! [`event_from_labels`]): each is parsed by the trace reader of its kind, so a dict event is
+//! read exactly as the same object on a JSON Lines line.
+
+use serde_json::Value;
+use std::io::Cursor;
+use std::path::Path;
+use std::sync::Arc;
+use trac_runtime::audit::{AuditOptions, Auditor, Coverage};
+use trac_runtime::jsonl;
+use trac_runtime::trace::{self, Event, TraceError, TraceFormat, TraceReader};
+use trac_spec::spec::CheckedSpec;
+
+/// Why an audit could not run or had to stop without its end records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuditFailure {
+    /// The specs cannot be monitored (a duplicate property id across specs, a past-time operator
+    /// over a future one, a table that does not compile).
+    Spec(String),
+    /// The cross-check engine found a step where its engines differ
+    /// (`NAME: property ID (VALUE): ...`); the CLI stops there too.
+    Mismatch(String),
+}
+
+impl std::fmt::Display for AuditFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditFailure::Spec(m) | AuditFailure::Mismatch(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Everything an audit of one trace produced.
+#[derive(Clone, Debug, Default)]
+pub struct AuditOutput {
+    /// The JSON Lines records, in the CLI's order: verdict records as reached (sessions
+    /// interleaved as their events are), then per session its end-of-trace verdicts and end
+    /// records.
+    pub records: Vec<Value>,
+    /// The trace error that ended the audit early (the records hold what was computed before it).
+    pub error: Option<TraceError>,
+    /// Why the trace, read without error, was not audited (empty, or no event understood).
+    pub not_audited: Option<String>,
+    /// Violations counted over every session and property.
+    pub violations: usize,
+    /// Fields of JSON events that were ignored, in order of first appearance.
+    pub unknown_fields: Vec<String>,
+}
+
+struct Session {
+    key: Option<String>,
+    name: String,
+    auditor: Auditor,
+}
+
+/// The streaming audit of one trace, split by session as the CLI does.
+pub struct FileAudit {
+    /// A fresh auditor, cloned for each session (building one compiles the labeling rules'
+    /// regexes and looks up every table: milliseconds, more than a short session's audit).
+    fresh: Auditor,
+    file: String,
+    sessions: Vec<Session>,
+    records: Vec<Value>,
+}
+
+impl FileAudit {
+    /// An audit of trace `file` (its name in records) against `specs`.
+    ///
+    /// # Errors
+    /// [`AuditFailure::Spec`] when the specs cannot be monitored.
+    pub fn new(
+        specs: Arc<[CheckedSpec]>,
+        opts: AuditOptions,
+        file: &str,
+    ) -> Result<FileAudit, AuditFailure> {
+        let fresh = Auditor::new(&specs, &opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
+        Ok(FileAudit {
+            fresh,
+            file: file.to_string(),
+            sessions: Vec::new(),
+            records: Vec::new(),
+        })
+    }
+
+    fn new_session(&self, key: Option<String>) -> Session {
+        Session {
+            name: jsonl::session_trace_name(&self.file, key.as_deref()),
+            key,
+            auditor: self.fresh.clone(),
+        }
+    }
+
+    /// An audit of trace `file` whose sessions start as clones of `fresh` (an auditor that has
+    /// read no event), e.g. one kept from an earlier audit with the same specs and options.
+    pub fn from_auditor(fresh: Auditor, file: &str) -> FileAudit {
+        FileAudit {
+            fresh,
+            file: file.to_string(),
+            sessions: Vec::new(),
+            records: Vec::new(),
+        }
+    }
+
+    /// Renames the trace (the CLI names it after the reader once the file is open).
+    pub fn rename(&mut self, file: &str) {
+        self.file = file.to_string();
+    }
+
+    /// Audits one event: a new session gets its own auditor, whose step-0 verdicts come first.
+    ///
+    /// # Errors
+    /// [`AuditFailure::Mismatch`] at the first step where the cross-check engines differ.
+    pub fn step(&mut self, ev: &Event) -> Result<(), AuditFailure> {
+        let i = match self.sessions.iter().position(|s| s.key == ev.session) {
+            Some(i) => i,
+            None => {
+                let mut s = self.new_session(ev.session.clone());
+                let recs = s.auditor.initial();
+                self.records
+                    .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
+                self.sessions.push(s);
+                self.sessions.len() - 1
+            }
+        };
+        let s = &mut self.sessions[i];
+        let recs = s.auditor.step(ev);
+        self.records
+            .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
+        if let Some((id, value, m)) = s.auditor.mismatch() {
+            let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
+            return Err(AuditFailure::Mismatch(format!(
+                "{}: property {id}{value}: {m}",
+                s.name
+            )));
+        }
+        Ok(())
+    }
+
+    /// The records produced since the last call (all of them, the first time).
+    pub fn take_records(&mut self) -> Vec<Value> {
+        std::mem::take(&mut self.records)
+    }
+
+    /// Steps read, over every session.
+    pub fn steps(&self) -> usize {
+        self.sessions.iter().map(|s| s.auditor.steps()).sum()
+    }
+
+    /// The residual formula of every property instance of every session, now:
+    /// `(trace name, property id, parameter value, residual)`, in session then property order.
+    pub fn residuals(&self) -> Vec<(String, String, Option<String>, String)> {
+        let mut out = Vec::new();
+        for s in &self.sessions {
+            for e in s.auditor.finish() {
+                for i in e.instances {
+                    out.push((s.name.clone(), e.property.clone(), i.value, i.residual));
+                }
+            }
+        }
+        out
+    }
+
+    /// Ends the trace: `error` is the trace error that stopped reading, if any. Adds each
+    /// session's end-of-trace verdicts and end records.
+    pub fn finish(mut self, error: Option<TraceError>) -> AuditOutput {
+        if self.sessions.is_empty() {
+            // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
+            // reported.
+            let mut s = self.new_session(None);
+            if error.is_none() {
+                let recs = s.auditor.initial();
+                self.records
+                    .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
+            }
+            self.sessions.push(s);
+        }
+        let not_audited = if error.is_none() {
+            let mut cov = Coverage::default();
+            for s in &self.sessions {
+                cov.merge(s.auditor.coverage());
+            }
+            jsonl::not_audited(&self.file, &cov)
+        } else {
+            None
+        };
+        let message = error
+            .as_ref()
+            .map(|e| e.to_string())
+            .or_else(|| not_audited.clone());
+        let mut violations = 0;
+        for mut s in std::mem::take(&mut self.sessions) {
+            if message.is_none() {
+                let recs = s.auditor.end_of_trace();
+                self.records
+                    .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
+            }
+            let steps = s.auditor.steps();
+            for e in s.auditor.finish() {
+                violations += e.violations;
+                self.records
+                    .push(jsonl::end_record(&s.name, steps, &e, message.as_deref()));
+            }
+        }
+        AuditOutput {
+            records: self.records,
+            error,
+            not_audited,
+            violations,
+            unknown_fields: Vec::new(),
+        }
+    }
+}
+
+/// Audits a stream of events named `file`, split by session (stops at the first trace error,
+/// keeping what was computed, as the CLI does).
+///
+/// # Errors
+/// [`AuditFailure`]: the specs cannot be monitored, or the cross-check engines differ.
+pub fn audit_events(
+    specs: Arc<[CheckedSpec]>,
+    opts: AuditOptions,
+    file: &str,
+    events: impl IntoIterator<Item = Result<Event, TraceError>>,
+) -> Result<AuditOutput, AuditFailure> {
+    run_events(FileAudit::new(specs, opts, file)?, events)
+}
+
+/// Runs `audit` over `events` (see [`audit_events`]).
+///
+/// # Errors
+/// [`AuditFailure::Mismatch`] when the cross-check engines differ.
+pub fn run_events(
+    mut audit: FileAudit,
+    events: impl IntoIterator<Item = Result<Event, TraceError>>,
+) -> Result<AuditOutput, AuditFailure> {
+    let mut error = None;
+    for ev in events {
+        match ev {
+            Ok(ev) => audit.step(&ev)?,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    Ok(audit.finish(error))
+}
+
+/// Audits the trace at `path` (a file, a pipe, or `-` for standard input; JSON Lines or a
+/// plain-text log, detected as the CLI does), named as the CLI names it.
+///
+/// # Errors
+/// [`AuditFailure`]: the specs cannot be monitored, or the cross-check engines differ. A file
+/// that cannot be opened or a malformed line is not an error here: it is in
+/// [`AuditOutput::error`] and in the end records.
+pub fn audit_path(
+    specs: Arc<[CheckedSpec]>,
+    opts: AuditOptions,
+    path: &Path,
+) -> Result<AuditOutput, AuditFailure> {
+    let audit = FileAudit::new(specs, opts, &path.display().to_string())?;
+    run_path(audit, path)
+}
+
+/// Runs `audit` over the trace at `path` (see [`audit_path`]); the trace is renamed as the
+/// reader names it.
+///
+/// # Errors
+/// [`AuditFailure::Mismatch`] when the cross-check engines differ.
+pub fn run_path(mut audit: FileAudit, path: &Path) -> Result<AuditOutput, AuditFailure> {
+    audit.rename(&path.display().to_string());
+    let mut reader = match trace::open(path) {
+        Ok(r) => r,
+        Err(e) => return Ok(audit.finish(Some(e))),
+    };
+    audit.rename(reader.name());
+    let mut error = None;
+    for ev in reader.by_ref() {
+        match ev {
+            Ok(ev) => audit.step(&ev)?,
+            Err(e) => {
+                error = Some(e);
+                break;
+            }
+        }
+    }
+    let unknown_fields = reader
+        .unknown_fields()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    let mut out = audit.finish(error);
+    out.unknown_fields = unknown_fields;
+    Ok(out)
+}
+
+/// Renumbers a one-line reader's event or error as event `index` (1-based) of trace `name`.
+fn one_line(
+    line: &str,
+    name: &str,
+    index: usize,
+    format: TraceFormat,
+) -> Result<(Event, Vec<String>), TraceError> {
+    if line.contains('\n') {
+        return Err(TraceError {
+            file: name.to_string(),
+            line: index,
+            column: line.find('\n').map_or(0, |i| line[..i].chars().count() + 1),
+            message: "an event is one line: this one holds a line break".into(),
+        });
+    }
+    let mut reader = TraceReader::from_reader(Cursor::new(line.as_bytes()), name, format);
+    let ev = reader.next();
+    let unknown = reader
+        .unknown_fields()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    match ev {
+        Some(Ok(mut ev)) => {
+            ev.step = index;
+            ev.line = index;
+            Ok((ev, unknown))
+        }
+        Some(Err(mut e)) => {
+            e.line = index;
+            Err(e)
+        }
+        None => Err(TraceError {
+            file: name.to_string(),
+            line: index,
+            column: 1,
+            message: "empty event".into(),
+        }),
+    }
+}
+
+/// Event `index` (1-based) of trace `name` from one JSON object in JSON Lines form
+/// (`{"session"?, "step"?, "input"?, "output"?, "labels"?}`), read by the JSON Lines reader; also
+/// returns the fields it ignored.
+///
+/// # Errors
+/// The reader's error (not an object, a field of the wrong type or given twice), at line `index`.
+pub fn event_from_json(
+    json: &str,
+    name: &str,
+    index: usize,
+) -> Result<(Event, Vec<String>), TraceError> {
+    one_line(json, name, index, TraceFormat::Jsonl)
+}
+
+/// Event `index` of trace `name` from one line of a plain-text action log (`3. take knife`):
+/// step number and markdown are stripped as by the text reader, the line is kept for witnesses.
+///
+/// # Errors
+/// Nothing left after stripping, or a line break inside the text.
+pub fn event_from_text(text: &str, name: &str, index: usize) -> Result<Event, TraceError> {
+    one_line(text, name, index, TraceFormat::Text).map(|(e, _)| e)
+}
+
+/// Event `index` made only of labels (the atomic propositions that hold), like the JSON event
+/// `{"labels": [...]}`.
+pub fn event_from_labels(labels: Vec<String>, index: usize) -> Event {
+    let raw = serde_json::json!({ "labels": labels }).to_string();
+    Event {
+        step: index,
+        line: index,
+        labels: Some(labels),
+        raw,
+        ..Event::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trac_runtime::audit::AuditOptions;
+    use trac_spec::spec::{PropertyDecl, Spec};
+
+    fn spec(formulas: &[&str]) -> CheckedSpec {
+        Spec {
+            name: "t".into(),
+            properties: formulas
+                .iter()
+                .enumerate()
+                .map(|(i, f)| PropertyDecl {
+                    id: format!("f{}", i + 1),
+                    formula: f.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+        .check()
+        .unwrap()
+    }
+
+    fn labels(ls: &[&str], i: usize) -> Result<Event, TraceError> {
+        Ok(event_from_labels(
+            ls.iter().map(|s| s.to_string()).collect(),
+            i,
+        ))
+    }
+
+    #[test]
+    fn sessions_are_separate_traces_with_their_own_end_records() {
+        let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G !bad"])]);
+        let opts = AuditOptions::default();
+        let ev = |s: &str, ls: &[&str], i| {
+            let mut e = event_from_labels(ls.iter().map(|x| x.to_string()).collect(), i);
+            e.session = Some(s.to_string());
+            Ok(e)
+        };
+        let out = audit_events(
+            specs,
+            opts,
+            "f",
+            vec![ev("a", &["bad"], 1), ev("b", &[], 2), ev("a", &["bad"], 3)],
+        )
+        .unwrap();
+        let traces: Vec<(&str, Option<u64>, bool)> = out
+            .records
+            .iter()
+            .map(|r| {
+                (
+                    r["trace"].as_str().unwrap(),
+                    r["step"].as_u64(),
+                    r.get("end").is_some(),
+                )
+            })
+            .collect();
+        // Session a violates at its steps 1 and 2 (file events 1 and 3); b never.
+        assert_eq!(
+            traces,
+            vec![
+                ("f#a", Some(1), false),
+                ("f#a", Some(2), false),
+                ("f#a", None, true),
+                ("f#b", None, true),
+            ]
+        );
+        assert_eq!(out.violations, 2);
+        assert_eq!(out.records[2]["steps"], 2);
+        assert_eq!(out.records[3]["verdict"], "pending");
+    }
+
+    #[test]
+    fn a_trace_error_keeps_the_verdicts_before_it_and_marks_the_end_records() {
+        let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G !bad"])]);
+        let opts = AuditOptions::default();
+        let bad = event_from_json("{\"labels\": 3}", "mem", 2).map(|(e, _)| e);
+        let err = bad.clone().unwrap_err();
+        assert_eq!(err.line, 2);
+        let out = audit_events(specs, opts, "mem", vec![labels(&["bad"], 1), bad]).unwrap();
+        assert_eq!(out.records.len(), 2);
+        assert_eq!(out.records[0]["verdict"], "violated");
+        let end = &out.records[1];
+        assert_eq!(end["end"], true);
+        assert_eq!(end["steps"], 1);
+        assert!(
+            end["error"].as_str().unwrap().starts_with("mem:2:"),
+            "{end}"
+        );
+    }
+
+    #[test]
+    fn an_empty_trace_and_one_never_understood_are_not_audited() {
+        let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G !bad"])]);
+        let opts = AuditOptions::default();
+        let out = audit_events(specs.clone(), opts.clone(), "e", Vec::new()).unwrap();
+        assert_eq!(
+            out.not_audited.as_deref(),
+            Some("e: not audited: the trace is empty")
+        );
+        // Text without rules that read it: nothing understood.
+        let text = event_from_text("1. look", "e", 1);
+        let out = audit_events(specs, opts, "e", vec![text]).unwrap();
+        assert_eq!(
+            out.records[0]["error"],
+            "e: not audited: no event was understood (1 step(s) read)"
+        );
+    }
+
+    #[test]
+    fn events_in_memory_read_as_their_trace_lines() {
+        let (e, unknown) =
+            event_from_json("{\"output\": \"take knife\", \"role\": \"x\"}", "m", 4).unwrap();
+        assert_eq!(e.output.as_deref(), Some("take knife"));
+        assert_eq!((e.step, e.line), (4, 4));
+        assert_eq!(unknown, vec!["role".to_string()]);
+        let t = event_from_text("3. **take** knife", "m", 1).unwrap();
+        assert_eq!(t.output.as_deref(), Some("take knife"));
+        assert_eq!(t.declared_step, Some(3));
+        assert!(event_from_text("a\nb", "m", 1).is_err());
+        let e = event_from_text("  ** ", "m", 5).unwrap_err();
+        assert_eq!(e.line, 5);
+        assert!(event_from_json("[1]", "m", 1).is_err());
+    }
+
+    #[test]
+    fn a_spec_that_cannot_be_monitored_is_a_failure() {
+        let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G a"]), spec(&["G b"])]);
+        let err = FileAudit::new(specs, AuditOptions::default(), "x")
+            .err()
+            .unwrap();
+        assert!(matches!(err, AuditFailure::Spec(m) if m.contains("duplicate property id")));
+    }
+}
