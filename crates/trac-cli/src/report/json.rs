@@ -75,7 +75,7 @@ impl Printer for Json {
 }
 
 fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
-    json!({
+    let mut rec = json!({
         "trace": trace,
         "property": r.property,
         "step": r.step,
@@ -84,8 +84,15 @@ fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
         "residual": r.residual,
         "restarted_with": r.restarted_with,
         "witness": r.witness,
-    })
-    .to_string()
+    });
+    // The log's own step number and timestamp, when it gives them.
+    if let Some(n) = r.log_step {
+        rec["log_step"] = json!(n);
+    }
+    if let Some(t) = &r.timestamp {
+        rec["timestamp"] = json!(t);
+    }
+    rec.to_string()
 }
 
 fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> String {
