@@ -890,32 +890,77 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
         (
             "openai_airline.json",
             vec![
-                v("openai_airline.json", "airline:confirm-before-write", 7, Some("zfa04y")),
+                v(
+                    "openai_airline.json",
+                    "airline:confirm-before-write",
+                    7,
+                    Some("zfa04y"),
+                ),
                 v("openai_airline.json", "airline:no-text-with-call", 10, None),
             ],
         ),
         (
             "openai_sessions.jsonl",
-            vec![v("openai_sessions.jsonl#7", "airline:lookup-before-write", 2, None)],
+            vec![v(
+                "openai_sessions.jsonl#7",
+                "airline:lookup-before-write",
+                2,
+                None,
+            )],
         ),
         (
             "openai_conversations.json",
-            vec![v("openai_conversations.json#conv-a", "airline:lookup-before-write", 2, None)],
+            vec![v(
+                "openai_conversations.json#conv-a",
+                "airline:lookup-before-write",
+                2,
+                None,
+            )],
         ),
         (
             "anthropic.json",
             vec![
-                v("anthropic.json#anth-1", "airline:confirm-before-write", 5, Some("k7l8m9")),
-                v("anthropic.json#anth-1", "airline:no-text-with-call", 3, None),
+                v(
+                    "anthropic.json#anth-1",
+                    "airline:confirm-before-write",
+                    5,
+                    Some("k7l8m9"),
+                ),
+                v(
+                    "anthropic.json#anth-1",
+                    "airline:no-text-with-call",
+                    3,
+                    None,
+                ),
             ],
         ),
         (
             "otlp.json",
             vec![
-                v("otlp.json#0af7651916cd43dd8448eb211c80319c", "airline:confirm-before-write", 2, Some("old777")),
-                v("otlp.json#0af7651916cd43dd8448eb211c80319c", "airline:lookup-before-write", 2, None),
-                v("otlp.json#5b8aa5a2d2c872e8321cf37308d69df2", "airline:confirm-before-write", 1, Some("otl001")),
-                v("otlp.json#5b8aa5a2d2c872e8321cf37308d69df2", "airline:lookup-before-write", 1, None),
+                v(
+                    "otlp.json#0af7651916cd43dd8448eb211c80319c",
+                    "airline:confirm-before-write",
+                    2,
+                    Some("old777"),
+                ),
+                v(
+                    "otlp.json#0af7651916cd43dd8448eb211c80319c",
+                    "airline:lookup-before-write",
+                    2,
+                    None,
+                ),
+                v(
+                    "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
+                    "airline:confirm-before-write",
+                    1,
+                    Some("otl001"),
+                ),
+                v(
+                    "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
+                    "airline:lookup-before-write",
+                    1,
+                    None,
+                ),
             ],
         ),
     ];
@@ -949,7 +994,11 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
         .unwrap();
     assert_eq!(rec["timestamp"], "1717000001000000000", "{rec}");
     let o = trac(&["audit", "--spec", AIRLINE, &format!("{FIXTURES}/otlp.json")]);
-    assert!(stdout(&o).contains("(at 1717000001000000000)"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("(at 1717000001000000000)"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -959,7 +1008,14 @@ fn input_format_and_step_per_turn_flags() {
     // 7) is in turn 3; turns 2 and 4 have text and a tool call; turn 4's update is confirmed in
     // the same turn (message 9).
     let o = trac(&[
-        "audit", "--spec", AIRLINE, "--format", "jsonl", "--step-per", "turn", &path,
+        "audit",
+        "--spec",
+        AIRLINE,
+        "--format",
+        "jsonl",
+        "--step-per",
+        "turn",
+        &path,
     ]);
     let got: Vec<(String, u64)> = violations(&o)
         .into_iter()
@@ -978,5 +1034,9 @@ fn input_format_and_step_per_turn_flags() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let o = trac(&["audit", "--spec", AIRLINE, "--input-format", "yaml", &path]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("invalid value 'yaml'"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("invalid value 'yaml'"),
+        "{}",
+        stderr(&o)
+    );
 }

@@ -11,8 +11,8 @@ use crate::trace::{Event, ToolCall};
 use regex::Regex;
 use std::fmt;
 use trac_spec::spec::{
-    glob_match, parse_arg_path, words_tokens, CheckedSpec, PathStep, Rule, RuleCompiler, RuleError, Spec, SpecError, WordsError,
-    WordsToken,
+    glob_match, parse_arg_path, words_tokens, CheckedSpec, PathStep, Rule, RuleCompiler, RuleError,
+    Spec, SpecError, WordsError, WordsToken,
 };
 
 /// A `Words` pattern compiled to a regex (the meaning of the labeling rule `Words`, see
@@ -93,11 +93,11 @@ impl RuleCompiler for RegexRules {
                 pattern,
                 capture,
             } => {
-                trac_spec::spec::parse_arg_path(path).map_err(|(at, m)| {
-                    RuleError::Path(format!("{m} at byte {at} of {path:?}"))
-                })?;
+                trac_spec::spec::parse_arg_path(path)
+                    .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
                 if let Some(p) = pattern {
-                    Regex::new(&format!("{flags}{p}")).map_err(|e| RuleError::Regex(one_line(&e)))?;
+                    Regex::new(&format!("{flags}{p}"))
+                        .map_err(|e| RuleError::Regex(one_line(&e)))?;
                 }
                 return Ok(capture.iter().cloned().collect());
             }
@@ -345,9 +345,7 @@ impl RuleLabeler {
                     };
                     if let Some(vals) = eval(&p.rule, cx) {
                         // Values from a call's arguments sort after the text's, by call.
-                        let vals = vals
-                            .into_iter()
-                            .map(|(pos, v)| (pos.saturating_add(k), v));
+                        let vals = vals.into_iter().map(|(pos, v)| (pos.saturating_add(k), v));
                         any.get_or_insert_with(Vec::new).extend(vals);
                     }
                 }
@@ -417,10 +415,9 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
         Rule::AnyOf(v) => Compiled::AnyOf(all(v)?),
         Rule::AllOf(v) => Compiled::AllOf(all(v)?),
         Rule::Not(r) => Compiled::Not(Box::new(compile(r, param, case_sensitive)?)),
-        Rule::Input(r) => Compiled::Text(
-            TextSel::Input,
-            Box::new(compile(r, param, case_sensitive)?),
-        ),
+        Rule::Input(r) => {
+            Compiled::Text(TextSel::Input, Box::new(compile(r, param, case_sensitive)?))
+        }
         Rule::Output(r) => Compiled::Text(
             TextSel::Output,
             Box::new(compile(r, param, case_sensitive)?),

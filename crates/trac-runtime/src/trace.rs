@@ -248,7 +248,8 @@ pub struct ReadOptions {
 }
 
 /// The format a trace's first non-empty line shows: `[` a chat array; `{` a JSON Lines event,
-/// unless the object has `resourceSpans` (OTLP), `messages` or `role` (chat), or does not end on
+/// unless the object has `resourceSpans` (OTLP), `messages`, or `role` with `content` /
+/// `tool_calls` / `tool_call_id` / `function_call` and no `input` / `output` (chat), or does not end on
 /// that line (a pretty-printed document: chat or OTLP, told apart per document); anything else
 /// text. Chat is `Anthropic` when content blocks `tool_use` / `tool_result` show on that line.
 pub fn sniff_line(first_line: &str) -> TraceFormat {
@@ -261,7 +262,7 @@ pub fn sniff_line(first_line: &str) -> TraceFormat {
         Ok(v @ Value::Object(_)) => {
             if v.get("resourceSpans").is_some() {
                 TraceFormat::Otlp
-            } else if v.get("messages").is_some() || v.get("role").is_some() {
+            } else if v.get("messages").is_some() || is_chat_message(&v) {
                 chat_dialect(&v)
             } else {
                 TraceFormat::Jsonl
@@ -271,6 +272,17 @@ pub fn sniff_line(first_line: &str) -> TraceFormat {
         _ if t.starts_with('[') => TraceFormat::OpenAi,
         _ => TraceFormat::Jsonl,
     }
+}
+
+/// A chat message: a `role` with `content`, `tool_calls`, `tool_call_id` or `function_call`,
+/// and neither `input` nor `output` (those make it a JSON Lines event).
+fn is_chat_message(v: &Value) -> bool {
+    v.get("role").is_some()
+        && ["content", "tool_calls", "tool_call_id", "function_call"]
+            .iter()
+            .any(|k| v.get(k).is_some())
+        && v.get("input").is_none()
+        && v.get("output").is_none()
 }
 
 fn chat_dialect(v: &Value) -> TraceFormat {
@@ -851,9 +863,9 @@ impl<R: BufRead> TraceReader<R> {
             self.queue.push_back(Err(err));
             return;
         }
-        let is_conversation_list = value.as_array().is_some_and(|a| {
-            !a.is_empty() && a.iter().all(|c| c.get("messages").is_some())
-        });
+        let is_conversation_list = value
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(|c| c.get("messages").is_some()));
         let conversations: Vec<Value> = if is_conversation_list {
             match value {
                 Value::Array(a) => a,

@@ -36,7 +36,9 @@ fn airline() -> Spec {
 }
 
 fn roles(evs: &[Event]) -> Vec<&str> {
-    evs.iter().map(|e| e.role.as_deref().unwrap_or("-")).collect()
+    evs.iter()
+        .map(|e| e.role.as_deref().unwrap_or("-"))
+        .collect()
 }
 
 #[test]
@@ -52,14 +54,27 @@ fn openai_array_one_session_tool_calls_linked_to_results() {
     assert_eq!(
         roles(&evs),
         [
-            "system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool",
-            "user", "assistant", "tool", "assistant"
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+            "assistant",
+            "tool",
+            "assistant"
         ]
     );
     // User and tool messages are inputs; assistant messages outputs.
     assert!(evs[1].input.as_deref().unwrap().contains("ZFA04Y"));
     assert_eq!(evs[1].output, None);
-    assert_eq!(evs[4].output.as_deref(), Some("I can move you to HAT045 on May 20. Shall I proceed?"));
+    assert_eq!(
+        evs[4].output.as_deref(),
+        Some("I can move you to HAT045 on May 20. Shall I proceed?")
+    );
     assert_eq!(
         evs[2].tool_calls,
         [ToolCall {
@@ -70,10 +85,16 @@ fn openai_array_one_session_tool_calls_linked_to_results() {
     );
     assert_eq!(evs[2].text(), "");
     assert!(evs[2].has_content());
-    assert_eq!(evs[2].display_text(), r#"get_user_details({"user_id":"mia_li_3668"})"#);
+    assert_eq!(
+        evs[2].display_text(),
+        r#"get_user_details({"user_id":"mia_li_3668"})"#
+    );
     assert_eq!(evs[3].tool_call_id.as_deref(), Some("call_1"));
     assert_eq!(evs[3].tool_name.as_deref(), Some("get_user_details"));
-    assert_eq!(evs[7].tool_name.as_deref(), Some("update_reservation_flights"));
+    assert_eq!(
+        evs[7].tool_name.as_deref(),
+        Some("update_reservation_flights")
+    );
     assert_eq!(
         evs[6].tool_calls[0].arguments["flights"][0]["flight_number"],
         json!("HAT045")
@@ -107,10 +128,16 @@ fn conversation_objects_over_several_lines_are_one_session_each() {
     let (format, evs) = read_all("openai_conversations.json");
     assert_eq!(format, TraceFormat::OpenAi);
     let sessions: Vec<&str> = evs.iter().map(|e| e.session.as_deref().unwrap()).collect();
-    assert_eq!(sessions, ["conv-a", "conv-a", "conv-a", "42", "42", "42", "42", "42", "42"]);
+    assert_eq!(
+        sessions,
+        ["conv-a", "conv-a", "conv-a", "42", "42", "42", "42", "42", "42"]
+    );
     // Line of the conversation object each message is in.
     assert_eq!((evs[0].line, evs[3].line), (1, 11));
-    assert_eq!(evs[8].tool_calls[0].arguments["reservation_id"], json!("9XY8Z7"));
+    assert_eq!(
+        evs[8].tool_calls[0].arguments["reservation_id"],
+        json!("9XY8Z7")
+    );
     // The same conversations one per line, and as one array of conversations.
     let one_line: Vec<String> = std::fs::read_to_string(fixture("openai_conversations.json"))
         .unwrap()
@@ -122,7 +149,10 @@ fn conversation_objects_over_several_lines_are_one_session_each() {
         })
         .collect();
     let jsonl = read_src(&one_line.join("\n"), &ReadOptions::default());
-    let array = read_src(&format!("[{}]", one_line.join(",")), &ReadOptions::default());
+    let array = read_src(
+        &format!("[{}]", one_line.join(",")),
+        &ReadOptions::default(),
+    );
     for evs2 in [jsonl, array] {
         let evs2: Vec<Event> = evs2.into_iter().map(Result::unwrap).collect();
         assert_eq!(evs2.len(), 9);
@@ -137,16 +167,31 @@ fn anthropic_content_blocks() {
     assert_eq!(format, TraceFormat::Anthropic);
     assert_eq!(
         roles(&evs),
-        ["system", "user", "assistant", "user", "assistant", "user", "assistant"]
+        [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
     );
     assert!(evs.iter().all(|e| e.session.as_deref() == Some("anth-1")));
-    assert!(evs[0].input.as_deref().unwrap().starts_with("You are an airline agent"));
+    assert!(evs[0]
+        .input
+        .as_deref()
+        .unwrap()
+        .starts_with("You are an airline agent"));
     assert_eq!(evs[2].output.as_deref(), Some("Let me look you up."));
     assert_eq!(evs[2].tool_calls[0].arguments, json!({"user_id": "sara_2"}));
     assert_eq!(evs[3].tool_call_id.as_deref(), Some("toolu_1"));
     assert_eq!(evs[3].tool_name.as_deref(), Some("get_user_details"));
     assert_eq!(evs[5].input.as_deref(), Some("updated"));
-    assert_eq!(evs[5].tool_name.as_deref(), Some("update_reservation_cabin"));
+    assert_eq!(
+        evs[5].tool_name.as_deref(),
+        Some("update_reservation_cabin")
+    );
 }
 
 #[test]
@@ -159,23 +204,49 @@ fn otlp_spans_one_session_per_trace_in_time_order() {
     let b = "0af7651916cd43dd8448eb211c80319c";
     let sessions: Vec<&str> = evs.iter().map(|e| e.session.as_deref().unwrap()).collect();
     assert_eq!(sessions, [a, a, b, b]);
-    let ts: Vec<&str> = evs.iter().map(|e| e.timestamp.as_deref().unwrap()).collect();
+    let ts: Vec<&str> = evs
+        .iter()
+        .map(|e| e.timestamp.as_deref().unwrap())
+        .collect();
     assert_eq!(
         ts,
-        ["1717000001000000000", "1717000002000000000", "1717000005000000000", "1717000006000000000"]
+        [
+            "1717000001000000000",
+            "1717000002000000000",
+            "1717000005000000000",
+            "1717000006000000000"
+        ]
     );
     assert_eq!(roles(&evs), ["assistant", "tool", "assistant", "assistant"]);
     // Current conventions: input/output messages with parts.
-    assert_eq!(evs[0].input.as_deref(), Some("Change my flight on OTL001 to tomorrow."));
+    assert_eq!(
+        evs[0].input.as_deref(),
+        Some("Change my flight on OTL001 to tomorrow.")
+    );
     assert_eq!(evs[0].tool_calls[0].name, "update_reservation_flights");
-    assert_eq!(evs[0].tool_calls[0].arguments, json!({"reservation_id": "OTL001"}));
-    assert_eq!(evs[0].field("gen_ai.request.model").as_deref(), Some("gpt-4o"));
-    assert_eq!(evs[0].field("gen_ai.usage.input_tokens").as_deref(), Some("412"));
+    assert_eq!(
+        evs[0].tool_calls[0].arguments,
+        json!({"reservation_id": "OTL001"})
+    );
+    assert_eq!(
+        evs[0].field("gen_ai.request.model").as_deref(),
+        Some("gpt-4o")
+    );
+    assert_eq!(
+        evs[0].field("gen_ai.usage.input_tokens").as_deref(),
+        Some("412")
+    );
     // A tool execution span.
-    assert_eq!(evs[1].tool_name.as_deref(), Some("update_reservation_flights"));
+    assert_eq!(
+        evs[1].tool_name.as_deref(),
+        Some("update_reservation_flights")
+    );
     assert_eq!(evs[1].output.as_deref(), Some("{\"status\": \"updated\"}"));
     // Older conventions: prompt/completion in span events, and indexed attributes.
-    assert_eq!(evs[2].input.as_deref(), Some("What is my baggage allowance?"));
+    assert_eq!(
+        evs[2].input.as_deref(),
+        Some("What is my baggage allowance?")
+    );
     assert_eq!(evs[2].output.as_deref(), Some("Two checked bags."));
     assert_eq!(evs[3].input.as_deref(), Some("Yes, add the two bags."));
     assert_eq!(
@@ -187,7 +258,10 @@ fn otlp_spans_one_session_per_trace_in_time_order() {
 #[test]
 fn the_first_line_decides_the_format() {
     assert_eq!(sniff_line(r#"{"output": "look"}"#), TraceFormat::Jsonl);
-    assert_eq!(sniff_line(r#"{"role": "user", "content": "hi"}"#), TraceFormat::OpenAi);
+    assert_eq!(
+        sniff_line(r#"{"role": "user", "content": "hi"}"#),
+        TraceFormat::OpenAi
+    );
     assert_eq!(sniff_line(r#"{"messages": []}"#), TraceFormat::OpenAi);
     assert_eq!(
         sniff_line(r#"{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}"#),
@@ -238,7 +312,10 @@ fn malformed_arguments_and_unknown_records_are_errors_with_positions() {
     assert!(e.starts_with("t:4:1: unrecognized openai record"), "{e}");
     assert!(e.ends_with("fields seen: speaker, text"), "{e}");
     // A broken document: the error is at its position in the file.
-    let items = read_src("[\n {\"role\": \"user\",\n  \"content\": }\n]\n", &ReadOptions::default());
+    let items = read_src(
+        "[\n {\"role\": \"user\",\n  \"content\": }\n]\n",
+        &ReadOptions::default(),
+    );
     let e = items[0].as_ref().unwrap_err();
     assert!(e.starts_with("t:3:14: expected value"), "{e}");
 }
@@ -257,20 +334,39 @@ fn steps_per_turn() {
     // Turns start at messages 1 (the first), 2, 6 and 9 (user messages).
     assert_eq!(turns.len(), 4);
     assert_eq!(roles(&turns), ["system", "user", "user", "user"]);
-    assert_eq!(turns[2].fields["turn_roles"], json!(["user", "assistant", "tool"]));
+    assert_eq!(
+        turns[2].fields["turn_roles"],
+        json!(["user", "assistant", "tool"])
+    );
     assert!(!turns[0].fields.contains_key("turn_roles"));
-    let calls = |t: &Event| t.tool_calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>();
+    let calls = |t: &Event| {
+        t.tool_calls
+            .iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
     assert_eq!(calls(&turns[1]), ["get_user_details"]);
     assert_eq!(calls(&turns[2]), ["update_reservation_flights"]);
     assert_eq!(calls(&turns[3]), ["update_reservation_baggages"]);
     // A turn's input is its user message and tool results; its output the assistant's text.
-    assert!(turns[2].input.as_deref().unwrap().starts_with("Actually wait"));
-    assert!(turns[2].input.as_deref().unwrap().contains("\"status\": \"updated\""));
+    assert!(turns[2]
+        .input
+        .as_deref()
+        .unwrap()
+        .starts_with("Actually wait"));
+    assert!(turns[2]
+        .input
+        .as_deref()
+        .unwrap()
+        .contains("\"status\": \"updated\""));
     assert_eq!(
         turns[3].output.as_deref(),
         Some("Adding one bag now.\nDone: you are on HAT045 with one checked bag.")
     );
-    assert_eq!(turns.iter().map(|t| t.step).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(
+        turns.iter().map(|t| t.step).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
 }
 
 #[test]
@@ -326,13 +422,22 @@ fn tool_and_arg_leaves_speak_of_one_call() {
                 arguments: json!({"reservation_id": "R2", "flights": [{"flight_number": "HAT1"}, {"flight_number": "XY2"}, {"flight_number": "HAT3"}]}),
             },
         ],
-        fields: json!({"model": "gpt-4o", "n": 3}).as_object().unwrap().clone(),
+        fields: json!({"model": "gpt-4o", "n": 3})
+            .as_object()
+            .unwrap()
+            .clone(),
         ..Event::default()
     };
     // `modify` holds for R2 only: R1 is an argument of a call that is not an update.
     assert_eq!(
         l.label(&ev, &[]),
-        ["modify(r2)", "flight(hat1)", "flight(hat3)", "model(gpt-4o)", "saw_ok"]
+        [
+            "modify(r2)",
+            "flight(hat1)",
+            "flight(hat3)",
+            "model(gpt-4o)",
+            "saw_ok"
+        ]
     );
     // A text alone: structural leaves do not hold.
     assert_eq!(l.label_text("ok"), ["says_ok", "saw_ok"]);
@@ -344,6 +449,12 @@ fn bad_structural_rules_are_spec_errors_with_positions() {
     let spec = Spec::from_str(src, "t.ron").unwrap();
     let e = check_spec(&spec).unwrap_err().to_string();
     assert!(e.contains("t.ron:4:58: proposition `m`: invalid argument path: a path starts with `$` at byte 0 of \"reservation_id\""), "{e}");
-    assert!(e.contains("t.ron:5:77: proposition `n`: invalid argument path: unclosed `[` at byte 3"), "{e}");
-    assert!(e.contains("t.ron:6:43: proposition `f`: invalid regex: unclosed character class"), "{e}");
+    assert!(
+        e.contains("t.ron:5:77: proposition `n`: invalid argument path: unclosed `[` at byte 3"),
+        "{e}"
+    );
+    assert!(
+        e.contains("t.ron:6:43: proposition `f`: invalid regex: unclosed character class"),
+        "{e}"
+    );
 }

@@ -129,7 +129,11 @@ pub(super) fn parse_arguments(name: &str, v: Option<&Value>) -> Result<Value, St
     }
 }
 
-fn call(id: Option<&Value>, name: Option<&Value>, args: Option<&Value>) -> Result<ToolCall, String> {
+fn call(
+    id: Option<&Value>,
+    name: Option<&Value>,
+    args: Option<&Value>,
+) -> Result<ToolCall, String> {
     let name = name
         .and_then(Value::as_str)
         .ok_or("a tool call without a `name`")?
@@ -146,7 +150,11 @@ fn call(id: Option<&Value>, name: Option<&Value>, args: Option<&Value>) -> Resul
 ///
 /// Errors: the message is not an object or has no string `role`; a tool call without a name or
 /// with malformed `arguments`.
-pub(super) fn message(m: &Value, session: Option<String>, links: &mut Links) -> Result<Event, String> {
+pub(super) fn message(
+    m: &Value,
+    session: Option<String>,
+    links: &mut Links,
+) -> Result<Event, String> {
     let Some(obj) = m.as_object() else {
         return Err(format!("expected a chat message object, found {}", kind(m)));
     };
@@ -170,7 +178,9 @@ pub(super) fn message(m: &Value, session: Option<String>, links: &mut Links) -> 
                 let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
                 match (b, ty) {
                     (Value::String(s), _) => push_text(&mut texts, s),
-                    (_, "tool_use") => calls.push(call(b.get("id"), b.get("name"), b.get("input"))?),
+                    (_, "tool_use") => {
+                        calls.push(call(b.get("id"), b.get("name"), b.get("input"))?)
+                    }
                     (_, "tool_result") => {
                         if result_of.is_none() {
                             result_of = b.get("tool_use_id").and_then(id_text);
@@ -231,7 +241,8 @@ pub(super) fn message(m: &Value, session: Option<String>, links: &mut Links) -> 
     let fields = obj
         .iter()
         .filter(|(k, v)| {
-            !matches!(v, Value::Array(_) | Value::Object(_) | Value::Null) && k.as_str() != "content"
+            !matches!(v, Value::Array(_) | Value::Object(_) | Value::Null)
+                && k.as_str() != "content"
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();

@@ -64,7 +64,10 @@ fn attributes(v: Option<&Value>) -> Map<String, Value> {
     let mut out = Map::new();
     for kv in v.and_then(Value::as_array).into_iter().flatten() {
         if let Some(k) = kv.get("key").and_then(Value::as_str) {
-            out.insert(k.to_string(), kv.get("value").map(any_value).unwrap_or(Value::Null));
+            out.insert(
+                k.to_string(),
+                kv.get("value").map(any_value).unwrap_or(Value::Null),
+            );
         }
     }
     out
@@ -101,7 +104,11 @@ fn messages(v: &Value) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
                         }
                     }
                     Some("tool_call") => {
-                        let name = p.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+                        let name = p
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
                         let arguments = parse_arguments(&name, p.get("arguments"))?;
                         calls.push(ToolCall {
                             id: p.get("id").and_then(id_text),
@@ -134,7 +141,10 @@ fn messages(v: &Value) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
 
 /// Indexed older attributes `PREFIX.N.content` (and `PREFIX.N.tool_calls.K.name|arguments`),
 /// ordered by N.
-fn indexed(attrs: &Map<String, Value>, prefix: &str) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
+fn indexed(
+    attrs: &Map<String, Value>,
+    prefix: &str,
+) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
     let mut by_n: std::collections::BTreeMap<usize, (String, Vec<(usize, String, Value)>)> =
         Default::default();
     for (k, v) in attrs {
@@ -148,7 +158,10 @@ fn indexed(attrs: &Map<String, Value>, prefix: &str) -> Result<Vec<(String, Vec<
         let field = it.next().unwrap_or("");
         let entry = by_n.entry(n).or_default();
         if field == "content" {
-            entry.0 = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            entry.0 = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
         } else if let Some(tc) = field.strip_prefix("tool_calls.") {
             let mut it = tc.splitn(2, '.');
             if let (Some(Ok(kk)), Some(what)) = (it.next().map(str::parse::<usize>), it.next()) {
@@ -196,7 +209,12 @@ impl Spans {
         for r in rs.into_iter().flatten() {
             let ss = r.get("scopeSpans").or(r.get("instrumentationLibrarySpans"));
             for s in ss.and_then(Value::as_array).into_iter().flatten() {
-                for span in s.get("spans").and_then(Value::as_array).into_iter().flatten() {
+                for span in s
+                    .get("spans")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     match self.span(span) {
                         Ok(()) => {}
                         Err(e) => errors.push(e),
@@ -209,7 +227,12 @@ impl Spans {
 
     fn span(&mut self, span: &Value) -> Result<(), String> {
         let mut attrs = attributes(span.get("attributes"));
-        for ev in span.get("events").and_then(Value::as_array).into_iter().flatten() {
+        for ev in span
+            .get("events")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             for (k, v) in attributes(ev.get("attributes")) {
                 attrs.entry(k).or_insert(v);
             }
@@ -217,10 +240,7 @@ impl Spans {
         if !attrs.keys().any(|k| k.starts_with("gen_ai.")) {
             return Ok(());
         }
-        let trace = span
-            .get("traceId")
-            .and_then(id_text)
-            .unwrap_or_default();
+        let trace = span.get("traceId").and_then(id_text).unwrap_or_default();
         let start = span
             .get("startTimeUnixNano")
             .and_then(|t| match t {
@@ -259,7 +279,10 @@ impl Spans {
             ev.tool_call_id = id;
             ev.tool_name = Some(tool);
         } else {
-            let input = match (attrs.get("gen_ai.input.messages"), attrs.get("gen_ai.prompt")) {
+            let input = match (
+                attrs.get("gen_ai.input.messages"),
+                attrs.get("gen_ai.prompt"),
+            ) {
                 (Some(m), _) | (None, Some(m)) => messages(m)?,
                 (None, None) => indexed(&attrs, "gen_ai.prompt")?,
             };
