@@ -139,13 +139,16 @@ fn messages(v: &Value) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
     Ok(out)
 }
 
+/// A tool call of the indexed older attributes: (index K, name, arguments).
+type IndexedCall = (usize, String, Value);
+
 /// Indexed older attributes `PREFIX.N.content` (and `PREFIX.N.tool_calls.K.name|arguments`),
 /// ordered by N.
 fn indexed(
     attrs: &Map<String, Value>,
     prefix: &str,
 ) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
-    let mut by_n: std::collections::BTreeMap<usize, (String, Vec<(usize, String, Value)>)> =
+    let mut by_n: std::collections::BTreeMap<usize, (String, Vec<IndexedCall>)> =
         Default::default();
     for (k, v) in attrs {
         let Some(rest) = k.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) else {
