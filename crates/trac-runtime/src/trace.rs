@@ -320,9 +320,9 @@ pub const STDIN_NAME: &str = "<stdin>";
 /// listed by [`TraceReader::unknown_fields`].
 pub const KNOWN_FIELDS: [&str; 5] = ["session", "step", "input", "output", "labels"];
 
-/// Opens a trace once and detects its format (see [`TraceReader::sniff`]): `.jsonl` / `.json`
-/// files are JSON Lines; any other input is read up to its first non-empty line, which decides
-/// ([`detect_format`]), and that line is then replayed. The input is never opened twice, so
+/// Opens a trace once and detects its format (see [`TraceReader::sniff`]): the input is read up
+/// to its first non-empty line, which decides ([`sniff_line`]; a `.jsonl` / `.json` file whose
+/// first line is not JSON stays JSON Lines), and that line is then replayed. The input is never opened twice, so
 /// pipes (`/dev/stdin`, `<(...)` process substitution, named pipes) lose nothing. The path `-`
 /// ([`STDIN`]) reads standard input, named `<stdin>` ([`STDIN_NAME`]) in reports.
 ///
@@ -520,8 +520,9 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// A reader of `reader` whose format is detected from the one input, as ripgrep's searcher
-    /// does with its single buffered reader: by `path`'s extension when it is `.jsonl` / `.json`,
-    /// else by the first non-empty line ([`detect_format`]). The lines read to decide are kept and
+    /// does with its single buffered reader: by the first non-empty line ([`sniff_line`]: JSON
+    /// Lines events, chat messages, OTLP spans or text; text in a `.jsonl` / `.json` file is read
+    /// as JSON Lines, so that its lines are errors). The lines read to decide are kept and
     /// replayed, so nothing is lost and the input need not be seekable (pipes, standard input).
     ///
     /// Reads up to the first non-empty line (blocking on a pipe until it arrives); O(length of
