@@ -61,6 +61,7 @@ fn events(sessions: usize, k: usize) -> Vec<Event> {
                 labels: Some(LABELS[(s + i) % 5].iter().map(|l| l.to_string()).collect()),
                 raw: String::new(),
                 line: out.len() + 1,
+                ..Event::default()
             });
         }
     }

@@ -200,8 +200,7 @@ impl Supervisor {
             input: input.map(str::to_string),
             output: Some(action.to_string()),
             labels: Some(l),
-            raw: String::new(),
-            line: 0,
+            ..Event::default()
         }
     }
 

@@ -84,10 +84,64 @@ struct AuditArgs {
     engine: compile::EngineArgs,
     #[command(flatten)]
     llm: llm::LlmArgs,
-    /// Trace files: JSON Lines (`.jsonl`, or lines starting with `{`) or plain-text action logs;
-    /// `-` reads standard input. Pipes are read as events arrive.
+    /// Trace format: detected from the first non-empty line (`auto`), or one of JSON Lines
+    /// events, plain text, OpenAI chat messages, Anthropic messages, OTLP JSON GenAI spans.
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    input_format: InputFormat,
+    /// What a step of a chat trace is: each message, or each turn (a user message and what
+    /// follows up to the next one).
+    #[arg(long, value_enum, default_value_t = StepPerArg::Message)]
+    step_per: StepPerArg,
+    /// Trace files: JSON Lines events, plain-text action logs, chat logs (OpenAI, Anthropic) or
+    /// OTLP JSON spans; `-` reads standard input. Pipes are read as events arrive.
     #[arg(required = true, value_name = "TRACE")]
     traces: Vec<PathBuf>,
+}
+
+/// `--input-format`.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum InputFormat {
+    /// Detect the format from the first non-empty line.
+    Auto,
+    /// One JSON event per line (`session`, `step`, `input`, `output`, `labels`).
+    Jsonl,
+    /// One action per line.
+    Text,
+    /// OpenAI chat messages: an array, JSON Lines of messages, or `{"messages": [...]}` objects.
+    Openai,
+    /// Anthropic messages (content blocks `text`, `tool_use`, `tool_result`).
+    Anthropic,
+    /// OpenTelemetry GenAI spans as OTLP JSON.
+    Otlp,
+}
+
+/// `--step-per`.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum StepPerArg {
+    /// One step per message.
+    Message,
+    /// One step per turn.
+    Turn,
+}
+
+impl AuditArgs {
+    fn read_options(&self) -> trace::ReadOptions {
+        use trace::TraceFormat as F;
+        trace::ReadOptions {
+            format: match self.input_format {
+                InputFormat::Auto => None,
+                InputFormat::Jsonl => Some(F::Jsonl),
+                InputFormat::Text => Some(F::Text),
+                InputFormat::Openai => Some(F::OpenAi),
+                InputFormat::Anthropic => Some(F::Anthropic),
+                InputFormat::Otlp => Some(F::Otlp),
+            },
+            step_per: match self.step_per {
+                StepPerArg::Message => trace::StepPer::Message,
+                StepPerArg::Turn => trace::StepPer::Turn,
+            },
+        }
+    }
 }
 
 #[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
@@ -517,7 +571,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
             let outcome = TraceOutcome::new(name, file.to_string(), stream, streamed);
             (session, auditor, outcome)
         };
-        match trace::open(path) {
+        match trace::open_with(path, &args.read_options()) {
             Err(e) => file_error = Some(e.to_string()),
             Ok(reader) => {
                 file = reader.name().to_string();

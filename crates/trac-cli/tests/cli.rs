@@ -577,7 +577,17 @@ fn chat_lines_without_text_or_labels_are_not_audited() {
         "{\"role\": \"user\", \"content\": \"hi\"}\n{\"role\": \"assistant\", \"content\": \"rm -rf /\"}\n",
     );
     let name = t.to_str().unwrap();
-    let o = trac(&["audit", "--formula", "G !bad", "--format", "jsonl", name]);
+    // Read as JSON Lines events, chat lines have no text or labels.
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G !bad",
+        "--format",
+        "jsonl",
+        "--input-format",
+        "jsonl",
+        name,
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -920,4 +930,189 @@ fn an_ltlf_obligation_of_every_value_not_seen_yet_counts_at_the_end() {
     let end = lines.last().unwrap();
     assert_eq!(end["verdict"], "violated", "{end}");
     assert_eq!(end["violations"], 1, "{end}");
+}
+
+const FIXTURES: &str = "crates/trac-runtime/tests/fixtures";
+const AIRLINE: &str = "examples/specs/airline.ron";
+
+/// `(trace, property, step, value)` of every violation in a `--format jsonl` report, sorted.
+fn violations(o: &Output) -> Vec<(String, String, u64, Option<String>)> {
+    let mut v: Vec<_> = jsonl(o)
+        .into_iter()
+        .filter(|r| r["verdict"] == "violated" && r.get("end").is_none())
+        .map(|r| {
+            let trace = r["trace"].as_str().unwrap();
+            let short = trace.rsplit('/').next().unwrap().to_string();
+            (
+                short,
+                r["property"].as_str().unwrap().to_string(),
+                r["step"].as_u64().unwrap(),
+                r["value"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
+    // Violations derived by hand from the fixtures (see their comments in
+    // crates/trac-runtime/tests/formats.rs and examples/specs/airline.ron).
+    let v = |t: &str, p: &str, s: u64, val: Option<&str>| {
+        (t.to_string(), p.to_string(), s, val.map(str::to_string))
+    };
+    let cases: Vec<(&str, Vec<_>)> = vec![
+        (
+            "openai_airline.json",
+            vec![
+                v(
+                    "openai_airline.json",
+                    "airline:confirm-before-write",
+                    7,
+                    Some("zfa04y"),
+                ),
+                v("openai_airline.json", "airline:no-text-with-call", 10, None),
+            ],
+        ),
+        (
+            "openai_sessions.jsonl",
+            vec![v(
+                "openai_sessions.jsonl#7",
+                "airline:lookup-before-write",
+                2,
+                None,
+            )],
+        ),
+        (
+            "openai_conversations.json",
+            vec![v(
+                "openai_conversations.json#conv-a",
+                "airline:lookup-before-write",
+                2,
+                None,
+            )],
+        ),
+        (
+            "anthropic.json",
+            vec![
+                v(
+                    "anthropic.json#anth-1",
+                    "airline:confirm-before-write",
+                    5,
+                    Some("k7l8m9"),
+                ),
+                v(
+                    "anthropic.json#anth-1",
+                    "airline:no-text-with-call",
+                    3,
+                    None,
+                ),
+            ],
+        ),
+        (
+            "otlp.json",
+            vec![
+                v(
+                    "otlp.json#0af7651916cd43dd8448eb211c80319c",
+                    "airline:confirm-before-write",
+                    2,
+                    Some("old777"),
+                ),
+                v(
+                    "otlp.json#0af7651916cd43dd8448eb211c80319c",
+                    "airline:lookup-before-write",
+                    2,
+                    None,
+                ),
+                v(
+                    "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
+                    "airline:confirm-before-write",
+                    1,
+                    Some("otl001"),
+                ),
+                v(
+                    "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
+                    "airline:lookup-before-write",
+                    1,
+                    None,
+                ),
+            ],
+        ),
+    ];
+    for (file, mut expected) in cases {
+        let path = format!("{FIXTURES}/{file}");
+        let o = trac(&["audit", "--spec", AIRLINE, "--format", "jsonl", &path]);
+        assert_eq!(o.status.code(), Some(1), "{file}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("not audited"), "{}", stderr(&o));
+        expected.sort();
+        let mut got = violations(&o);
+        // Property ids may or may not be namespaced by the spec's name.
+        for g in &mut got {
+            if !g.1.contains(':') {
+                g.1 = format!("airline:{}", g.1);
+            }
+        }
+        assert_eq!(got, expected, "{file}");
+    }
+    // The log's own step and timestamp are shown next to trac's step.
+    let o = trac(&[
+        "audit",
+        "--spec",
+        AIRLINE,
+        "--format",
+        "jsonl",
+        &format!("{FIXTURES}/otlp.json"),
+    ]);
+    let rec = jsonl(&o)
+        .into_iter()
+        .find(|r| r["verdict"] == "violated")
+        .unwrap();
+    assert_eq!(rec["timestamp"], "1717000001000000000", "{rec}");
+    let o = trac(&["audit", "--spec", AIRLINE, &format!("{FIXTURES}/otlp.json")]);
+    assert!(
+        stdout(&o).contains("(at 1717000001000000000)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn input_format_and_step_per_turn_flags() {
+    let path = format!("{FIXTURES}/openai_airline.json");
+    // One step per turn (turns start at messages 1, 2, 6, 9): the unconfirmed update (message
+    // 7) is in turn 3; turns 2 and 4 have text and a tool call; turn 4's update is confirmed in
+    // the same turn (message 9).
+    let o = trac(&[
+        "audit",
+        "--spec",
+        AIRLINE,
+        "--format",
+        "jsonl",
+        "--step-per",
+        "turn",
+        &path,
+    ]);
+    let got: Vec<(String, u64)> = violations(&o)
+        .into_iter()
+        .map(|(_, p, s, _)| (p.rsplit(':').next().unwrap().to_string(), s))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("confirm-before-write".to_string(), 3),
+            ("no-text-with-call".to_string(), 2),
+            ("no-text-with-call".to_string(), 4)
+        ]
+    );
+    // Read as OTLP, a chat document is an error.
+    let o = trac(&["audit", "--spec", AIRLINE, "--input-format", "otlp", &path]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let o = trac(&["audit", "--spec", AIRLINE, "--input-format", "yaml", &path]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("invalid value 'yaml'"),
+        "{}",
+        stderr(&o)
+    );
 }

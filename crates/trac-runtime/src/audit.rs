@@ -101,6 +101,12 @@ pub struct VerdictRecord {
     /// The witness: the steps since the property's last (re)start that changed its residual,
     /// ending with the verdict step.
     pub witness: Vec<Change>,
+    /// The step number the log itself gives the verdict step ([`Event::declared_step`]), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_step: Option<u64>,
+    /// The timestamp the log gives the verdict step ([`Event::timestamp`]), if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
 }
 
 /// The state of one instance of a property at the end of the trace.
@@ -403,6 +409,8 @@ impl Auditor {
                             residual: Verdict::Violated.residual_str().to_string(),
                             restarted_with: None,
                             witness: Vec::new(),
+                            log_step: None,
+                            timestamp: None,
                         });
                     }
                     continue;
@@ -420,6 +428,8 @@ impl Auditor {
                     residual: v.residual_str().to_string(),
                     restarted_with: None,
                     witness: Vec::new(),
+                    log_step: None,
+                    timestamp: None,
                 });
             }
         }
@@ -464,6 +474,8 @@ impl Auditor {
                     residual: format!("end of trace with pending obligation: {residual}"),
                     restarted_with: None,
                     witness,
+                    log_step: None,
+                    timestamp: None,
                 });
             }
         }
@@ -510,7 +522,7 @@ impl Auditor {
     fn advance(&mut self, event: &Event, labels: LabelSet, text_read: bool) -> Vec<VerdictRecord> {
         self.steps += 1;
         let c = &mut self.coverage;
-        let has_text = !event.text().trim().is_empty();
+        let has_text = event.has_content();
         c.steps += 1;
         c.with_text += usize::from(has_text);
         c.with_labels += usize::from(event.labels.is_some());
@@ -523,8 +535,9 @@ impl Auditor {
         // Witnesses quote the original line of a plain-text log (step number and decoration
         // included) and the output of a JSON Lines event.
         let raw = event.raw.trim();
+        let shown = event.display_text();
         let text = if raw.is_empty() || raw.starts_with('{') {
-            event.text()
+            shown.as_ref()
         } else {
             raw
         };
@@ -588,6 +601,10 @@ impl Auditor {
                     }
                 }
             }
+        }
+        for r in out.iter_mut().filter(|r| r.step == self.steps) {
+            r.log_step = event.declared_step;
+            r.timestamp.clone_from(&event.timestamp);
         }
         out
     }
@@ -737,6 +754,8 @@ fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord
         residual: Verdict::Satisfied.residual_str().to_string(),
         restarted_with: None,
         witness,
+        log_step: None,
+        timestamp: None,
     }
 }
 
@@ -756,6 +775,8 @@ fn record(
         residual: verdict.residual_str().to_string(),
         restarted_with: if restarted { Some(m.residual()) } else { None },
         witness: m.witness().to_vec(),
+        log_step: None,
+        timestamp: None,
     }
 }
 

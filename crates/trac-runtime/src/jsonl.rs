@@ -15,8 +15,9 @@ use serde_json::{json, Value};
 
 /// The JSON object of verdict record `r` of trace `trace` (field order as in the README's
 /// schema). O(size of the witness).
+/// The log's own step number (`log_step`) and `timestamp` are added when the log gives them.
 pub fn verdict_record(trace: &str, r: &VerdictRecord) -> Value {
-    json!({
+    let mut rec = json!({
         "trace": trace,
         "property": r.property,
         "step": r.step,
@@ -25,7 +26,14 @@ pub fn verdict_record(trace: &str, r: &VerdictRecord) -> Value {
         "residual": r.residual,
         "restarted_with": r.restarted_with,
         "witness": r.witness,
-    })
+    });
+    if let Some(n) = r.log_step {
+        rec["log_step"] = json!(n);
+    }
+    if let Some(t) = &r.timestamp {
+        rec["timestamp"] = json!(t);
+    }
+    rec
 }
 
 /// The end-of-trace JSON object of property end `e` of trace `trace`, which read `steps` steps;

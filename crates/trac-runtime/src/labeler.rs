@@ -7,12 +7,12 @@
 //! Label strings are proposition names (`look`) or, for a parametric proposition, `name(value)`
 //! for each captured value (`take(red hot pepper)`).
 
-use crate::trace::Event;
+use crate::trace::{Event, ToolCall};
 use regex::Regex;
 use std::fmt;
 use trac_spec::spec::{
-    words_tokens, CheckedSpec, Rule, RuleCompiler, RuleError, Spec, SpecError, WordsError,
-    WordsToken,
+    glob_match, parse_arg_path, words_tokens, CheckedSpec, PathStep, Rule, RuleCompiler, RuleError,
+    Spec, SpecError, WordsError, WordsToken,
 };
 
 /// A `Words` pattern compiled to a regex (the meaning of the labeling rule `Words`, see
@@ -85,7 +85,24 @@ pub struct RegexRules;
 
 impl RuleCompiler for RegexRules {
     fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, RuleError> {
-        let src = leaf_regex(leaf, case_sensitive).unwrap_or_else(|| Ok(String::new()))?;
+        let flags = if case_sensitive { "" } else { "(?i)" };
+        let src = match leaf {
+            Rule::Field(_, r) => format!("{flags}{r}"),
+            Rule::Arg {
+                path,
+                pattern,
+                capture,
+            } => {
+                trac_spec::spec::parse_arg_path(path)
+                    .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
+                if let Some(p) = pattern {
+                    Regex::new(&format!("{flags}{p}"))
+                        .map_err(|e| RuleError::Regex(one_line(&e)))?;
+                }
+                return Ok(capture.iter().cloned().collect());
+            }
+            _ => leaf_regex(leaf, case_sensitive).unwrap_or_else(|| Ok(String::new()))?,
+        };
         let re = Regex::new(&src).map_err(|e| RuleError::Regex(one_line(&e)))?;
         Ok(re.capture_names().flatten().map(str::to_string).collect())
     }
@@ -192,6 +209,29 @@ enum Compiled {
     AnyOf(Vec<Compiled>),
     AllOf(Vec<Compiled>),
     Not(Box<Compiled>),
+    Role(String),
+    Tool(String),
+    Arg {
+        path: Vec<PathStep>,
+        re: Option<Regex>,
+        capture: bool,
+    },
+    Field {
+        name: String,
+        re: Regex,
+        group: Option<String>,
+    },
+    /// The text leaves inside read this text.
+    Text(TextSel, Box<Compiled>),
+}
+
+/// Which text of an event the `Words` / `Regex` leaves read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TextSel {
+    /// [`Event::text`]: the output, else the input.
+    Default,
+    Input,
+    Output,
 }
 
 #[derive(Clone, Debug)]
@@ -199,6 +239,28 @@ struct Prop {
     name: String,
     param: Option<String>,
     rule: Compiled,
+    /// The rule has `Tool` / `Arg` leaves: it is evaluated once per tool call.
+    per_call: bool,
+}
+
+/// What a rule is evaluated on: an event (or only a text, for [`RuleLabeler::label_text`]),
+/// one of its tool calls, and the text leaves read.
+#[derive(Clone, Copy)]
+struct Cx<'a> {
+    event: Option<&'a Event>,
+    text: &'a str,
+    call: Option<&'a ToolCall>,
+    sel: TextSel,
+}
+
+impl<'a> Cx<'a> {
+    fn text(&self) -> &'a str {
+        match (self.sel, self.event) {
+            (TextSel::Default, _) | (_, None) => self.text,
+            (TextSel::Input, Some(e)) => e.input.as_deref().unwrap_or(""),
+            (TextSel::Output, Some(e)) => e.output.as_deref().unwrap_or(""),
+        }
+    }
 }
 
 /// Labels events with a spec's labeling rules (see [`trac_spec::spec`] for their semantics),
@@ -236,6 +298,7 @@ impl RuleLabeler {
                 name: p.name.clone(),
                 param: p.param.clone(),
                 rule,
+                per_call: p.rule.as_ref().is_some_and(Rule::reads_tool_calls),
             });
         }
         Ok(RuleLabeler {
@@ -250,11 +313,47 @@ impl RuleLabeler {
         self.props.is_empty()
     }
 
-    /// The labels the rules give for `text` alone (without any trace labels).
+    /// The labels the rules give for `text` alone (without any trace labels; `Role`, `Tool`,
+    /// `Arg` and `Field` rules do not hold, `Input` / `Output` read `text`).
     pub fn label_text(&self, text: &str) -> Vec<String> {
+        self.label_cx(None, text)
+    }
+
+    /// The labels the rules give for `event` (without its own labels). A rule with `Tool` /
+    /// `Arg` leaves is evaluated once per tool call of the event (and once without a call when
+    /// there is none): it holds when it holds for some call, with the union of the values.
+    pub fn label_event(&self, event: &Event) -> Vec<String> {
+        self.label_cx(Some(event), event.text())
+    }
+
+    fn label_cx(&self, event: Option<&Event>, text: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for p in &self.props {
-            let Some(mut values) = eval(&p.rule, text) else {
+            let base = Cx {
+                event,
+                text,
+                call: None,
+                sel: TextSel::Default,
+            };
+            let calls = event.map(|e| e.tool_calls.as_slice()).unwrap_or(&[]);
+            let found = if p.per_call && !calls.is_empty() {
+                let mut any = None;
+                for (k, c) in calls.iter().enumerate() {
+                    let cx = Cx {
+                        call: Some(c),
+                        ..base
+                    };
+                    if let Some(vals) = eval(&p.rule, cx) {
+                        // Values from a call's arguments sort after the text's, by call.
+                        let vals = vals.into_iter().map(|(pos, v)| (pos.saturating_add(k), v));
+                        any.get_or_insert_with(Vec::new).extend(vals);
+                    }
+                }
+                any
+            } else {
+                eval(&p.rule, base)
+            };
+            let Some(mut values) = found else {
                 continue;
             };
             match &p.param {
@@ -278,7 +377,7 @@ impl RuleLabeler {
 
 impl Labeler for RuleLabeler {
     fn label(&mut self, event: &Event, _history: &[Event]) -> Vec<String> {
-        let mut out = self.label_text(event.text());
+        let mut out = self.label_event(event);
         for l in event.labels.iter().flatten() {
             if !out.contains(l) {
                 out.push(l.clone());
@@ -316,13 +415,142 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
         Rule::AnyOf(v) => Compiled::AnyOf(all(v)?),
         Rule::AllOf(v) => Compiled::AllOf(all(v)?),
         Rule::Not(r) => Compiled::Not(Box::new(compile(r, param, case_sensitive)?)),
+        Rule::Input(r) => {
+            Compiled::Text(TextSel::Input, Box::new(compile(r, param, case_sensitive)?))
+        }
+        Rule::Output(r) => Compiled::Text(
+            TextSel::Output,
+            Box::new(compile(r, param, case_sensitive)?),
+        ),
+        Rule::Role(r) => Compiled::Role(r.clone()),
+        Rule::Tool(g) => Compiled::Tool(g.clone()),
+        Rule::Arg {
+            path,
+            pattern,
+            capture,
+        } => {
+            let path = parse_arg_path(path)
+                .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
+            let flags = if case_sensitive { "" } else { "(?i)" };
+            let re = pattern
+                .as_ref()
+                .map(|p| Regex::new(&format!("{flags}{p}")))
+                .transpose()
+                .map_err(|e| RuleError::Regex(e.to_string()))?;
+            Compiled::Arg {
+                path,
+                re,
+                capture: capture.is_some() && capture.as_deref() == param,
+            }
+        }
+        Rule::Field(name, r) => {
+            let flags = if case_sensitive { "" } else { "(?i)" };
+            let re =
+                Regex::new(&format!("{flags}{r}")).map_err(|e| RuleError::Regex(e.to_string()))?;
+            let group = param
+                .filter(|p| re.capture_names().flatten().any(|n| n == *p))
+                .map(str::to_string);
+            Compiled::Field {
+                name: name.clone(),
+                re,
+                group,
+            }
+        }
     })
 }
 
+/// Matches `re` on `text`: `None` when it does not; else the values of `group` (if any), with
+/// their byte positions.
+fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, String)>> {
+    let Some(group) = group else {
+        return re.is_match(text).then(Vec::new);
+    };
+    let mut matched = false;
+    let mut values = Vec::new();
+    for caps in re.captures_iter(text) {
+        matched = true;
+        if let Some(m) = caps.name(group) {
+            values.push((m.start(), m.as_str().to_string()));
+        }
+    }
+    matched.then_some(values)
+}
+
+/// The values at `path` in `v` (every one, for `[*]`).
+fn select<'v>(v: &'v serde_json::Value, path: &[PathStep], out: &mut Vec<&'v serde_json::Value>) {
+    let Some((first, rest)) = path.split_first() else {
+        out.push(v);
+        return;
+    };
+    match (first, v) {
+        (PathStep::Key(k), serde_json::Value::Object(o)) => {
+            if let Some(x) = o.get(k) {
+                select(x, rest, out)
+            }
+        }
+        (PathStep::Index(i), serde_json::Value::Array(a)) => {
+            if let Some(x) = a.get(*i) {
+                select(x, rest, out)
+            }
+        }
+        (PathStep::Any, serde_json::Value::Array(a)) => a.iter().for_each(|x| select(x, rest, out)),
+        (PathStep::Any, serde_json::Value::Object(o)) => {
+            o.values().for_each(|x| select(x, rest, out))
+        }
+        _ => {}
+    }
+}
+
+/// Values of tool-call arguments sort after any text position.
+const ARG_POS: usize = usize::MAX / 2;
+
 /// `None` when the rule does not hold; else the captured values with their byte positions.
-fn eval(rule: &Compiled, text: &str) -> Option<Vec<(usize, String)>> {
+fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
     match rule {
+        Compiled::Role(r) => {
+            let ev = cx.event?;
+            let turn = ev.fields.get("turn_roles").and_then(|v| v.as_array());
+            let any = ev.role.iter().map(String::as_str).chain(
+                turn.into_iter()
+                    .flatten()
+                    .filter_map(serde_json::Value::as_str),
+            );
+            let mut any = any;
+            any.any(|x| x.eq_ignore_ascii_case(r)).then(Vec::new)
+        }
+        Compiled::Tool(g) => glob_match(g, &cx.call?.name).then(Vec::new),
+        Compiled::Arg { path, re, capture } => {
+            let mut found = Vec::new();
+            select(&cx.call?.arguments, path, &mut found);
+            let mut matched = false;
+            let mut values = Vec::new();
+            for v in found {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Null => continue,
+                    other => other.to_string(),
+                };
+                if re.as_ref().is_some_and(|re| !re.is_match(&text)) {
+                    continue;
+                }
+                matched = true;
+                if *capture {
+                    values.push((ARG_POS, text));
+                }
+            }
+            matched.then_some(values)
+        }
+        Compiled::Field { name, re, group } => {
+            let v = cx.event?.field(name)?;
+            search(re, group.as_deref(), &v).map(|vals| {
+                vals.into_iter()
+                    .map(|(_, s)| (ARG_POS, s))
+                    .collect::<Vec<_>>()
+            })
+        }
+        Compiled::Text(sel, r) => eval(r, Cx { sel: *sel, ..cx }),
         Compiled::Leaf { re, group } => {
+            let text = cx.text();
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
             };
@@ -340,7 +568,7 @@ fn eval(rule: &Compiled, text: &str) -> Option<Vec<(usize, String)>> {
             let mut matched = false;
             let mut values = Vec::new();
             for r in v {
-                if let Some(vals) = eval(r, text) {
+                if let Some(vals) = eval(r, cx) {
                     matched = true;
                     values.extend(vals);
                 }
@@ -350,14 +578,14 @@ fn eval(rule: &Compiled, text: &str) -> Option<Vec<(usize, String)>> {
         Compiled::AllOf(v) => {
             let mut values: Option<Vec<(usize, String)>> = None;
             for r in v {
-                let vals = eval(r, text)?;
+                let vals = eval(r, cx)?;
                 if values.is_none() && !vals.is_empty() {
                     values = Some(vals);
                 }
             }
             Some(values.unwrap_or_default())
         }
-        Compiled::Not(r) => match eval(r, text) {
+        Compiled::Not(r) => match eval(r, cx) {
             Some(_) => None,
             None => Some(Vec::new()),
         },

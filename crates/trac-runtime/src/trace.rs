@@ -21,8 +21,27 @@
 //! prepare meal` gives `PREPARE MEAL: prepare meal`. A line left empty by the stripping is an
 //! error.
 
+//!
+//! # Chat messages (OpenAI, Anthropic)
+//! Three shapes, detected from the first non-empty line: a JSON array of messages (one session);
+//! JSON Lines of messages, each with a `role` (session from `session`, `session_id`,
+//! `conversation_id`, `thread_id` or `trajectory_id`, a string or a number); objects with a
+//! `messages` array, one session each (id from `session`, `session_id`, `conversation_id`, `id`,
+//! ..., else `#N` for the N-th object), on one line each or pretty-printed. One step per message
+//! ([`StepPer::Message`]), or per turn ([`StepPer::Turn`]). See `chat` for what a message
+//! gives; a tool call whose `arguments` string is not valid JSON is an error for that message
+//! (with the position inside the string), never silently kept as text.
+//!
+//! # OpenTelemetry GenAI spans (OTLP JSON)
+//! `{"resourceSpans": [...]}` documents (one, pretty-printed, or one per line): one session per
+//! trace id, steps in start-time order, read when the input ends. See `otlp`.
+
+mod chat;
+mod otlp;
+
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
+use serde_json::Value;
 use std::collections::VecDeque;
 use std::fmt;
 use std::fs::File;
@@ -49,8 +68,37 @@ pub struct Event {
     pub labels: Option<Vec<String>>,
     /// The line as read, without its line terminator.
     pub raw: String,
-    /// 1-based line number in the file.
+    /// 1-based line number in the file (for a record spanning several lines, or a message
+    /// inside a conversation document, the line where its JSON value starts).
     pub line: usize,
+    /// Who wrote the message (`system`, `user`, `assistant`, `tool`), in chat and telemetry
+    /// traces.
+    pub role: Option<String>,
+    /// The tools the event calls (OpenAI `tool_calls`, Anthropic `tool_use` blocks, OTLP tool
+    /// calls), in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// For a tool result: the id of the call it answers (`tool_call_id`, `tool_use_id`).
+    pub tool_call_id: Option<String>,
+    /// For a tool result: the name of the tool whose call it answers (linked through
+    /// `tool_call_id` to an earlier call of the same session, or given by the record).
+    pub tool_name: Option<String>,
+    /// The time the log gives the record (`timestamp`, `created_at`, OTLP `startTimeUnixNano`),
+    /// as written.
+    pub timestamp: Option<String>,
+    /// The record's other scalar fields (strings, numbers, booleans; OTLP span attributes), by
+    /// name, for `Field` rules. Empty for JSON Lines events and text logs.
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A tool call made at a step.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ToolCall {
+    /// The call's id, if the log gives one.
+    pub id: Option<String>,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments: the parsed JSON of OpenAI's `arguments` string, Anthropic's `input`.
+    pub arguments: serde_json::Value,
 }
 
 impl Event {
@@ -60,6 +108,50 @@ impl Event {
             .as_deref()
             .or(self.input.as_deref())
             .unwrap_or("")
+    }
+
+    /// True when the event carries something rules can read: non-blank text, a role, or tool
+    /// calls.
+    pub fn has_content(&self) -> bool {
+        !self.text().trim().is_empty() || self.role.is_some() || !self.tool_calls.is_empty()
+    }
+
+    /// The text a report quotes for the event: its [`Event::text`], or, when that is blank, its
+    /// tool calls as `name(arguments)`.
+    pub fn display_text(&self) -> std::borrow::Cow<'_, str> {
+        let t = self.text();
+        if !t.trim().is_empty() || self.tool_calls.is_empty() {
+            return t.into();
+        }
+        self.tool_calls
+            .iter()
+            .map(|c| format!("{}({})", c.name, c.arguments))
+            .collect::<Vec<_>>()
+            .join("; ")
+            .into()
+    }
+
+    /// The text of a field for `Field` rules: `role`, `tool_name`, `tool_call_id`, `session`,
+    /// `timestamp`, `input`, `output`, `step` (the log's own), else the record's field of that
+    /// name (numbers and booleans as written in JSON).
+    pub fn field(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
+        fn s(o: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
+            o.as_deref().map(std::borrow::Cow::Borrowed)
+        }
+        match name {
+            "role" => s(&self.role),
+            "tool_name" => s(&self.tool_name),
+            "tool_call_id" => s(&self.tool_call_id),
+            "session" => s(&self.session),
+            "timestamp" => s(&self.timestamp),
+            "input" => s(&self.input),
+            "output" => s(&self.output),
+            "step" => self.declared_step.map(|n| n.to_string().into()),
+            _ => match self.fields.get(name)? {
+                serde_json::Value::String(v) => Some(v.as_str().into()),
+                v => Some(v.to_string().into()),
+            },
+        }
     }
 }
 
@@ -101,6 +193,104 @@ pub enum TraceFormat {
     Jsonl,
     /// One action per line, possibly numbered and decorated with markdown.
     Text,
+    /// OpenAI chat messages (also read Anthropic messages: the reader is the same).
+    OpenAi,
+    /// Anthropic messages (content blocks `text`, `tool_use`, `tool_result`).
+    Anthropic,
+    /// OpenTelemetry GenAI spans as OTLP JSON.
+    Otlp,
+}
+
+impl TraceFormat {
+    /// True for the formats read as JSON values (chat messages, OTLP) rather than as lines.
+    pub fn is_structured(self) -> bool {
+        matches!(
+            self,
+            TraceFormat::OpenAi | TraceFormat::Anthropic | TraceFormat::Otlp
+        )
+    }
+
+    /// The format's name, as `--input-format` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::Jsonl => "jsonl",
+            TraceFormat::Text => "text",
+            TraceFormat::OpenAi => "openai",
+            TraceFormat::Anthropic => "anthropic",
+            TraceFormat::Otlp => "otlp",
+        }
+    }
+}
+
+/// What one step of a chat trace is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash)]
+pub enum StepPer {
+    /// One step per message (the default).
+    #[default]
+    Message,
+    /// One step per turn: a turn starts at a `user` message that is not a tool result (or at a
+    /// session's first message) and runs up to the next one. Its input and output are the
+    /// inputs and outputs of its messages joined by newlines, its tool calls all of theirs, its
+    /// role its first message's; the roles of all its messages are the field `turn_roles` (an
+    /// array), and a `Role` rule holds on a turn when one of its messages has that role. Its
+    /// timestamp, log step and other fields are those of its first message (fields missing
+    /// there are taken from later messages).
+    Turn,
+}
+
+/// How [`open_with`] reads a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ReadOptions {
+    /// The format; `None` detects it (see [`TraceReader::sniff_with`]).
+    pub format: Option<TraceFormat>,
+    /// Steps of chat traces.
+    pub step_per: StepPer,
+}
+
+/// The format a trace's first non-empty line shows: `[` a chat array; `{` a JSON Lines event,
+/// unless the object has `resourceSpans` (OTLP), `messages`, or `role` with `content` /
+/// `tool_calls` / `tool_call_id` / `function_call` and no `input` / `output` (chat), or does not end on
+/// that line (a pretty-printed document: chat or OTLP, told apart per document); anything else
+/// text. Chat is `Anthropic` when content blocks `tool_use` / `tool_result` show on that line.
+pub fn sniff_line(first_line: &str) -> TraceFormat {
+    let t = first_line.trim_start();
+    if !t.starts_with('{') && !t.starts_with('[') {
+        return TraceFormat::Text;
+    }
+    match serde_json::from_str::<Value>(t) {
+        Ok(v @ Value::Array(_)) => chat_dialect(&v),
+        Ok(v @ Value::Object(_)) => {
+            if v.get("resourceSpans").is_some() {
+                TraceFormat::Otlp
+            } else if v.get("messages").is_some() || is_chat_message(&v) {
+                chat_dialect(&v)
+            } else {
+                TraceFormat::Jsonl
+            }
+        }
+        Err(e) if e.is_eof() => TraceFormat::OpenAi,
+        _ if t.starts_with('[') => TraceFormat::OpenAi,
+        _ => TraceFormat::Jsonl,
+    }
+}
+
+/// A chat message: a `role` with `content`, `tool_calls`, `tool_call_id` or `function_call`,
+/// and neither `input` nor `output` (those make it a JSON Lines event).
+fn is_chat_message(v: &Value) -> bool {
+    v.get("role").is_some()
+        && ["content", "tool_calls", "tool_call_id", "function_call"]
+            .iter()
+            .any(|k| v.get(k).is_some())
+        && v.get("input").is_none()
+        && v.get("output").is_none()
+}
+
+fn chat_dialect(v: &Value) -> TraceFormat {
+    if chat::looks_anthropic(v) {
+        TraceFormat::Anthropic
+    } else {
+        TraceFormat::OpenAi
+    }
 }
 
 /// The format of a trace: `.jsonl` / `.json` files are JSON Lines; otherwise JSON Lines if
@@ -130,9 +320,9 @@ pub const STDIN_NAME: &str = "<stdin>";
 /// listed by [`TraceReader::unknown_fields`].
 pub const KNOWN_FIELDS: [&str; 5] = ["session", "step", "input", "output", "labels"];
 
-/// Opens a trace once and detects its format (see [`TraceReader::sniff`]): `.jsonl` / `.json`
-/// files are JSON Lines; any other input is read up to its first non-empty line, which decides
-/// ([`detect_format`]), and that line is then replayed. The input is never opened twice, so
+/// Opens a trace once and detects its format (see [`TraceReader::sniff`]): the input is read up
+/// to its first non-empty line, which decides ([`sniff_line`]; a `.jsonl` / `.json` file whose
+/// first line is not JSON stays JSON Lines), and that line is then replayed. The input is never opened twice, so
 /// pipes (`/dev/stdin`, `<(...)` process substitution, named pipes) lose nothing. The path `-`
 /// ([`STDIN`]) reads standard input, named `<stdin>` ([`STDIN_NAME`]) in reports.
 ///
@@ -142,12 +332,21 @@ pub const KNOWN_FIELDS: [&str; 5] = ["session", "step", "input", "output", "labe
 /// Errors: the file cannot be opened (`line` is 0), or reading fails before the first non-empty
 /// line (`line` is the line being read).
 pub fn open(path: &Path) -> Result<TraceReader<Input>, TraceError> {
+    open_with(path, &ReadOptions::default())
+}
+
+/// [`open`] with options: a given format skips detection; `step_per` says what a step of a chat
+/// trace is.
+///
+/// # Errors
+/// As [`open`].
+pub fn open_with(path: &Path, opts: &ReadOptions) -> Result<TraceReader<Input>, TraceError> {
     if path.as_os_str() == STDIN {
         let input = Input {
             inner: InputKind::Stdin(BufReader::new(std::io::stdin())),
             stream: true,
         };
-        return TraceReader::sniff(input, STDIN_NAME, None);
+        return TraceReader::sniff_with(input, STDIN_NAME, None, opts);
     }
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| TraceError {
@@ -163,7 +362,7 @@ pub fn open(path: &Path) -> Result<TraceReader<Input>, TraceError> {
         inner: InputKind::File(BufReader::new(file)),
         stream,
     };
-    TraceReader::sniff(input, &name, Some(path))
+    TraceReader::sniff_with(input, &name, Some(path), opts)
 }
 
 /// The input of a trace opened by [`open`]: a buffered file or standard input.
@@ -249,6 +448,16 @@ pub struct TraceReader<R: BufRead> {
     /// Bit `i`: [`KNOWN_FIELDS`]`[i]` is in `fields`.
     known_seen: u8,
     done: bool,
+    /// Events (or errors) converted from one JSON value, waiting to be returned.
+    queue: VecDeque<Result<Event, TraceError>>,
+    step_per: StepPer,
+    /// JSON values read (structured formats), to name conversations without an id.
+    values: usize,
+    links: chat::Links,
+    spans: otlp::Spans,
+    /// Turns being built, by session ([`StepPer::Turn`]).
+    turns: Vec<Event>,
+    flushed: bool,
 }
 
 /// At most this many distinct JSON field names are recorded (a log whose keys are data would
@@ -279,12 +488,41 @@ impl<R: BufRead> TraceReader<R> {
             fields: Vec::new(),
             known_seen: 0,
             done: false,
+            queue: VecDeque::new(),
+            step_per: StepPer::Message,
+            values: 0,
+            links: chat::Links::default(),
+            spans: otlp::Spans::default(),
+            turns: Vec::new(),
+            flushed: false,
         }
     }
 
+    /// [`TraceReader::sniff`] with options: a format given in `opts` is used without reading
+    /// ahead; otherwise `.jsonl` / `.json` files whose first non-empty line starts with neither
+    /// `{` nor `[` are JSON Lines (and that line an error), and the first non-empty line decides
+    /// ([`sniff_line`]).
+    ///
+    /// # Errors
+    /// As [`TraceReader::sniff`].
+    pub fn sniff_with(
+        reader: R,
+        name: &str,
+        path: Option<&Path>,
+        opts: &ReadOptions,
+    ) -> Result<TraceReader<R>, TraceError> {
+        let mut r = match opts.format {
+            Some(f) => TraceReader::from_reader(reader, name, f),
+            None => TraceReader::sniff(reader, name, path)?,
+        };
+        r.step_per = opts.step_per;
+        Ok(r)
+    }
+
     /// A reader of `reader` whose format is detected from the one input, as ripgrep's searcher
-    /// does with its single buffered reader: by `path`'s extension when it is `.jsonl` / `.json`,
-    /// else by the first non-empty line ([`detect_format`]). The lines read to decide are kept and
+    /// does with its single buffered reader: by the first non-empty line ([`sniff_line`]: JSON
+    /// Lines events, chat messages, OTLP spans or text; text in a `.jsonl` / `.json` file is read
+    /// as JSON Lines, so that its lines are errors). The lines read to decide are kept and
     /// replayed, so nothing is lost and the input need not be seekable (pipes, standard input).
     ///
     /// Reads up to the first non-empty line (blocking on a pipe until it arrives); O(length of
@@ -295,9 +533,6 @@ impl<R: BufRead> TraceReader<R> {
     pub fn sniff(reader: R, name: &str, path: Option<&Path>) -> Result<TraceReader<R>, TraceError> {
         let by_ext = path.map(|p| detect_format(p, ""));
         let mut r = TraceReader::from_reader(reader, name, by_ext.unwrap_or(TraceFormat::Text));
-        if by_ext == Some(TraceFormat::Jsonl) {
-            return Ok(r);
-        }
         loop {
             let mut line = Vec::new();
             match r.reader.read_until(b'\n', &mut line) {
@@ -315,7 +550,10 @@ impl<R: BufRead> TraceReader<R> {
             let first = String::from_utf8_lossy(&line);
             let blank = first.trim().is_empty();
             if !blank {
-                r.format = detect_format(path.unwrap_or(Path::new("")), &first);
+                r.format = match sniff_line(&first) {
+                    TraceFormat::Text if by_ext == Some(TraceFormat::Jsonl) => TraceFormat::Jsonl,
+                    f => f,
+                };
             }
             r.pending.push_back(line);
             if !blank {
@@ -342,8 +580,11 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// The fields met so far that are not [`KNOWN_FIELDS`] (and so were ignored), in order of
-    /// first appearance.
+    /// first appearance. Always empty for chat and OTLP traces, whose fields are all kept.
     pub fn unknown_fields(&self) -> Vec<&str> {
+        if self.format.is_structured() {
+            return Vec::new();
+        }
         self.fields
             .iter()
             .map(String::as_str)
@@ -390,7 +631,7 @@ impl<R: BufRead> TraceReader<R> {
                 Ok(j) => {
                     self.note_fields(j.known, j.unknown);
                     Event {
-                        session: j.session,
+                        session: j.session.map(|s| s.0),
                         declared_step: j.step,
                         input: j.input,
                         output: j.output,
@@ -403,6 +644,8 @@ impl<R: BufRead> TraceReader<R> {
                     return Some(Err(self.error(e.column().max(1), msg)));
                 }
             },
+            // Read by `next_structured`, never line by line.
+            TraceFormat::OpenAi | TraceFormat::Anthropic | TraceFormat::Otlp => return None,
             TraceFormat::Text => match strip_action(&raw) {
                 (Some(action), declared) => Event {
                     declared_step: declared,
@@ -430,6 +673,9 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     type Item = Result<Event, TraceError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        if self.format.is_structured() {
+            return self.next_structured();
+        }
         while !self.done {
             let mut bytes = match self.pending.pop_front() {
                 Some(line) => line,
@@ -472,12 +718,304 @@ impl<R: BufRead> Iterator for TraceReader<R> {
     }
 }
 
+impl<R: BufRead> TraceReader<R> {
+    /// The next line (from the replayed lines, then the reader), with its terminator; `None` at
+    /// the end.
+    fn raw_line(&mut self) -> Option<std::io::Result<Vec<u8>>> {
+        if let Some(l) = self.pending.pop_front() {
+            return Some(Ok(l));
+        }
+        let mut buf = Vec::new();
+        match self.reader.read_until(b'\n', &mut buf) {
+            Ok(0) => None,
+            Ok(_) => Some(Ok(buf)),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn next_structured(&mut self) -> Option<Result<Event, TraceError>> {
+        loop {
+            if let Some(item) = self.queue.pop_front() {
+                return Some(item.map(|mut ev| {
+                    self.events += 1;
+                    ev.step = self.events;
+                    ev
+                }));
+            }
+            if self.done {
+                if self.flushed {
+                    return None;
+                }
+                self.flushed = true;
+                let line = self.line;
+                for ev in self.spans.finish() {
+                    self.push_event(ev, line);
+                }
+                for ev in std::mem::take(&mut self.turns) {
+                    self.queue.push_back(Ok(ev));
+                }
+                continue;
+            }
+            self.read_value();
+        }
+    }
+
+    /// Reads the next JSON value (on one line, or over several) and queues its events.
+    fn read_value(&mut self) {
+        let bytes = match self.raw_line() {
+            None => {
+                self.done = true;
+                return;
+            }
+            Some(Err(e)) => {
+                self.done = true;
+                self.line += 1;
+                let err = self.error(0, format!("cannot read trace: {e}"));
+                self.queue.push_back(Err(err));
+                return;
+            }
+            Some(Ok(b)) => b,
+        };
+        self.line += 1;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let start = self.line;
+        let (value, raw) = match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => {
+                let raw = String::from_utf8_lossy(&bytes).trim_end().to_string();
+                (v, raw)
+            }
+            Err(e) if e.is_eof() => {
+                // A value over several lines: parse it from this line on, straight from the
+                // reader (memory: the value), counting the lines it spans.
+                let mut src = Counting {
+                    head: std::io::Cursor::new(bytes),
+                    pending: &mut self.pending,
+                    reader: &mut self.reader,
+                    newlines: 0,
+                };
+                let mut de = serde_json::Deserializer::from_reader(&mut src);
+                let parsed = Value::deserialize(&mut de);
+                let newlines = src.newlines;
+                match parsed {
+                    Ok(v) => {
+                        self.line = start + newlines.saturating_sub(1);
+                        (v, String::new())
+                    }
+                    Err(e) => {
+                        self.line = start + e.line().saturating_sub(1);
+                        let msg = strip_json_position(&e.to_string());
+                        let err = self.error(e.column().max(1), msg);
+                        self.queue.push_back(Err(err));
+                        self.done = true;
+                        return;
+                    }
+                }
+            }
+            Err(e) => {
+                let msg = strip_json_position(&e.to_string());
+                let err = self.error(e.column().max(1), msg);
+                self.queue.push_back(Err(err));
+                return;
+            }
+        };
+        self.values += 1;
+        self.value_events(value, raw, start);
+    }
+
+    fn push_event(&mut self, mut ev: Event, line: usize) {
+        ev.line = line;
+        if self.step_per == StepPer::Message {
+            self.queue.push_back(Ok(ev));
+            return;
+        }
+        let starts = ev.role.as_deref() == Some("user") && ev.tool_call_id.is_none();
+        match self.turns.iter().position(|t| t.session == ev.session) {
+            Some(i) if starts => {
+                let done = std::mem::replace(&mut self.turns[i], ev);
+                self.queue.push_back(Ok(done));
+            }
+            Some(i) => merge_turn(&mut self.turns[i], ev),
+            None => self.turns.push(ev),
+        }
+    }
+
+    fn flush_session(&mut self, session: &Option<String>) {
+        if let Some(i) = self.turns.iter().position(|t| t.session == *session) {
+            let t = self.turns.remove(i);
+            self.queue.push_back(Ok(t));
+        }
+    }
+
+    fn value_events(&mut self, value: Value, raw: String, line: usize) {
+        if let Value::Object(o) = &value {
+            let keys: Vec<String> = o.keys().cloned().collect();
+            self.note_fields(0, keys);
+        }
+        if self.format == TraceFormat::Otlp && value.get("resourceSpans").is_none() {
+            let err = self.error(
+                1,
+                format!(
+                    "expected OTLP spans (an object with `resourceSpans`), found {}",
+                    chat::kind(&value)
+                ),
+            );
+            self.queue.push_back(Err(err));
+            return;
+        }
+        let is_conversation_list = value
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(|c| c.get("messages").is_some()));
+        let conversations: Vec<Value> = if is_conversation_list {
+            match value {
+                Value::Array(a) => a,
+                _ => unreachable!("checked to be an array"),
+            }
+        } else if value.is_array() || value.get("messages").is_some() {
+            vec![value]
+        } else if value.get("resourceSpans").is_some() {
+            self.format = TraceFormat::Otlp;
+            for e in self.spans.add(&value) {
+                let err = self.error(1, e);
+                self.queue.push_back(Err(err));
+            }
+            return;
+        } else if value.get("role").is_some() {
+            let session = value
+                .as_object()
+                .and_then(|o| chat::first_id(o, &chat::MESSAGE_SESSION_KEYS));
+            if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
+                self.format = TraceFormat::Anthropic;
+            }
+            match chat::message(&value, session, &mut self.links) {
+                Ok(mut ev) => {
+                    ev.raw = raw;
+                    self.push_event(ev, line);
+                }
+                Err(e) => {
+                    let err = self.error(1, e);
+                    self.queue.push_back(Err(err));
+                }
+            }
+            return;
+        } else {
+            let fields = match &value {
+                Value::Object(o) => o.keys().cloned().collect::<Vec<_>>().join(", "),
+                _ => String::new(),
+            };
+            let err = self.error(
+                1,
+                format!(
+                    "unrecognized {} record: expected a chat message (`role`), a conversation (`messages`), an array of messages, or OTLP spans (`resourceSpans`); fields seen: {}",
+                    self.format.name(),
+                    if fields.is_empty() { chat::kind(&value).to_string() } else { fields }
+                ),
+            );
+            self.queue.push_back(Err(err));
+            return;
+        };
+        for (k, conv) in conversations.iter().enumerate() {
+            if self.format == TraceFormat::OpenAi && chat::looks_anthropic(conv) {
+                self.format = TraceFormat::Anthropic;
+            }
+            let ordinal = if is_conversation_list {
+                k + 1
+            } else {
+                self.values
+            };
+            let mut session = None;
+            for item in chat::conversation(conv, ordinal, &mut self.links) {
+                match item {
+                    Ok(ev) => {
+                        session = ev.session.clone();
+                        self.push_event(ev, line);
+                    }
+                    Err(e) => {
+                        let err = self.error(1, e);
+                        self.queue.push_back(Err(err));
+                    }
+                }
+            }
+            self.flush_session(&session);
+        }
+    }
+}
+
+/// Adds message `ev` to the turn `t` (see [`StepPer::Turn`]).
+fn merge_turn(t: &mut Event, ev: Event) {
+    fn join(a: &mut Option<String>, b: Option<String>) {
+        match (a.as_mut(), b) {
+            (Some(x), Some(y)) => {
+                x.push('\n');
+                x.push_str(&y);
+            }
+            (None, y) => *a = y,
+            _ => {}
+        }
+    }
+    join(&mut t.input, ev.input);
+    join(&mut t.output, ev.output);
+    let roles = t
+        .fields
+        .entry("turn_roles")
+        .or_insert_with(|| Value::Array(t.role.iter().map(|r| Value::from(r.as_str())).collect()));
+    if let (Value::Array(rs), Some(r)) = (roles, ev.role) {
+        if !rs.iter().any(|x| x.as_str() == Some(r.as_str())) {
+            rs.push(Value::from(r));
+        }
+    }
+    t.tool_calls.extend(ev.tool_calls);
+    if t.tool_call_id.is_none() {
+        t.tool_call_id = ev.tool_call_id;
+        t.tool_name = ev.tool_name;
+    }
+    if let Some(ls) = ev.labels {
+        let tl = t.labels.get_or_insert_with(Vec::new);
+        for l in ls {
+            if !tl.contains(&l) {
+                tl.push(l);
+            }
+        }
+    }
+    for (k, v) in ev.fields {
+        t.fields.entry(k).or_insert(v);
+    }
+}
+
+/// The bytes of a value spanning several lines: its first line, then the replayed lines, then
+/// the reader; counts the newlines handed out (serde_json reads one byte at a time and never
+/// past the end of an object or array, so the count is that of the lines the value spans).
+struct Counting<'a, R> {
+    head: std::io::Cursor<Vec<u8>>,
+    pending: &'a mut VecDeque<Vec<u8>>,
+    reader: &'a mut R,
+    newlines: usize,
+}
+
+impl<R: BufRead> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = loop {
+            let n = self.head.read(buf)?;
+            if n > 0 {
+                break n;
+            }
+            match self.pending.pop_front() {
+                Some(l) => self.head = std::io::Cursor::new(l),
+                None => break self.reader.read(buf)?,
+            }
+        };
+        self.newlines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        Ok(n)
+    }
+}
+
 /// One JSON Lines event as read, with the names of all its fields (to report ignored ones).
 /// Deserialized by hand rather than with `#[serde(flatten)]`, which would buffer the object and
 /// lose serde_json's error positions.
 #[derive(Default)]
 struct JsonEvent {
-    session: Option<String>,
+    session: Option<IdText>,
     step: Option<u64>,
     input: Option<String>,
     output: Option<String>,
@@ -535,6 +1073,34 @@ impl<'de> Visitor<'de> for JsonEventVisitor {
             }
         }
         Ok(ev)
+    }
+}
+
+/// A session id: a JSON string, or a number kept as written.
+struct IdText(String);
+
+impl<'de> Deserialize<'de> for IdText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<IdText, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = IdText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or a number")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<IdText, E> {
+                Ok(IdText(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<IdText, E> {
+                Ok(IdText(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<IdText, E> {
+                Ok(IdText(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<IdText, E> {
+                Ok(IdText(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 

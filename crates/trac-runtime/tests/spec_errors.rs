@@ -36,7 +36,7 @@ fn ron_syntax_and_shape_errors() {
     );
     assert_eq!(
         errors("(name: \"x\", propositions: [(name: \"a\", rule: Some(Word(\"x\")))], properties: [])"),
-        "s.ron:1:55: Unexpected variant named `Word` in enum `Rule`, expected one of `Words`, `Regex`, `AnyOf`, `AllOf`, `Not` instead"
+        "s.ron:1:55: Unexpected variant named `Word` in enum `Rule`, expected one of `Words`, `Regex`, `AnyOf`, `AllOf`, `Not`, `Role`, `Tool`, `Arg`, `Field`, `Input`, `Output` instead"
     );
     assert_eq!(
         errors("(name: \"x\", properties: [(id: \"R1\", formula: \"p\", semantics: LTLf)])"),

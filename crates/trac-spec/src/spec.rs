@@ -33,6 +33,13 @@
 //! compile to, matching) is in `trac_runtime::labeler`, which also checks the regexes
 //! (`trac_runtime::labeler::check_spec`).
 //! - `AnyOf([..])`, `AllOf([..])`, `Not(..)`: union, conjunction and negation of rules.
+//! - Structure (chat and telemetry traces): `Role("assistant")`, `Tool("update_*")` (a glob on
+//!   the names of the tools the event calls), `Arg(path: "$.reservation_id", capture:
+//!   Some("rid"))` (a value in a tool call's arguments), `Field("name", "regex")` (a field of the
+//!   log record), `Input(rule)` / `Output(rule)` (the text rules inside read only the input, or
+//!   only the output; by default they read the output, or the input when there is no output).
+//!   A rule with `Tool` / `Arg` leaves is evaluated once per tool call of the event, so `AllOf`
+//!   of a `Tool` and an `Arg` speaks of one call.
 //!
 //! Matching is case-insensitive unless the spec sets `case_sensitive: true`.
 
@@ -168,21 +175,180 @@ pub enum Rule {
     AllOf(Vec<Rule>),
     /// Holds when the rule does not; captures nothing.
     Not(Box<Rule>),
+    /// Holds when the event's role (`system`, `user`, `assistant`, `tool`; chat and telemetry
+    /// traces) is this one, ignoring ASCII case.
+    Role(String),
+    /// Holds when the event calls a tool whose name matches this glob (`*` any run of
+    /// characters, `?` one character; case-sensitive), e.g. `Tool("update_*")`.
+    Tool(String),
+    /// Holds when the value at `path` inside a tool call's arguments exists (and, when `pattern`
+    /// is given, its text matches that regex); `capture` names the parameter that gets the value.
+    /// `path` is a JSONPath subset: `$`, `.name`, `['name']`, `[N]`, `[*]` / `.*` (see
+    /// [`parse_arg_path`]). Written `Arg(path: "$.reservation_id", capture: Some("rid"))`.
+    Arg {
+        /// The path into the arguments object, e.g. `$.passengers[0].name`.
+        path: String,
+        /// A regex (regex crate syntax) the value's text must match; `None`: any value.
+        #[serde(default)]
+        pattern: Option<String>,
+        /// The parameter the value is captured as.
+        #[serde(default)]
+        capture: Option<String>,
+    },
+    /// `Field(name, regex)`: holds when the event's field `name` (a field of the log record, or
+    /// one of `role`, `tool_name`, `tool_call_id`, `session`, `timestamp`, `input`, `output`)
+    /// has a text matching the regex; named groups capture, as in `Regex`.
+    Field(String, String),
+    /// The `Words` / `Regex` rules inside read the event's input (what the agent saw) only.
+    Input(Box<Rule>),
+    /// The `Words` / `Regex` rules inside read the event's output (what the agent did) only.
+    Output(Box<Rule>),
+}
+
+/// One step of an [`Rule::Arg`] path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathStep {
+    /// `.name` or `['name']`: a field of an object.
+    Key(String),
+    /// `[N]`: an element of an array (0-based).
+    Index(usize),
+    /// `[*]` or `.*`: every element of an array, or every value of an object.
+    Any,
+}
+
+/// Parses the JSONPath subset of [`Rule::Arg`]: `$` followed by steps `.name` (an identifier:
+/// letters, digits, `_`, `-`), `['name']` / `["name"]`, `[N]`, `[*]` or `.*`.
+///
+/// # Errors
+/// `(byte offset, message)` for the first malformed step.
+pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, (usize, String)> {
+    let b = path.as_bytes();
+    if b.first() != Some(&b'$') {
+        return Err((0, "a path starts with `$`".into()));
+    }
+    let mut i = 1;
+    let mut out = Vec::new();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'-';
+    while i < b.len() {
+        match b[i] {
+            b'.' => {
+                i += 1;
+                if b.get(i) == Some(&b'*') {
+                    out.push(PathStep::Any);
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < b.len() && ident(b[i]) {
+                    i += 1;
+                }
+                if start == i {
+                    return Err((start, "expected a field name after `.`".into()));
+                }
+                out.push(PathStep::Key(path[start..i].to_string()));
+            }
+            b'[' => {
+                let close = path[i..]
+                    .find(']')
+                    .map(|k| i + k)
+                    .ok_or((i, "unclosed `[`".to_string()))?;
+                let inner = path[i + 1..close].trim();
+                let step = if inner == "*" {
+                    PathStep::Any
+                } else if let Ok(n) = inner.parse::<usize>() {
+                    PathStep::Index(n)
+                } else if inner.len() >= 2
+                    && (inner.starts_with('\'') && inner.ends_with('\'')
+                        || inner.starts_with('"') && inner.ends_with('"'))
+                {
+                    PathStep::Key(inner[1..inner.len() - 1].to_string())
+                } else {
+                    return Err((
+                        i,
+                        format!("expected `[N]`, `[*]` or `['name']`, found `[{inner}]`"),
+                    ));
+                };
+                out.push(step);
+                i = close + 1;
+            }
+            _ => {
+                return Err((
+                    i,
+                    format!(
+                        "unexpected `{}`: expected `.name`, `[N]`, `[*]` or `['name']`",
+                        &path[i..].chars().next().unwrap_or(' ')
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Matches `text` against a glob: `*` any run of characters, `?` one character, anything else
+/// itself. O(|glob| * |text|).
+pub fn glob_match(glob: &str, text: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut gi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
+        } else if gi < g.len() && g[gi] == '*' {
+            star = Some(gi);
+            mark = ti;
+            gi += 1;
+        } else if let Some(s) = star {
+            gi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while gi < g.len() && g[gi] == '*' {
+        gi += 1;
+    }
+    gi == g.len()
 }
 
 impl Rule {
-    /// The `Words` and `Regex` leaves of the rule, in pre-order (the order they are written).
+    /// The leaves of the rule (every variant but `AnyOf`, `AllOf`, `Not`, `Input`, `Output`),
+    /// in pre-order (the order they are written).
     pub fn leaves(&self) -> Vec<&Rule> {
         let mut out = Vec::new();
         fn rec<'a>(r: &'a Rule, out: &mut Vec<&'a Rule>) {
             match r {
-                Rule::Words(_) | Rule::Regex(_) => out.push(r),
                 Rule::AnyOf(v) | Rule::AllOf(v) => v.iter().for_each(|c| rec(c, out)),
-                Rule::Not(c) => rec(c, out),
+                Rule::Not(c) | Rule::Input(c) | Rule::Output(c) => rec(c, out),
+                _ => out.push(r),
             }
         }
         rec(self, &mut out);
         out
+    }
+
+    /// How many string literals the leaf is written with in RON (`Field` two, `Arg` its path
+    /// plus its `pattern` and `capture` when given, others one); 0 for a non-leaf.
+    pub fn literals(&self) -> usize {
+        match self {
+            Rule::Words(_) | Rule::Regex(_) | Rule::Role(_) | Rule::Tool(_) => 1,
+            Rule::Field(..) => 2,
+            Rule::Arg {
+                pattern, capture, ..
+            } => 1 + usize::from(pattern.is_some()) + usize::from(capture.is_some()),
+            _ => 0,
+        }
+    }
+
+    /// True when the rule has a `Tool` or `Arg` leaf (it is then evaluated once per tool call
+    /// of an event).
+    pub fn reads_tool_calls(&self) -> bool {
+        self.leaves()
+            .iter()
+            .any(|l| matches!(l, Rule::Tool(_) | Rule::Arg { .. }))
     }
 }
 
@@ -250,6 +416,9 @@ pub enum RuleError {
     /// A regex the regex engine rejects, with the engine's one-line message.
     #[error("invalid regex: {0}")]
     Regex(String),
+    /// A malformed `Arg` path.
+    #[error("invalid argument path: {0}")]
+    Path(String),
 }
 
 /// The tokens of a `Words` pattern such as `"take {item...} from {place}"`.
@@ -358,6 +527,15 @@ pub trait RuleCompiler {
     fn leaf(&self, leaf: &Rule, case_sensitive: bool) -> Result<Vec<String>, RuleError>;
 }
 
+/// The named groups `(?P<x>` / `(?<x>` written in a regex's text.
+pub fn regex_group_names(r: &str) -> Vec<String> {
+    ["(?P<", "(?<"]
+        .iter()
+        .flat_map(|open| r.match_indices(open).map(|(i, _)| &r[i + open.len()..]))
+        .filter_map(|rest| rest.split_once('>').map(|(name, _)| name.to_string()))
+        .collect()
+}
+
 /// The checks [`Spec::check`] makes without a regex engine: `Words` patterns fully
 /// ([`words_tokens`]); a `Regex` is not compiled, its named groups `(?P<x>` / `(?<x>` are read
 /// from the text. Invalid regexes are found by `trac_runtime::labeler::check_spec`.
@@ -368,11 +546,12 @@ impl RuleCompiler for SyntaxRules {
     fn leaf(&self, leaf: &Rule, _case_sensitive: bool) -> Result<Vec<String>, RuleError> {
         match leaf {
             Rule::Words(w) => Ok(words_placeholders(w)?),
-            Rule::Regex(r) => Ok(["(?P<", "(?<"]
-                .iter()
-                .flat_map(|open| r.match_indices(open).map(|(i, _)| &r[i + open.len()..]))
-                .filter_map(|rest| rest.split_once('>').map(|(name, _)| name.to_string()))
-                .collect()),
+            Rule::Regex(r) | Rule::Field(_, r) => Ok(regex_group_names(r)),
+            Rule::Arg { path, capture, .. } => {
+                parse_arg_path(path)
+                    .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
+                Ok(capture.iter().cloned().collect())
+            }
             _ => Ok(Vec::new()),
         }
     }
@@ -700,8 +879,12 @@ impl<'a> CheckCx<'a> {
             .unwrap_or_default();
         let rule_at = item.map(|it| it.value_start("rule"));
         let mut ok = true;
-        for (k, leaf) in rule.leaves().into_iter().enumerate() {
+        let mut lit = 0;
+        for leaf in rule.leaves() {
+            // A `Field`'s errors are about its regex, its second literal.
+            let k = lit + usize::from(matches!(leaf, Rule::Field(..)));
             let at = lits.get(k).copied().or(rule_at);
+            lit += leaf.literals();
             let names = match self.rules.leaf(leaf, self.spec.case_sensitive) {
                 Ok(names) => names,
                 Err(m) => {
@@ -710,7 +893,7 @@ impl<'a> CheckCx<'a> {
                     continue;
                 }
             };
-            if let Rule::Words(_) = leaf {
+            if let Rule::Words(_) | Rule::Arg { .. } = leaf {
                 for name in names {
                     match &p.param {
                         None => {
@@ -910,12 +1093,13 @@ fn parse_message(id: &str, e: &ParseError, formula: &str) -> String {
 /// Whether every way the rule can hold yields a value for `param`.
 fn captures(rule: &Rule, param: &str, rules: &dyn RuleCompiler) -> bool {
     match rule {
-        Rule::Words(_) | Rule::Regex(_) => rules
+        Rule::Words(_) | Rule::Regex(_) | Rule::Field(..) | Rule::Arg { .. } => rules
             .leaf(rule, true)
             .is_ok_and(|names| names.iter().any(|n| n == param)),
         Rule::AnyOf(v) => !v.is_empty() && v.iter().all(|r| captures(r, param, rules)),
         Rule::AllOf(v) => v.iter().any(|r| captures(r, param, rules)),
-        Rule::Not(_) => false,
+        Rule::Input(r) | Rule::Output(r) => captures(r, param, rules),
+        Rule::Not(_) | Rule::Role(_) | Rule::Tool(_) => false,
     }
 }
 

@@ -60,7 +60,15 @@ pub(crate) fn verdict_line(r: &VerdictRecord) -> String {
         .as_ref()
         .map(|v| format!(" for {v}"))
         .unwrap_or_default();
-    format!("{} at step {}{}; witness:", r.verdict, r.step, value)
+    // The log's own step number (when it differs from trac's) and timestamp.
+    let mut log = String::new();
+    if let Some(n) = r.log_step.filter(|&n| n != r.step as u64) {
+        log.push_str(&format!(" (log step {n})"));
+    }
+    if let Some(t) = &r.timestamp {
+        log.push_str(&format!(" (at {t})"));
+    }
+    format!("{} at step {}{}{log}; witness:", r.verdict, r.step, value)
 }
 
 fn print_witness(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {

@@ -1,0 +1,315 @@
+//! Chat messages (OpenAI and Anthropic shapes) to [`Event`]s.
+//!
+//! One message is one event. The role is kept; the message's text (a `content` string, or its
+//! `text` blocks / parts joined by newlines) is the event's output for an `assistant` message and
+//! its input for any other role (what the agent saw). Tool calls come from OpenAI `tool_calls`
+//! (`function.name`, `function.arguments` as a JSON string, parsed), the older `function_call`,
+//! and Anthropic `tool_use` blocks (`name`, `input`); a tool result is a `tool` message with
+//! `tool_call_id` (OpenAI) or a `tool_result` block with `tool_use_id` (Anthropic), linked to the
+//! name of the call it answers.
+
+use super::{Event, ToolCall};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Fields naming the session of a JSON Lines chat message.
+pub(super) const MESSAGE_SESSION_KEYS: [&str; 5] = [
+    "session",
+    "session_id",
+    "conversation_id",
+    "thread_id",
+    "trajectory_id",
+];
+
+/// Fields naming the session of a conversation object (`{"messages": [...]}`).
+const CONVERSATION_SESSION_KEYS: [&str; 8] = [
+    "session",
+    "session_id",
+    "conversation_id",
+    "thread_id",
+    "trajectory_id",
+    "task_id",
+    "id",
+    "name",
+];
+
+/// The text of a scalar id: a string as is, a number as written.
+pub(super) fn id_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// The first of `keys` that `obj` has as a string or number.
+pub(super) fn first_id(obj: &Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter().find_map(|k| obj.get(*k).and_then(id_text))
+}
+
+/// Tool call names by (session, call id), to link tool results to their calls.
+#[derive(Default, Debug)]
+pub(super) struct Links {
+    names: HashMap<(Option<String>, String), String>,
+}
+
+impl Links {
+    /// Forgets a session's calls (its conversation object has been read).
+    pub(super) fn end_session(&mut self, session: &Option<String>) {
+        self.names.retain(|(s, _), _| s != session);
+    }
+}
+
+/// Whether a conversation or message uses Anthropic content blocks (`tool_use`, `tool_result`)
+/// or a top-level `system` string next to `messages`.
+pub(super) fn looks_anthropic(v: &Value) -> bool {
+    let block = |m: &Value| {
+        m.get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|bs| {
+                bs.iter().any(|b| {
+                    matches!(
+                        b.get("type").and_then(Value::as_str),
+                        Some("tool_use" | "tool_result")
+                    )
+                })
+            })
+    };
+    match v {
+        Value::Array(ms) => ms.iter().any(|m| looks_anthropic(m) || block(m)),
+        Value::Object(o) => match o.get("messages") {
+            Some(ms) => o.get("system").is_some_and(Value::is_string) || looks_anthropic(ms),
+            None => block(v),
+        },
+        _ => false,
+    }
+}
+
+fn push_text(texts: &mut Vec<String>, t: &str) {
+    if !t.trim().is_empty() {
+        texts.push(t.to_string());
+    }
+}
+
+/// The text of a tool result's `content`: a string, or its text blocks.
+fn result_text(v: &Value, texts: &mut Vec<String>) {
+    match v {
+        Value::String(s) => push_text(texts, s),
+        Value::Array(bs) => {
+            for b in bs {
+                match b {
+                    Value::String(s) => push_text(texts, s),
+                    _ => {
+                        if let Some(t) = b.get("text").and_then(Value::as_str) {
+                            push_text(texts, t)
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Parses a tool call's `arguments`: a JSON string is parsed (a malformed one is an error
+/// naming the tool and the column inside the string), an object or other value is kept.
+pub(super) fn parse_arguments(name: &str, v: Option<&Value>) -> Result<Value, String> {
+    match v {
+        None | Some(Value::Null) => Ok(Value::Object(Map::new())),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
+            format!(
+                "tool call `{name}`: its `arguments` string is not valid JSON: {} (at line {} column {} of the string)",
+                super::strip_json_position(&e.to_string()),
+                e.line(),
+                e.column()
+            )
+        }),
+        Some(other) => Ok(other.clone()),
+    }
+}
+
+fn call(
+    id: Option<&Value>,
+    name: Option<&Value>,
+    args: Option<&Value>,
+) -> Result<ToolCall, String> {
+    let name = name
+        .and_then(Value::as_str)
+        .ok_or("a tool call without a `name`")?
+        .to_string();
+    let arguments = parse_arguments(&name, args)?;
+    Ok(ToolCall {
+        id: id.and_then(id_text),
+        name,
+        arguments,
+    })
+}
+
+/// One chat message to an event (step, line and raw are set by the reader).
+///
+/// Errors: the message is not an object or has no string `role`; a tool call without a name or
+/// with malformed `arguments`.
+pub(super) fn message(
+    m: &Value,
+    session: Option<String>,
+    links: &mut Links,
+) -> Result<Event, String> {
+    let Some(obj) = m.as_object() else {
+        return Err(format!("expected a chat message object, found {}", kind(m)));
+    };
+    let role = match obj.get("role") {
+        Some(Value::String(r)) => r.clone(),
+        _ => {
+            let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
+            return Err(format!(
+                "a chat message needs a string `role`; fields seen: {}",
+                keys.join(", ")
+            ));
+        }
+    };
+    let mut texts = Vec::new();
+    let mut calls = Vec::new();
+    let mut result_of = None;
+    match obj.get("content") {
+        Some(Value::String(s)) => push_text(&mut texts, s),
+        Some(Value::Array(blocks)) => {
+            for b in blocks {
+                let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+                match (b, ty) {
+                    (Value::String(s), _) => push_text(&mut texts, s),
+                    (_, "tool_use") => {
+                        calls.push(call(b.get("id"), b.get("name"), b.get("input"))?)
+                    }
+                    (_, "tool_result") => {
+                        if result_of.is_none() {
+                            result_of = b.get("tool_use_id").and_then(id_text);
+                        }
+                        if let Some(c) = b.get("content") {
+                            result_text(c, &mut texts)
+                        }
+                    }
+                    _ => {
+                        if let Some(t) = b.get("text").and_then(Value::as_str) {
+                            push_text(&mut texts, t)
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    if let Some(Value::Array(tcs)) = obj.get("tool_calls") {
+        for tc in tcs {
+            let f = tc.get("function").unwrap_or(tc);
+            calls.push(call(tc.get("id"), f.get("name"), f.get("arguments"))?);
+        }
+    }
+    if let Some(f @ Value::Object(_)) = obj.get("function_call") {
+        calls.push(call(None, f.get("name"), f.get("arguments"))?);
+    }
+    for c in &calls {
+        if let Some(id) = &c.id {
+            links
+                .names
+                .insert((session.clone(), id.clone()), c.name.clone());
+        }
+    }
+    let tool_call_id = obj.get("tool_call_id").and_then(id_text).or(result_of);
+    let tool_name = tool_call_id
+        .as_ref()
+        .and_then(|id| links.names.get(&(session.clone(), id.clone())).cloned())
+        .or_else(|| {
+            (role == "tool" || role == "function")
+                .then(|| obj.get("name").and_then(Value::as_str).map(str::to_string))
+                .flatten()
+        });
+    let text = (!texts.is_empty()).then(|| texts.join("\n"));
+    let (input, output) = if role == "assistant" {
+        (None, text)
+    } else {
+        (text, None)
+    };
+    let labels = match obj.get("labels") {
+        Some(Value::Array(ls)) => Some(
+            ls.iter()
+                .filter_map(|l| l.as_str().map(str::to_string))
+                .collect(),
+        ),
+        _ => None,
+    };
+    let fields = obj
+        .iter()
+        .filter(|(k, v)| {
+            !matches!(v, Value::Array(_) | Value::Object(_) | Value::Null)
+                && k.as_str() != "content"
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Ok(Event {
+        session,
+        declared_step: obj.get("step").and_then(Value::as_u64),
+        input,
+        output,
+        labels,
+        role: Some(role),
+        tool_calls: calls,
+        tool_call_id,
+        tool_name,
+        timestamp: ["timestamp", "created_at", "time"]
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(id_text)),
+        fields,
+        ..Event::default()
+    })
+}
+
+/// A conversation: an object with a `messages` array (and maybe a session id and an Anthropic
+/// top-level `system`), or a bare array of messages. `ordinal` (1-based position of the value in
+/// the input) names a conversation without an id: `None` for the first bare array, else
+/// `#ordinal`.
+pub(super) fn conversation(
+    v: &Value,
+    ordinal: usize,
+    links: &mut Links,
+) -> Vec<Result<Event, String>> {
+    let (session, msgs, system) = match v {
+        Value::Array(ms) => ((ordinal > 1).then(|| format!("#{ordinal}")), ms, None),
+        Value::Object(o) => {
+            let Some(Value::Array(ms)) = o.get("messages") else {
+                return vec![Err("a conversation's `messages` must be an array".into())];
+            };
+            let session = first_id(o, &CONVERSATION_SESSION_KEYS).or(Some(format!("#{ordinal}")));
+            (session, ms, o.get("system"))
+        }
+        _ => return vec![Err(format!("expected a conversation, found {}", kind(v)))],
+    };
+    let mut out = Vec::with_capacity(msgs.len() + 1);
+    if let Some(sys) = system {
+        let mut texts = Vec::new();
+        result_text(sys, &mut texts);
+        out.push(Ok(Event {
+            session: session.clone(),
+            role: Some("system".into()),
+            input: (!texts.is_empty()).then(|| texts.join("\n")),
+            ..Event::default()
+        }));
+    }
+    for (k, m) in msgs.iter().enumerate() {
+        out.push(message(m, session.clone(), links).map_err(|e| format!("message {}: {e}", k + 1)));
+    }
+    links.end_session(&session);
+    out
+}
+
+/// `an object`, `an array`, ... for messages.
+pub(super) fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,335 @@
+//! OpenTelemetry GenAI spans in OTLP JSON (`resourceSpans[].scopeSpans[].spans[]`) to
+//! [`Event`]s: one session per trace id (in order of first appearance), one step per GenAI span,
+//! steps in start-time order (`startTimeUnixNano`).
+//!
+//! A span is a GenAI span when one of its attributes (or of its span events' attributes) starts
+//! with `gen_ai.`; other spans (HTTP, database) are skipped.
+//! - A tool execution (`gen_ai.operation.name` = `execute_tool`, or a `gen_ai.tool.name` without
+//!   messages) is a step of role `tool` calling `gen_ai.tool.name` with the parsed
+//!   `gen_ai.tool.call.arguments`; its input is the arguments' text, its output
+//!   `gen_ai.tool.call.result`.
+//! - Any other GenAI span (a model call) is a step of role `assistant`: its input is the text of
+//!   the last input message, its output the text of the output messages, its tool calls those of
+//!   the output messages. Messages are read from the current attributes `gen_ai.input.messages` /
+//!   `gen_ai.output.messages` (JSON with `parts` of type `text`, `tool_call`), or the older
+//!   `gen_ai.prompt` / `gen_ai.completion` (JSON chat messages or plain text; also as span-event
+//!   attributes) and indexed `gen_ai.prompt.N.content`, `gen_ai.completion.N.content`,
+//!   `gen_ai.completion.N.tool_calls.K.name` / `.arguments`.
+//!
+//! Every attribute with a scalar value is a field of the event (`Field("gen_ai.request.model",
+//! ...)`), as is `span.name`.
+
+use super::chat::{id_text, parse_arguments, Links};
+use super::{Event, ToolCall};
+use serde_json::{Map, Value};
+
+/// The spans read so far, waiting for the end of the input (a trace's spans may come in any
+/// order, so they are all kept: memory grows with the GenAI spans of the input).
+#[derive(Default, Debug)]
+pub(super) struct Spans {
+    /// (trace id order, start time, event).
+    spans: Vec<(usize, u64, Event)>,
+    traces: Vec<String>,
+}
+
+/// An OTLP `AnyValue` as plain JSON.
+fn any_value(v: &Value) -> Value {
+    let Some(o) = v.as_object() else {
+        return v.clone();
+    };
+    if let Some(s) = o.get("stringValue") {
+        return s.clone();
+    }
+    if let Some(i) = o.get("intValue") {
+        return match i {
+            Value::String(s) => s.parse::<i64>().map(Value::from).unwrap_or(i.clone()),
+            _ => i.clone(),
+        };
+    }
+    if let Some(d) = o.get("doubleValue").or(o.get("boolValue")) {
+        return d.clone();
+    }
+    if let Some(a) = o.get("arrayValue") {
+        let vals = a.get("values").and_then(Value::as_array);
+        return Value::Array(vals.into_iter().flatten().map(any_value).collect());
+    }
+    if let Some(kv) = o.get("kvlistValue") {
+        return Value::Object(attributes(kv.get("values")));
+    }
+    Value::Null
+}
+
+/// OTLP attributes (`[{"key": k, "value": AnyValue}]`) as a JSON object.
+fn attributes(v: Option<&Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for kv in v.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(k) = kv.get("key").and_then(Value::as_str) {
+            out.insert(
+                k.to_string(),
+                kv.get("value").map(any_value).unwrap_or(Value::Null),
+            );
+        }
+    }
+    out
+}
+
+/// A JSON value that may be written as a JSON string.
+fn json_of(v: &Value) -> Value {
+    match v {
+        Value::String(s) => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        _ => v.clone(),
+    }
+}
+
+/// Texts and tool calls of a list of messages (current `parts` messages or chat messages), or
+/// of plain text.
+fn messages(v: &Value) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
+    let v = json_of(v);
+    let list = match &v {
+        Value::String(s) => return Ok(vec![(s.clone(), Vec::new())]),
+        Value::Array(l) => l.clone(),
+        Value::Object(_) => vec![v.clone()],
+        _ => return Ok(Vec::new()),
+    };
+    let mut out = Vec::new();
+    for m in &list {
+        if let Some(parts) = m.get("parts").and_then(Value::as_array) {
+            let mut texts = Vec::new();
+            let mut calls = Vec::new();
+            for p in parts {
+                match p.get("type").and_then(Value::as_str) {
+                    Some("text") => {
+                        if let Some(t) = p.get("content").and_then(Value::as_str) {
+                            texts.push(t.to_string())
+                        }
+                    }
+                    Some("tool_call") => {
+                        let name = p
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
+                        let arguments = parse_arguments(&name, p.get("arguments"))?;
+                        calls.push(ToolCall {
+                            id: p.get("id").and_then(id_text),
+                            name,
+                            arguments,
+                        });
+                    }
+                    Some("tool_call_response") => {
+                        if let Some(r) = p.get("response") {
+                            texts.push(match r {
+                                Value::String(s) => s.clone(),
+                                _ => r.to_string(),
+                            })
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.push((texts.join("\n"), calls));
+        } else if m.get("role").is_some() {
+            let ev = super::chat::message(m, None, &mut Links::default())?;
+            let text = ev.text().to_string();
+            out.push((text, ev.tool_calls));
+        } else if let Some(t) = m.get("content").and_then(Value::as_str) {
+            out.push((t.to_string(), Vec::new()));
+        }
+    }
+    Ok(out)
+}
+
+/// A tool call of the indexed older attributes: (index K, name, arguments).
+type IndexedCall = (usize, String, Value);
+
+/// Indexed older attributes `PREFIX.N.content` (and `PREFIX.N.tool_calls.K.name|arguments`),
+/// ordered by N.
+fn indexed(
+    attrs: &Map<String, Value>,
+    prefix: &str,
+) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
+    let mut by_n: std::collections::BTreeMap<usize, (String, Vec<IndexedCall>)> =
+        Default::default();
+    for (k, v) in attrs {
+        let Some(rest) = k.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) else {
+            continue;
+        };
+        let mut it = rest.splitn(2, '.');
+        let Some(n) = it.next().and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        let field = it.next().unwrap_or("");
+        let entry = by_n.entry(n).or_default();
+        if field == "content" {
+            entry.0 = v
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string());
+        } else if let Some(tc) = field.strip_prefix("tool_calls.") {
+            let mut it = tc.splitn(2, '.');
+            if let (Some(Ok(kk)), Some(what)) = (it.next().map(str::parse::<usize>), it.next()) {
+                let slot = match entry.1.iter().position(|(i, _, _)| *i == kk) {
+                    Some(p) => p,
+                    None => {
+                        entry.1.push((kk, String::new(), Value::Null));
+                        entry.1.len() - 1
+                    }
+                };
+                match what {
+                    "name" => entry.1[slot].1 = v.as_str().unwrap_or("").to_string(),
+                    "arguments" => entry.1[slot].2 = v.clone(),
+                    _ => {}
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (_, (text, mut calls)) in by_n {
+        calls.sort_by_key(|c| c.0);
+        let calls = calls
+            .into_iter()
+            .map(|(_, name, args)| {
+                let arguments = parse_arguments(&name, Some(&args))?;
+                Ok(ToolCall {
+                    id: None,
+                    name,
+                    arguments,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        out.push((text, calls));
+    }
+    Ok(out)
+}
+
+impl Spans {
+    /// Adds the GenAI spans of one OTLP export (`{"resourceSpans": [...]}`).
+    ///
+    /// Errors: a GenAI span with malformed tool-call arguments (the other spans are kept).
+    pub(super) fn add(&mut self, export: &Value) -> Vec<String> {
+        let mut errors = Vec::new();
+        let rs = export.get("resourceSpans").and_then(Value::as_array);
+        for r in rs.into_iter().flatten() {
+            let ss = r.get("scopeSpans").or(r.get("instrumentationLibrarySpans"));
+            for s in ss.and_then(Value::as_array).into_iter().flatten() {
+                for span in s
+                    .get("spans")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    match self.span(span) {
+                        Ok(()) => {}
+                        Err(e) => errors.push(e),
+                    }
+                }
+            }
+        }
+        errors
+    }
+
+    fn span(&mut self, span: &Value) -> Result<(), String> {
+        let mut attrs = attributes(span.get("attributes"));
+        for ev in span
+            .get("events")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            for (k, v) in attributes(ev.get("attributes")) {
+                attrs.entry(k).or_insert(v);
+            }
+        }
+        if !attrs.keys().any(|k| k.starts_with("gen_ai.")) {
+            return Ok(());
+        }
+        let trace = span.get("traceId").and_then(id_text).unwrap_or_default();
+        let start = span
+            .get("startTimeUnixNano")
+            .and_then(|t| match t {
+                Value::String(s) => s.parse().ok(),
+                _ => t.as_u64(),
+            })
+            .unwrap_or(0);
+        let name = span.get("name").and_then(Value::as_str).unwrap_or("");
+        let op = attrs.get("gen_ai.operation.name").and_then(Value::as_str);
+        let tool = attrs.get("gen_ai.tool.name").and_then(Value::as_str);
+        let has_msgs = attrs.keys().any(|k| {
+            k.starts_with("gen_ai.input.messages")
+                || k.starts_with("gen_ai.output.messages")
+                || k.starts_with("gen_ai.prompt")
+                || k.starts_with("gen_ai.completion")
+        });
+        let mut ev = Event {
+            session: Some(trace.clone()),
+            timestamp: Some(start.to_string()),
+            ..Event::default()
+        };
+        if op == Some("execute_tool") || (tool.is_some() && !has_msgs) {
+            let tool = tool.unwrap_or(name).to_string();
+            let args = attrs.get("gen_ai.tool.call.arguments");
+            let id = attrs.get("gen_ai.tool.call.id").and_then(id_text);
+            ev.role = Some("tool".into());
+            ev.input = args.map(|a| a.as_str().map(str::to_string).unwrap_or(a.to_string()));
+            ev.output = attrs
+                .get("gen_ai.tool.call.result")
+                .map(|r| r.as_str().map(str::to_string).unwrap_or(r.to_string()));
+            ev.tool_calls = vec![ToolCall {
+                id: id.clone(),
+                name: tool.clone(),
+                arguments: parse_arguments(&tool, args)?,
+            }];
+            ev.tool_call_id = id;
+            ev.tool_name = Some(tool);
+        } else {
+            let input = match (
+                attrs.get("gen_ai.input.messages"),
+                attrs.get("gen_ai.prompt"),
+            ) {
+                (Some(m), _) | (None, Some(m)) => messages(m)?,
+                (None, None) => indexed(&attrs, "gen_ai.prompt")?,
+            };
+            let output = match (
+                attrs.get("gen_ai.output.messages"),
+                attrs.get("gen_ai.completion"),
+            ) {
+                (Some(m), _) | (None, Some(m)) => messages(m)?,
+                (None, None) => indexed(&attrs, "gen_ai.completion")?,
+            };
+            ev.role = Some("assistant".into());
+            ev.input = input
+                .last()
+                .map(|(t, _)| t.clone())
+                .filter(|t| !t.is_empty());
+            let texts: Vec<&str> = output
+                .iter()
+                .map(|(t, _)| t.as_str())
+                .filter(|t| !t.is_empty())
+                .collect();
+            ev.output = (!texts.is_empty()).then(|| texts.join("\n"));
+            ev.tool_calls = output.into_iter().flat_map(|(_, c)| c).collect();
+        }
+        let mut fields: Map<String, Value> = attrs
+            .into_iter()
+            .filter(|(_, v)| !matches!(v, Value::Array(_) | Value::Object(_) | Value::Null))
+            .collect();
+        fields.insert("span.name".into(), Value::from(name));
+        ev.fields = fields;
+        let order = match self.traces.iter().position(|t| *t == trace) {
+            Some(i) => i,
+            None => {
+                self.traces.push(trace);
+                self.traces.len() - 1
+            }
+        };
+        self.spans.push((order, start, ev));
+        Ok(())
+    }
+
+    /// The events, trace by trace (in order of first appearance), by start time within a trace.
+    pub(super) fn finish(&mut self) -> Vec<Event> {
+        let mut spans = std::mem::take(&mut self.spans);
+        spans.sort_by_key(|(t, start, _)| (*t, *start));
+        spans.into_iter().map(|(_, _, e)| e).collect()
+    }
+}

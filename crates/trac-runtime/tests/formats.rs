@@ -1,0 +1,460 @@
+//! Chat (OpenAI, Anthropic) and OTLP GenAI traces: detection, sessions, tool calls, steps per
+//! turn, and labeling rules over roles, tool names and tool-call arguments. The fixtures are
+//! hand-written (tests/fixtures); expected values are read off them by hand.
+
+use serde_json::json;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use trac_runtime::labeler::{check_spec, Labeler, RuleLabeler};
+use trac_runtime::trace::{
+    open, open_with, sniff_line, Event, ReadOptions, StepPer, ToolCall, TraceFormat, TraceReader,
+};
+use trac_spec::spec::Spec;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn read_all(name: &str) -> (TraceFormat, Vec<Event>) {
+    let mut r = open(&fixture(name)).unwrap();
+    let events: Vec<Event> = r.by_ref().map(Result::unwrap).collect();
+    (r.format(), events)
+}
+
+fn read_src(src: &str, opts: &ReadOptions) -> Vec<Result<Event, String>> {
+    let r = TraceReader::sniff_with(Cursor::new(src.as_bytes().to_vec()), "t", None, opts).unwrap();
+    r.map(|e| e.map_err(|e| e.to_string())).collect()
+}
+
+fn airline() -> Spec {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/specs/airline.ron");
+    let spec = Spec::from_path(&path).unwrap();
+    check_spec(&spec).unwrap();
+    spec
+}
+
+fn roles(evs: &[Event]) -> Vec<&str> {
+    evs.iter()
+        .map(|e| e.role.as_deref().unwrap_or("-"))
+        .collect()
+}
+
+#[test]
+fn openai_array_one_session_tool_calls_linked_to_results() {
+    let (format, evs) = read_all("openai_airline.json");
+    assert_eq!(format, TraceFormat::OpenAi);
+    assert_eq!(evs.len(), 12);
+    assert!(evs.iter().all(|e| e.session.is_none()));
+    assert_eq!(
+        evs.iter().map(|e| e.step).collect::<Vec<_>>(),
+        (1..=12).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        roles(&evs),
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant",
+            "tool",
+            "user",
+            "assistant",
+            "tool",
+            "assistant"
+        ]
+    );
+    // User and tool messages are inputs; assistant messages outputs.
+    assert!(evs[1].input.as_deref().unwrap().contains("ZFA04Y"));
+    assert_eq!(evs[1].output, None);
+    assert_eq!(
+        evs[4].output.as_deref(),
+        Some("I can move you to HAT045 on May 20. Shall I proceed?")
+    );
+    assert_eq!(
+        evs[2].tool_calls,
+        [ToolCall {
+            id: Some("call_1".into()),
+            name: "get_user_details".into(),
+            arguments: json!({"user_id": "mia_li_3668"}),
+        }]
+    );
+    assert_eq!(evs[2].text(), "");
+    assert!(evs[2].has_content());
+    assert_eq!(
+        evs[2].display_text(),
+        r#"get_user_details({"user_id":"mia_li_3668"})"#
+    );
+    assert_eq!(evs[3].tool_call_id.as_deref(), Some("call_1"));
+    assert_eq!(evs[3].tool_name.as_deref(), Some("get_user_details"));
+    assert_eq!(
+        evs[7].tool_name.as_deref(),
+        Some("update_reservation_flights")
+    );
+    assert_eq!(
+        evs[6].tool_calls[0].arguments["flights"][0]["flight_number"],
+        json!("HAT045")
+    );
+    // Text and a tool call in one message.
+    assert_eq!(evs[9].output.as_deref(), Some("Adding one bag now."));
+    assert_eq!(evs[9].tool_calls[0].name, "update_reservation_baggages");
+}
+
+#[test]
+fn openai_jsonl_messages_keep_string_and_numeric_sessions_and_log_steps() {
+    let (format, evs) = read_all("openai_sessions.jsonl");
+    assert_eq!(format, TraceFormat::OpenAi);
+    let sessions: Vec<&str> = evs.iter().map(|e| e.session.as_deref().unwrap()).collect();
+    assert_eq!(sessions, ["7", "s-2", "7", "s-2", "s-2", "s-2", "s-2", "7"]);
+    let log_steps: Vec<u64> = evs.iter().map(|e| e.declared_step.unwrap()).collect();
+    assert_eq!(log_steps, [1, 1, 2, 2, 3, 4, 5, 3]);
+    assert_eq!(evs[3].line, 4);
+    // Parallel tool calls, each result linked to its own call.
+    let names: Vec<&str> = evs[3].tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["get_user_details", "get_reservation_details"]);
+    assert_eq!(evs[4].tool_name.as_deref(), Some("get_user_details"));
+    assert_eq!(evs[5].tool_name.as_deref(), Some("get_reservation_details"));
+    // A refusal is a field rules can read.
+    assert!(evs[7].field("refusal").unwrap().starts_with("I can't book"));
+    assert_eq!(evs[7].field("session").as_deref(), Some("7"));
+}
+
+#[test]
+fn conversation_objects_over_several_lines_are_one_session_each() {
+    let (format, evs) = read_all("openai_conversations.json");
+    assert_eq!(format, TraceFormat::OpenAi);
+    let sessions: Vec<&str> = evs.iter().map(|e| e.session.as_deref().unwrap()).collect();
+    assert_eq!(
+        sessions,
+        ["conv-a", "conv-a", "conv-a", "42", "42", "42", "42", "42", "42"]
+    );
+    // Line of the conversation object each message is in.
+    assert_eq!((evs[0].line, evs[3].line), (1, 11));
+    assert_eq!(
+        evs[8].tool_calls[0].arguments["reservation_id"],
+        json!("9XY8Z7")
+    );
+    // The same conversations one per line, and as one array of conversations.
+    let one_line: Vec<String> = std::fs::read_to_string(fixture("openai_conversations.json"))
+        .unwrap()
+        .split("\n}\n")
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| {
+            let v: serde_json::Value = serde_json::from_str(&format!("{c}\n}}")).unwrap();
+            v.to_string()
+        })
+        .collect();
+    let jsonl = read_src(&one_line.join("\n"), &ReadOptions::default());
+    let array = read_src(
+        &format!("[{}]", one_line.join(",")),
+        &ReadOptions::default(),
+    );
+    for evs2 in [jsonl, array] {
+        let evs2: Vec<Event> = evs2.into_iter().map(Result::unwrap).collect();
+        assert_eq!(evs2.len(), 9);
+        assert_eq!(evs2[3].session.as_deref(), Some("42"));
+        assert_eq!(evs2[8].tool_calls, evs[8].tool_calls);
+    }
+}
+
+#[test]
+fn anthropic_content_blocks() {
+    let (format, evs) = read_all("anthropic.json");
+    assert_eq!(format, TraceFormat::Anthropic);
+    assert_eq!(
+        roles(&evs),
+        [
+            "system",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    assert!(evs.iter().all(|e| e.session.as_deref() == Some("anth-1")));
+    assert!(evs[0]
+        .input
+        .as_deref()
+        .unwrap()
+        .starts_with("You are an airline agent"));
+    assert_eq!(evs[2].output.as_deref(), Some("Let me look you up."));
+    assert_eq!(evs[2].tool_calls[0].arguments, json!({"user_id": "sara_2"}));
+    assert_eq!(evs[3].tool_call_id.as_deref(), Some("toolu_1"));
+    assert_eq!(evs[3].tool_name.as_deref(), Some("get_user_details"));
+    assert_eq!(evs[5].input.as_deref(), Some("updated"));
+    assert_eq!(
+        evs[5].tool_name.as_deref(),
+        Some("update_reservation_cabin")
+    );
+}
+
+#[test]
+fn otlp_spans_one_session_per_trace_in_time_order() {
+    let (format, evs) = read_all("otlp.json");
+    assert_eq!(format, TraceFormat::Otlp);
+    // The HTTP span is not a GenAI span.
+    assert_eq!(evs.len(), 4);
+    let a = "5b8aa5a2d2c872e8321cf37308d69df2";
+    let b = "0af7651916cd43dd8448eb211c80319c";
+    let sessions: Vec<&str> = evs.iter().map(|e| e.session.as_deref().unwrap()).collect();
+    assert_eq!(sessions, [a, a, b, b]);
+    let ts: Vec<&str> = evs
+        .iter()
+        .map(|e| e.timestamp.as_deref().unwrap())
+        .collect();
+    assert_eq!(
+        ts,
+        [
+            "1717000001000000000",
+            "1717000002000000000",
+            "1717000005000000000",
+            "1717000006000000000"
+        ]
+    );
+    assert_eq!(roles(&evs), ["assistant", "tool", "assistant", "assistant"]);
+    // Current conventions: input/output messages with parts.
+    assert_eq!(
+        evs[0].input.as_deref(),
+        Some("Change my flight on OTL001 to tomorrow.")
+    );
+    assert_eq!(evs[0].tool_calls[0].name, "update_reservation_flights");
+    assert_eq!(
+        evs[0].tool_calls[0].arguments,
+        json!({"reservation_id": "OTL001"})
+    );
+    assert_eq!(
+        evs[0].field("gen_ai.request.model").as_deref(),
+        Some("gpt-4o")
+    );
+    assert_eq!(
+        evs[0].field("gen_ai.usage.input_tokens").as_deref(),
+        Some("412")
+    );
+    // A tool execution span.
+    assert_eq!(
+        evs[1].tool_name.as_deref(),
+        Some("update_reservation_flights")
+    );
+    assert_eq!(evs[1].output.as_deref(), Some("{\"status\": \"updated\"}"));
+    // Older conventions: prompt/completion in span events, and indexed attributes.
+    assert_eq!(
+        evs[2].input.as_deref(),
+        Some("What is my baggage allowance?")
+    );
+    assert_eq!(evs[2].output.as_deref(), Some("Two checked bags."));
+    assert_eq!(evs[3].input.as_deref(), Some("Yes, add the two bags."));
+    assert_eq!(
+        evs[3].tool_calls[0].arguments,
+        json!({"reservation_id": "OLD777", "total_baggages": 2})
+    );
+}
+
+#[test]
+fn the_first_line_decides_the_format() {
+    assert_eq!(sniff_line(r#"{"output": "look"}"#), TraceFormat::Jsonl);
+    assert_eq!(
+        sniff_line(r#"{"role": "user", "content": "hi"}"#),
+        TraceFormat::OpenAi
+    );
+    assert_eq!(sniff_line(r#"{"messages": []}"#), TraceFormat::OpenAi);
+    assert_eq!(
+        sniff_line(r#"{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}"#),
+        TraceFormat::Anthropic
+    );
+    assert_eq!(sniff_line(r#"{"resourceSpans": []}"#), TraceFormat::Otlp);
+    assert_eq!(sniff_line("["), TraceFormat::OpenAi);
+    assert_eq!(sniff_line("{"), TraceFormat::OpenAi);
+    assert_eq!(sniff_line("1. look around"), TraceFormat::Text);
+    // A `.jsonl` file with chat lines is chat, not JSON Lines events.
+    let t = std::env::temp_dir().join(format!("trac-formats-{}.jsonl", std::process::id()));
+    std::fs::write(&t, "\n{\"role\": \"user\", \"content\": \"hi\"}\n").unwrap();
+    let mut r = open(&t).unwrap();
+    assert_eq!(r.format(), TraceFormat::OpenAi);
+    let ev = r.next().unwrap().unwrap();
+    assert_eq!((ev.role.as_deref(), ev.line), (Some("user"), 2));
+    std::fs::remove_file(&t).unwrap();
+    // A given format is used as is: chat lines read as JSON Lines events have no text.
+    let r = open_with(
+        &fixture("openai_sessions.jsonl"),
+        &ReadOptions {
+            format: Some(TraceFormat::Jsonl),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.format(), TraceFormat::Jsonl);
+    let evs: Vec<Event> = r.map(Result::unwrap).collect();
+    assert!(evs.iter().all(|e| e.role.is_none() && e.text().is_empty()));
+}
+
+#[test]
+fn malformed_arguments_and_unknown_records_are_errors_with_positions() {
+    let src = concat!(
+        "{\"role\": \"user\", \"content\": \"hi\"}\n",
+        "{\"role\": \"assistant\", \"tool_calls\": [{\"id\": \"1\", \"function\": {\"name\": \"update_x\", \"arguments\": \"{\\\"reservation_id\\\": \\\"A\\\"\"}}]}\n",
+        "{\"role\": \"assistant\", \"content\": \"ok\"}\n",
+        "{\"speaker\": \"bot\", \"text\": \"?\"}\n",
+    );
+    let items = read_src(src, &ReadOptions::default());
+    assert_eq!(items.len(), 4);
+    assert!(items[0].is_ok());
+    let e = items[1].as_ref().unwrap_err();
+    assert!(e.starts_with("t:2:1: tool call `update_x`: its `arguments` string is not valid JSON: EOF while parsing an object (at line 1 column 22 of the string)"), "{e}");
+    // Reading goes on; the next message is step 2.
+    assert_eq!(items[2].as_ref().unwrap().step, 2);
+    let e = items[3].as_ref().unwrap_err();
+    assert!(e.starts_with("t:4:1: unrecognized openai record"), "{e}");
+    assert!(e.ends_with("fields seen: speaker, text"), "{e}");
+    // A broken document: the error is at its position in the file.
+    let items = read_src(
+        "[\n {\"role\": \"user\",\n  \"content\": }\n]\n",
+        &ReadOptions::default(),
+    );
+    let e = items[0].as_ref().unwrap_err();
+    assert!(e.starts_with("t:3:14: expected value"), "{e}");
+}
+
+#[test]
+fn steps_per_turn() {
+    let r = open_with(
+        &fixture("openai_airline.json"),
+        &ReadOptions {
+            step_per: StepPer::Turn,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let turns: Vec<Event> = r.map(Result::unwrap).collect();
+    // Turns start at messages 1 (the first), 2, 6 and 9 (user messages).
+    assert_eq!(turns.len(), 4);
+    assert_eq!(roles(&turns), ["system", "user", "user", "user"]);
+    assert_eq!(
+        turns[2].fields["turn_roles"],
+        json!(["user", "assistant", "tool"])
+    );
+    assert!(!turns[0].fields.contains_key("turn_roles"));
+    let calls = |t: &Event| {
+        t.tool_calls
+            .iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls(&turns[1]), ["get_user_details"]);
+    assert_eq!(calls(&turns[2]), ["update_reservation_flights"]);
+    assert_eq!(calls(&turns[3]), ["update_reservation_baggages"]);
+    // A turn's input is its user message and tool results; its output the assistant's text.
+    assert!(turns[2]
+        .input
+        .as_deref()
+        .unwrap()
+        .starts_with("Actually wait"));
+    assert!(turns[2]
+        .input
+        .as_deref()
+        .unwrap()
+        .contains("\"status\": \"updated\""));
+    assert_eq!(
+        turns[3].output.as_deref(),
+        Some("Adding one bag now.\nDone: you are on HAT045 with one checked bag.")
+    );
+    assert_eq!(
+        turns.iter().map(|t| t.step).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+}
+
+#[test]
+fn rules_see_roles_tools_arguments_and_fields() {
+    let spec = airline();
+    let mut l = RuleLabeler::new(&spec).unwrap();
+    let (_, evs) = read_all("openai_airline.json");
+    let labels: Vec<Vec<String>> = evs.iter().map(|e| l.label(e, &[])).collect();
+    let at = |s: usize| labels[s - 1].join(" ");
+    assert_eq!(at(3), "lookup");
+    assert_eq!(at(7), "modify(zfa04y) write");
+    assert_eq!(at(9), "confirm");
+    assert_eq!(at(10), "modify(zfa04y) write text_with_call");
+    // `confirm` needs the user's role: the assistant's "Shall I proceed?" is not one.
+    assert_eq!(at(5), "");
+    // Tool results repeat the reservation id, but are not calls.
+    assert_eq!(at(8), "");
+    let (_, evs) = read_all("openai_sessions.jsonl");
+    assert_eq!(l.label(&evs[7], &[]), ["refusal"]);
+    assert_eq!(l.label(&evs[1], &[]), ["confirm"]);
+}
+
+#[test]
+fn tool_and_arg_leaves_speak_of_one_call() {
+    let src = r#"
+(
+  name: "t",
+  propositions: [
+    (name: "modify", param: Some("rid"), rule: Some(AllOf([Tool("update_*"), Arg(path: "$.reservation_id", capture: Some("rid"))]))),
+    (name: "flight", param: Some("f"), rule: Some(Arg(path: "$.flights[*].flight_number", pattern: Some("^HAT"), capture: Some("f")))),
+    (name: "model", param: Some("m"), rule: Some(Field("model", "(?P<m>gpt-\\w+)"))),
+    (name: "says_ok", rule: Some(Output(Words("ok")))),
+    (name: "saw_ok", rule: Some(Input(Words("ok")))),
+  ],
+  properties: [(id: "p", formula: "forall rid: G !modify(rid)")],
+)"#;
+    let spec = Spec::from_str(src, "t.ron").unwrap();
+    check_spec(&spec).unwrap();
+    let mut l = RuleLabeler::new(&spec).unwrap();
+    let ev = Event {
+        role: Some("assistant".into()),
+        input: Some("is it ok?".into()),
+        output: Some("fine".into()),
+        tool_calls: vec![
+            ToolCall {
+                id: None,
+                name: "get_reservation_details".into(),
+                arguments: json!({"reservation_id": "R1"}),
+            },
+            ToolCall {
+                id: None,
+                name: "update_reservation_flights".into(),
+                arguments: json!({"reservation_id": "R2", "flights": [{"flight_number": "HAT1"}, {"flight_number": "XY2"}, {"flight_number": "HAT3"}]}),
+            },
+        ],
+        fields: json!({"model": "gpt-4o", "n": 3})
+            .as_object()
+            .unwrap()
+            .clone(),
+        ..Event::default()
+    };
+    // `modify` holds for R2 only: R1 is an argument of a call that is not an update.
+    assert_eq!(
+        l.label(&ev, &[]),
+        [
+            "modify(r2)",
+            "flight(hat1)",
+            "flight(hat3)",
+            "model(gpt-4o)",
+            "saw_ok"
+        ]
+    );
+    // A text alone: structural leaves do not hold.
+    assert_eq!(l.label_text("ok"), ["says_ok", "saw_ok"]);
+}
+
+#[test]
+fn bad_structural_rules_are_spec_errors_with_positions() {
+    let src = "(\n  name: \"t\",\n  propositions: [\n    (name: \"m\", param: Some(\"rid\"), rule: Some(Arg(path: \"reservation_id\", capture: Some(\"rid\")))),\n    (name: \"n\", param: Some(\"x\"), rule: Some(AllOf([Role(\"user\"), Arg(path: \"$.a[\", capture: Some(\"y\"))]))),\n    (name: \"f\", rule: Some(Field(\"model\", \"gpt[\"))),\n  ],\n  properties: [(id: \"p\", formula: \"G !f\")],\n)";
+    let spec = Spec::from_str(src, "t.ron").unwrap();
+    let e = check_spec(&spec).unwrap_err().to_string();
+    assert!(e.contains("t.ron:4:58: proposition `m`: invalid argument path: a path starts with `$` at byte 0 of \"reservation_id\""), "{e}");
+    assert!(
+        e.contains("t.ron:5:77: proposition `n`: invalid argument path: unclosed `[` at byte 3"),
+        "{e}"
+    );
+    assert!(
+        e.contains("t.ron:6:43: proposition `f`: invalid regex: unclosed character class"),
+        "{e}"
+    );
+}
