@@ -4,6 +4,7 @@
 
 mod compile;
 mod llm;
+mod model;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde_json::json;
@@ -44,6 +45,8 @@ enum Command {
     /// accuracy, precision and recall, and per property the F1 of the audit's violations and
     /// satisfactions.
     LabelEval(llm::LabelEvalArgs),
+    /// The embedded model (run in process, no server): `trac model fetch` gets it.
+    Model(model::ModelCmd),
 }
 
 #[derive(clap::Args)]
@@ -97,6 +100,7 @@ fn main() -> ExitCode {
         Command::Audit(args) => audit(&args),
         Command::Compile(args) => compile::run(&args),
         Command::LabelEval(args) => llm::label_eval(&args),
+        Command::Model(cmd) => model::run(&cmd),
     }
 }
 
