@@ -58,17 +58,18 @@ pub fn run(cmd: &ModelCmd) -> ExitCode {
                 }
             }
         }
-        ModelAction::Path { cache_dir } => match trac_embed::fetch::find_model(cache_dir.as_deref())
-        {
-            Ok(p) => {
-                println!("{}", p.display());
-                ExitCode::SUCCESS
+        ModelAction::Path { cache_dir } => {
+            match trac_embed::fetch::find_model(cache_dir.as_deref()) {
+                Ok(p) => {
+                    println!("{}", p.display());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::from(2)
+                }
             }
-            Err(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-        },
+        }
     }
 }
 

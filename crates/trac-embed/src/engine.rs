@@ -121,8 +121,8 @@ pub fn load(path: &Path) -> Result<Loaded, ModelError> {
             path.display()
         )));
     }
-    let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
-        .map_err(|e| {
+    let model =
+        LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| {
             ModelError::Config(format!(
                 "{}: llama.cpp cannot load this model (is it a GGUF file?): {e}",
                 path.display()
@@ -256,7 +256,9 @@ impl<'m> Engine<'m> {
         if keep == 0 {
             self.ctx.clear_kv_cache();
         } else {
-            let _ = self.ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None);
+            let _ = self
+                .ctx
+                .clear_kv_cache_seq(Some(0), Some(keep as u32), None);
         }
         self.cached.truncate(keep);
         let mut pos = keep;
@@ -336,10 +338,13 @@ impl<'m> Engine<'m> {
             while generated < max_tokens {
                 if let Some(g) = grammar.as_mut() {
                     let mut arr = LlamaTokenDataArray::from_iter(
-                        logits
-                            .iter()
-                            .enumerate()
-                            .map(|(i, &l)| llama_cpp_2::token::data::LlamaTokenData::new(LlamaToken(i as i32), l, 0.0)),
+                        logits.iter().enumerate().map(|(i, &l)| {
+                            llama_cpp_2::token::data::LlamaTokenData::new(
+                                LlamaToken(i as i32),
+                                l,
+                                0.0,
+                            )
+                        }),
                         false,
                     );
                     arr.apply_sampler(g);
@@ -347,20 +352,14 @@ impl<'m> Engine<'m> {
                         logits[d.id().0 as usize] = d.logit();
                     }
                 }
-                let Some(t) = sample::choose(&logits, req.temperature, req.top_p, &mut rng)
-                else {
+                let Some(t) = sample::choose(&logits, req.temperature, req.top_p, &mut rng) else {
                     finish = "stop";
                     break;
                 };
                 let tok = LlamaToken(t as i32);
                 if let Some(k) = req.logprobs {
                     let lp = sample::log_softmax(&logits);
-                    let mut top: Vec<(usize, f64)> = Vec::new();
-                    if k > 0 {
-                        let mut idx: Vec<usize> = (0..lp.len()).collect();
-                        idx.sort_by(|a, b| lp[*b].total_cmp(&lp[*a]).then(a.cmp(b)));
-                        top = idx.into_iter().take(k as usize).map(|i| (i, lp[i])).collect();
-                    }
+                    let top = sample::top_k(&lp, k as usize);
                     lps.push(TokenLogprob {
                         token: String::from_utf8_lossy(&self.piece(tok)).into_owned(),
                         logprob: lp[t],
@@ -468,11 +467,11 @@ impl<'m> Engine<'m> {
                 let mut lp = first[c[0].0 as usize];
                 if c.len() > 1 {
                     let mut seq = p.clone();
-                    for j in 1..c.len() {
-                        seq.push(c[j - 1]);
+                    for w in c.windows(2) {
+                        seq.push(w[0]);
                         let l = self.eval(&seq, seq.len() - 1, &name)?;
                         usage.prompt_tokens += 1;
-                        lp += sample::log_softmax(&l)[c[j].0 as usize];
+                        lp += sample::log_softmax(&l)[w[1].0 as usize];
                     }
                 }
                 row.push(lp);

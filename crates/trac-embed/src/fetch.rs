@@ -57,7 +57,9 @@ pub enum FetchError {
         message: String,
     },
     /// The model file is not there (`trac model fetch` was not run).
-    #[error("the embedded model is not at {path}: run `trac model fetch` (or give --model gguf:PATH)")]
+    #[error(
+        "the embedded model is not at {path}: run `trac model fetch` (or give --model gguf:PATH)"
+    )]
     Missing {
         /// Where it was looked for.
         path: PathBuf,
@@ -87,7 +89,11 @@ pub fn model_dir(flag: Option<&Path>) -> Result<PathBuf, FetchError> {
     if let Some(d) = flag {
         return Ok(d.to_path_buf());
     }
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(d) = var(MODEL_DIR_ENV) {
         return Ok(d);
     }
@@ -286,7 +292,10 @@ mod tests {
         );
         // Wrong size: a check error naming both sizes.
         let e = verify(&p).unwrap_err().to_string();
-        assert!(e.contains("3 bytes") && e.contains(&MODEL_SIZE.to_string()), "{e}");
+        assert!(
+            e.contains("3 bytes") && e.contains(&MODEL_SIZE.to_string()),
+            "{e}"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 

@@ -25,7 +25,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::sync::Mutex;
 use trac_llm::model::UsageCounter;
-use trac_llm::{ChatModel, ChatRequest, ChatResponse, ModelError, ScoreRequest, ScoreResponse, Usage};
+use trac_llm::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, ScoreRequest, ScoreResponse, Usage,
+};
 
 /// The `--model` value naming the default embedded model (labeling by scoring).
 pub const LOCAL: &str = "local";
@@ -82,7 +84,10 @@ pub fn resolve(model: &str, model_dir: Option<&Path>) -> Result<Option<LocalMode
 
 enum Job {
     Complete(ChatRequest, mpsc::Sender<Result<ChatResponse, ModelError>>),
-    Score(ScoreRequest, mpsc::Sender<Result<ScoreResponse, ModelError>>),
+    Score(
+        ScoreRequest,
+        mpsc::Sender<Result<ScoreResponse, ModelError>>,
+    ),
 }
 
 /// A GGUF model run in process (see the [crate docs](crate)).
@@ -114,7 +119,11 @@ impl EmbeddedModel {
     ///
     /// Errors: the file is missing or not a model llama.cpp loads, the context cannot be
     /// allocated.
-    pub fn load(path: &Path, scoring: bool, config: EngineConfig) -> Result<EmbeddedModel, ModelError> {
+    pub fn load(
+        path: &Path,
+        scoring: bool,
+        config: EngineConfig,
+    ) -> Result<EmbeddedModel, ModelError> {
         let (tx, rx) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<ModelInfo, ModelError>>();
         let p = path.to_path_buf();
@@ -151,7 +160,10 @@ impl EmbeddedModel {
             })
             .map_err(|e| ModelError::Config(format!("cannot start the inference thread: {e}")))?;
         let info = ready_rx.recv().map_err(|_| {
-            ModelError::Config(format!("{}: the inference thread died while loading", path.display()))
+            ModelError::Config(format!(
+                "{}: the inference thread died while loading",
+                path.display()
+            ))
         })??;
         Ok(EmbeddedModel {
             name: format!("{} ({})", info.name, path.display()),
@@ -239,7 +251,10 @@ mod tests {
             })
         );
         assert_eq!(
-            resolve("gguf-json:/m/a.gguf", None).unwrap().unwrap().scoring,
+            resolve("gguf-json:/m/a.gguf", None)
+                .unwrap()
+                .unwrap()
+                .scoring,
             false
         );
         assert!(resolve("gguf:", None).unwrap_err().contains("path"));
@@ -250,10 +265,17 @@ mod tests {
 
     #[test]
     fn a_missing_or_bad_file_is_a_clear_error() {
-        let e = EmbeddedModel::load(Path::new("/nonexistent/m.gguf"), true, EngineConfig::default())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("/nonexistent/m.gguf") && e.contains("no such model file"), "{e}");
+        let e = EmbeddedModel::load(
+            Path::new("/nonexistent/m.gguf"),
+            true,
+            EngineConfig::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("/nonexistent/m.gguf") && e.contains("no such model file"),
+            "{e}"
+        );
         let p = std::env::temp_dir().join(format!("trac-embed-bad-{}.gguf", std::process::id()));
         std::fs::write(&p, b"GGUF but not really").unwrap();
         let e = EmbeddedModel::load(&p, true, EngineConfig::default())

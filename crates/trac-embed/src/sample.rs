@@ -16,7 +16,13 @@ pub fn log_softmax(logits: &[f32]) -> Vec<f64> {
     }
     let z: f64 = logits
         .iter()
-        .map(|&x| if x.is_finite() { (x as f64 - m).exp() } else { 0.0 })
+        .map(|&x| {
+            if x.is_finite() {
+                (x as f64 - m).exp()
+            } else {
+                0.0
+            }
+        })
         .sum();
     let lz = m + z.ln();
     logits
@@ -55,7 +61,7 @@ pub fn choose(
     top_p: Option<f32>,
     rng: &mut fastrand::Rng,
 ) -> Option<usize> {
-    if !(temperature > 0.0) {
+    if temperature.is_nan() || temperature <= 0.0 {
         return argmax(logits);
     }
     let scaled: Vec<f32> = logits.iter().map(|&x| x / temperature).collect();
@@ -93,8 +99,34 @@ pub fn choose(
     cands.last().map(|c| c.0)
 }
 
+/// The `k` largest finite values of `xs` with their indices, largest first (the lower index
+/// first among equals). O(V·k): for the few alternatives of a token's log-probabilities.
+pub fn top_k(xs: &[f64], k: usize) -> Vec<(usize, f64)> {
+    let mut top: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
+    if k == 0 {
+        return top;
+    }
+    for (i, &x) in xs.iter().enumerate() {
+        if !x.is_finite() || (top.len() == k && x <= top[k - 1].1) {
+            continue;
+        }
+        let at = top.iter().position(|&(_, y)| x > y).unwrap_or(top.len());
+        top.insert(at, (i, x));
+        top.truncate(k);
+    }
+    top
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn top_k_is_the_largest_first() {
+        let xs = [0.5, 3.0, f64::NEG_INFINITY, 3.0, -1.0, 2.0];
+        assert_eq!(super::top_k(&xs, 3), [(1, 3.0), (3, 3.0), (5, 2.0)]);
+        assert_eq!(super::top_k(&xs, 0), []);
+        assert_eq!(super::top_k(&xs, 10).len(), 5);
+    }
+
     use super::*;
 
     #[test]

@@ -43,7 +43,10 @@ fn the_model_loads_with_its_metadata() {
     let info = m.info();
     assert!(info.name.to_lowercase().contains("smollm2"), "{info:?}");
     // 135M parameters (within 10%), a 49152-token vocabulary.
-    assert!((120_000_000..150_000_000).contains(&info.n_params), "{info:?}");
+    assert!(
+        (120_000_000..150_000_000).contains(&info.n_params),
+        "{info:?}"
+    );
     assert_eq!(info.n_vocab, 49152);
 }
 
@@ -143,7 +146,9 @@ fn scoring_is_deterministic_and_evaluates_the_shared_prefix_once() {
     .map(|q| {
         vec![
             Message::system(trac_llm::scoring::SYSTEM),
-            Message::user(format!("{ctx}\n\nQuestion: at the step to label, {q}? Answer yes or no.")),
+            Message::user(format!(
+                "{ctx}\n\nQuestion: at the step to label, {q}? Answer yes or no."
+            )),
         ]
     })
     .collect();
@@ -159,7 +164,10 @@ fn scoring_is_deterministic_and_evaluates_the_shared_prefix_once() {
     for row in &a.logprobs {
         assert_eq!(row.len(), 4);
         let mass: f64 = row.iter().map(|l| l.exp()).sum();
-        assert!(row.iter().all(|l| *l <= 0.0) && mass <= 1.0 + 1e-9, "{row:?}");
+        assert!(
+            row.iter().all(|l| *l <= 0.0) && mass <= 1.0 + 1e-9,
+            "{row:?}"
+        );
     }
     // One prompt alone costs its whole length; three together cost less than three alone.
     let singles: u64 = prompts
@@ -188,7 +196,10 @@ fn textworld_steps(n: usize) -> Option<Vec<Event>> {
     let p = root().join("../shared/data/paper-traces/textworld/out1.txt");
     if !p.exists() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true and the shared traces are missing at {}", p.display());
+            panic!(
+                "CI=true and the shared traces are missing at {}",
+                p.display()
+            );
         }
         eprintln!("skipped: the shared traces are not at {}", p.display());
         return None;
@@ -205,8 +216,10 @@ fn textworld_steps(n: usize) -> Option<Vec<Event>> {
 #[test]
 fn scoring_labels_a_shared_textworld_log_validly_and_deterministically() {
     let Some(m) = model() else { return };
-    let Some(events) = textworld_steps(6) else { return };
-    let spec = Spec::from_path(root().join("examples/specs/textworld.ron")).unwrap();
+    let Some(events) = textworld_steps(6) else {
+        return;
+    };
+    let spec = Spec::from_path(&root().join("examples/specs/textworld.ron")).unwrap();
     let labeler = LlmLabeler::new(
         m.clone() as Arc<dyn ChatModel>,
         spec.propositions.clone(),
@@ -224,7 +237,10 @@ fn scoring_labels_a_shared_textworld_log_validly_and_deterministically() {
             names
         );
         for s in &a {
-            assert!((0.0..=1.0).contains(&s.p_yes) && s.confidence() >= 0.5, "{s:?}");
+            assert!(
+                (0.0..=1.0).contains(&s.p_yes) && s.confidence() >= 0.5,
+                "{s:?}"
+            );
             let parametric = spec
                 .propositions
                 .iter()

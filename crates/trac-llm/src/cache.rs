@@ -155,7 +155,10 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         self.inner.can_score()
     }
 
-    fn score(&self, req: &crate::model::ScoreRequest) -> Result<crate::model::ScoreResponse, ModelError> {
+    fn score(
+        &self,
+        req: &crate::model::ScoreRequest,
+    ) -> Result<crate::model::ScoreResponse, ModelError> {
         self.inner.score(req)
     }
 }

@@ -130,7 +130,11 @@ impl ScoringLabeler {
     /// The scores of every proposition at `event` (`history`: earlier steps of its session).
     ///
     /// Errors: the model failed; the failure names the step.
-    pub fn score_step(&self, event: &Event, history: &[Event]) -> Result<Vec<PropScore>, LabelFailure> {
+    pub fn score_step(
+        &self,
+        event: &Event,
+        history: &[Event],
+    ) -> Result<Vec<PropScore>, LabelFailure> {
         score_step(&self.inner, &self.config, event, history)
     }
 
@@ -258,7 +262,9 @@ pub fn score_step(
     };
     let model = labeler.model();
     let resp = model.score(&req).map_err(|e| fail(e.to_string()))?;
-    if resp.logprobs.len() != props.len() || resp.logprobs.iter().any(|l| l.len() != req.choices.len()) {
+    if resp.logprobs.len() != props.len()
+        || resp.logprobs.iter().any(|l| l.len() != req.choices.len())
+    {
         return Err(fail(format!(
             "model `{}` answered {} score row(s) for {} proposition(s)",
             model.name(),
@@ -285,8 +291,16 @@ pub fn score_step(
                     ..ChatRequest::default()
                 };
                 let r = model.complete(&req).map_err(|e| fail(e.to_string()))?;
-                let text = r.choices.into_iter().next().map(|c| c.content).unwrap_or_default();
-                let v = normalize_value(text.trim().trim_matches(['"', '\'', '`']), labeler.case_sensitive());
+                let text = r
+                    .choices
+                    .into_iter()
+                    .next()
+                    .map(|c| c.content)
+                    .unwrap_or_default();
+                let v = normalize_value(
+                    text.trim().trim_matches(['"', '\'', '`']),
+                    labeler.case_sensitive(),
+                );
                 (!v.is_empty()).then_some(v)
             }
             _ => None,
