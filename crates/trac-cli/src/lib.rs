@@ -10,6 +10,7 @@
 
 mod compile;
 mod llm;
+mod model;
 mod report;
 mod run;
 
@@ -53,6 +54,8 @@ enum Command {
     /// accuracy, precision and recall, and per property the F1 of the audit's violations and
     /// satisfactions.
     LabelEval(llm::LabelEvalArgs),
+    /// The embedded model (run in process, no server): `trac model fetch` gets it.
+    Model(model::ModelCmd),
     /// Run an LLM agent in an environment under the monitors (TRAC_P+I): predict violations
     /// within k steps and intervene (resample, inject, switch, shield); summaries per run and
     /// over runs, and a JSON Lines log that `trac audit` re-audits.
@@ -178,6 +181,7 @@ pub fn main() -> ExitCode {
         Command::Audit(args) => audit(&args),
         Command::Compile(args) => compile::run(&args),
         Command::LabelEval(args) => llm::label_eval(&args),
+        Command::Model(cmd) => model::run(&cmd),
         Command::Run(args) => run::run(&args),
     }
 }

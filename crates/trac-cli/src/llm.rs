@@ -58,8 +58,10 @@ pub enum FormatFlag {
 /// How to reach a model, and how to ask it.
 #[derive(clap::Args, Clone, Default)]
 pub struct ModelArgs {
-    /// The model: a name served at --base-url (e.g. `gpt-4o-mini`), or `cmd:PROGRAM ARGS...`
-    /// for a child process speaking chat-completions JSON lines on stdin/stdout.
+    /// The model: a name served at --base-url (e.g. `gpt-4o-mini`), `cmd:PROGRAM ARGS...`
+    /// for a child process speaking chat-completions JSON lines on stdin/stdout, or an embedded
+    /// model run in process: `local` (the default; fetched by `trac model fetch`; labels by
+    /// scoring yes/no), `local-json` (labels by generating JSON), `gguf:PATH`, `gguf-json:PATH`.
     #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1,
@@ -246,10 +248,7 @@ impl Labeling {
             }
             return Ok(Labeling { active: None });
         }
-        let model = match (&setup.opts, needs_model) {
-            (Some(o), true) => Some(trac_llm::open_model(o).map_err(|e| e.to_string())?),
-            _ => None,
-        };
+        let model = crate::model::open_if_needed(setup.opts.as_ref(), needs_model)?;
         let labeler = HybridLabeler::new(&spec_refs, mode, model.clone(), &setup.config, true)?;
         Ok(Labeling {
             active: Some(Active {
@@ -399,10 +398,7 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         (None, Some(_)) => LabelerMode::Llm,
         (None, None) => LabelerMode::Rules,
     };
-    let model = match (&setup.opts, mode.needs_model(&spec_refs)) {
-        (Some(o), true) => Some(trac_llm::open_model(o).map_err(|e| e.to_string())?),
-        _ => None,
-    };
+    let model = crate::model::open_if_needed(setup.opts.as_ref(), mode.needs_model(&spec_refs))?;
     let candidate = Arc::new(HybridLabeler::new(
         &spec_refs,
         mode,

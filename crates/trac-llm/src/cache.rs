@@ -149,4 +149,16 @@ impl<M: ChatModel> ChatModel for CachedModel<M> {
         u.cache_hits += self.hits.load(Ordering::Relaxed);
         u
     }
+
+    /// Scores are not cached (a scoring model runs in process): forwarded to the inner model.
+    fn can_score(&self) -> bool {
+        self.inner.can_score()
+    }
+
+    fn score(
+        &self,
+        req: &crate::model::ScoreRequest,
+    ) -> Result<crate::model::ScoreResponse, ModelError> {
+        self.inner.score(req)
+    }
 }

@@ -226,6 +226,11 @@ steps are context. Answer with one JSON object and nothing else."
         &self.schema
     }
 
+    /// Whether values are compared case-sensitively (the spec's setting).
+    pub fn case_sensitive(&self) -> bool {
+        self.case_sensitive
+    }
+
     fn render_event(&self, e: &Event) -> String {
         let text = match (&e.input, &e.output) {
             (Some(i), Some(o)) if !i.trim().is_empty() => {
@@ -351,6 +356,12 @@ steps are context. Answer with one JSON object and nothing else."
         if self.props.is_empty() {
             return Ok(Vec::new());
         }
+        if self.model.can_score() {
+            // A model with access to its logits labels by scoring yes/no answers.
+            let config = crate::scoring::ScoringConfig::default();
+            return crate::scoring::score_step(self, &config, event, history)
+                .map(|s| crate::scoring::labels_of(&s));
+        }
         let mut messages = self.messages(event, history);
         let mut last_error = String::new();
         for attempt in 0..=self.config.answer_retries {
@@ -468,7 +479,7 @@ fn read_values(v: &Value) -> Option<Vec<String>> {
 
 /// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; parentheses become
 /// spaces (label names cannot hold them).
-fn normalize(v: &str, case_sensitive: bool) -> String {
+pub(crate) fn normalize(v: &str, case_sensitive: bool) -> String {
     let v = v.replace(['(', ')'], " ");
     let joined = v.split_whitespace().collect::<Vec<_>>().join(" ");
     if case_sensitive {

