@@ -492,10 +492,11 @@ impl Auditor {
             }
         }
         // `RuleLabeler::label` = its rules' labels, then the event's own (inserted above).
+        // Each rule labeler reads the whole event: its text and, for structural rules (`Role`,
+        // `Tool`, `Arg`, `Field`), its role, tool calls and fields.
         if self.text_rules {
-            let text = event.text();
             for l in self.labelers.iter() {
-                for label in l.label_text(text) {
+                for label in l.label_event(event) {
                     labels.insert(label);
                 }
             }
