@@ -56,7 +56,10 @@ fn short_textworld(n: usize) -> Option<PathBuf> {
         return None;
     };
     let lines: Vec<&str> = all.lines().take(n).collect();
-    let p = temp_dir("trace").join("short.txt");
+    // One directory per call: tests run in parallel threads of one process (same pid).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let k = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = temp_dir(&format!("trace{k}")).join("short.txt");
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
     Some(p)
 }
