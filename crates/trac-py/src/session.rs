@@ -415,7 +415,10 @@ mod tests {
     #[test]
     fn sessions_are_separate_traces_with_their_own_end_records() {
         let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G !bad"])]);
-        let opts = AuditOptions::default();
+        let opts = AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        };
         let ev = |s: &str, ls: &[&str], i| {
             let mut e = event_from_labels(ls.iter().map(|x| x.to_string()).collect(), i);
             e.session = Some(s.to_string());
@@ -457,7 +460,10 @@ mod tests {
     #[test]
     fn a_trace_error_keeps_the_verdicts_before_it_and_marks_the_end_records() {
         let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G !bad"])]);
-        let opts = AuditOptions::default();
+        let opts = AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        };
         let bad = event_from_json("{\"labels\": 3}", "mem", 2).map(|(e, _)| e);
         let err = bad.clone().unwrap_err();
         assert_eq!(err.line, 2);
@@ -476,7 +482,10 @@ mod tests {
     #[test]
     fn an_empty_trace_and_one_never_understood_are_not_audited() {
         let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G !bad"])]);
-        let opts = AuditOptions::default();
+        let opts = AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        };
         let out = audit_events(specs.clone(), opts.clone(), "e", Vec::new()).unwrap();
         assert_eq!(
             out.not_audited.as_deref(),
@@ -510,9 +519,16 @@ mod tests {
     #[test]
     fn a_spec_that_cannot_be_monitored_is_a_failure() {
         let specs: Arc<[CheckedSpec]> = Arc::new([spec(&["G a"]), spec(&["G b"])]);
-        let err = FileAudit::new(specs, AuditOptions::default(), "x")
-            .err()
-            .unwrap();
+        let err = FileAudit::new(
+            specs,
+            AuditOptions {
+                compiler: Some(trac_compile::Compiler::shared()),
+                ..AuditOptions::default()
+            },
+            "x",
+        )
+        .err()
+        .unwrap();
         assert!(matches!(err, AuditFailure::Spec(m) if m.contains("duplicate property id")));
     }
 }
