@@ -703,9 +703,10 @@ impl HybridLabeler {
         } else {
             Vec::new()
         };
-        let text = event.text();
         for s in &self.specs {
-            let rule_labels = s.rules.label_text(text);
+            // The whole event: structural rules (`Role`, `Tool`, `Arg`, `Field`) read more than
+            // its text.
+            let rule_labels = s.rules.label_event(event);
             let llm_labels = match &s.llm {
                 Some(l) => l.label_step(event, history)?,
                 None => Vec::new(),
