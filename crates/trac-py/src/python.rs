@@ -112,7 +112,8 @@ fn engine(name: &str) -> PyResult<(Engine, Option<Arc<dyn TableCompiler>>)> {
     Ok(match name {
         "compiled" => (Engine::Compiled, Some(cache)),
         "progression" => (Engine::Progression, None),
-        "complete-progression" => (Engine::CompleteProgression, None),
+        // Complete progression asks the compiler for its verdict oracle.
+        "complete-progression" => (Engine::CompleteProgression, Some(cache)),
         "cross-check" => (Engine::CrossCheck, Some(cache)),
         other => {
             return Err(PyValueError::new_err(format!(

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use trac_compile::{compile, CompileOptions, Minimize};
-use trac_runtime::engine::TableCompiler;
+use trac_runtime::engine::{TableCompiler, VerdictOracle};
 use trac_runtime::table::Table;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
@@ -120,6 +120,11 @@ impl TableCompiler for TableCache {
         let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
         Ok(self.lock().entry(key).or_insert(Arc::new(c.table)).clone())
     }
+
+    /// Complete progression's verdict oracle: the compiler's satisfiability checker.
+    fn oracle(&self) -> Option<&dyn VerdictOracle> {
+        Some(&trac_compile::SatOracle)
+    }
 }
 
 /// A compiler that records the keys of the tables asked for (to export those a spec uses).
@@ -158,6 +163,10 @@ impl TableCompiler for Recording {
             keys.push(key);
         }
         Ok(t)
+    }
+
+    fn oracle(&self) -> Option<&dyn VerdictOracle> {
+        self.inner.oracle()
     }
 }
 

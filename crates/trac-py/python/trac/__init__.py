@@ -113,6 +113,11 @@ class Verdict:
     """TRAC_R: the residual the property restarted with."""
     witness: List[WitnessStep] = field(default_factory=list)
     """The steps since the property's (re)start that changed its residual."""
+    log_step: Optional[int] = None
+    """The step number the log itself gives the verdict step (``Step: 12`` in a text log, a
+    ``step`` field in JSON Lines); None when the log gives none."""
+    timestamp: Optional[str] = None
+    """The timestamp the log gives the verdict step, as written; None when it gives none."""
 
     end: ClassVar[bool] = False
 
@@ -127,11 +132,14 @@ class Verdict:
             residual=d["residual"],
             restarted_with=d["restarted_with"],
             witness=[WitnessStep(**w) for w in d["witness"]],
+            log_step=d.get("log_step"),
+            timestamp=d.get("timestamp"),
         )
 
     def to_dict(self) -> Dict[str, Any]:
-        """The JSON Lines object (fields in the README's schema order)."""
-        return {
+        """The JSON Lines object (fields in the README's schema order; ``log_step`` and
+        ``timestamp`` only when the log gives them, as the CLI writes them)."""
+        d = {
             "trace": self.trace,
             "property": self.property,
             "step": self.step,
@@ -141,6 +149,11 @@ class Verdict:
             "restarted_with": self.restarted_with,
             "witness": [w.to_dict() for w in self.witness],
         }
+        if self.log_step is not None:
+            d["log_step"] = self.log_step
+        if self.timestamp is not None:
+            d["timestamp"] = self.timestamp
+        return d
 
     def to_json(self) -> str:
         """The JSON Lines line, byte for byte as the CLI writes it (compact, keys sorted)."""
@@ -251,6 +264,8 @@ _COLUMNS = (
     "residual",
     "restarted_with",
     "witness",
+    "log_step",
+    "timestamp",
     "error",
     "steps",
     "violations",
@@ -335,6 +350,8 @@ class Records(List[Record]):
                 ("residual", pa.string()),
                 ("restarted_with", pa.string()),
                 ("witness", witness),
+                ("log_step", pa.int64()),
+                ("timestamp", pa.string()),
                 ("error", pa.string()),
                 ("steps", pa.int64()),
                 ("violations", pa.int64()),
