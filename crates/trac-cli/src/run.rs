@@ -49,7 +49,8 @@ pub struct RunArgs {
     /// Repeatable.
     #[arg(long = "spec", value_name = "FILE", required = true)]
     specs: Vec<PathBuf>,
-    /// The agent's model: a name served at --base-url, or `cmd:PROGRAM ARGS...`.
+    /// The agent's model: a name served at --base-url, `cmd:PROGRAM ARGS...`, or the embedded
+    /// model (`local`, `gguf:PATH`; fetched by `trac model fetch`).
     #[arg(long, value_name = "MODEL")]
     model: String,
     /// Base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).
@@ -205,7 +206,7 @@ fn setup(a: &RunArgs) -> Result<Setup, String> {
         o.cache = a.cache.clone();
         o.timeout = Duration::from_secs_f64(a.timeout);
         o.retry.max_retries = a.max_retries;
-        trac_llm::open_model(&o).map_err(|e| e.to_string())
+        crate::model::open_model(&o).map_err(|e| e.to_string())
     };
     let agent = open(&a.model)?;
     let substitute = match &a.substitute_model {
