@@ -130,7 +130,15 @@ fn textworld_adapter_runs_the_loop() {
     let game = dir.join("cook.z8");
     let tw_make = py.parent().unwrap().join("tw-make");
     let out = Command::new(&tw_make)
-        .args(["tw-cooking", "--recipe", "2", "--take", "2", "--cut", "--open"])
+        .args([
+            "tw-cooking",
+            "--recipe",
+            "2",
+            "--take",
+            "2",
+            "--cut",
+            "--open",
+        ])
         .args(["--go", "1", "--seed", "3", "--output"])
         .arg(&game)
         .output()
@@ -141,7 +149,11 @@ fn textworld_adapter_runs_the_loop() {
         String::from_utf8_lossy(&out.stderr)
     );
     let s = spec("textworld.ron");
-    let adapter = format!("{} {}", quote(&py), shlex_quote(&script("textworld_env.py")));
+    let adapter = format!(
+        "{} {}",
+        quote(&py),
+        shlex_quote(&script("textworld_env.py"))
+    );
     let env_cmd = format!("{adapter} env --game {}", quote(&game));
     let agent = format!("{adapter} agent --game {} --p 0", quote(&game));
 
@@ -167,7 +179,10 @@ fn textworld_adapter_runs_the_loop() {
                 && item(actions[i], "take ") != item(actions[i + 1], "examine ")
         })
         .count();
-    assert!(expected > 0, "the walkthrough takes without examining: {actions:?}");
+    assert!(
+        expected > 0,
+        "the walkthrough takes without examining: {actions:?}"
+    );
     assert_eq!(count(&r, "R1"), expected, "{actions:?}");
     assert_eq!(count(&r, "R3") + count(&r, "R4"), 0, "{actions:?}");
 
