@@ -114,3 +114,28 @@ fn trucks5_needs_samples_at_every_step() {
         assert_eq!(only_a1.min_steps, Some(1), "step {}", st.step);
     }
 }
+
+/// TextWorld's knife rule is a deadline: before the knife is taken, ⊥ is 5 steps away (take the
+/// knife, then four steps without a cut), so its risk within `k ≤ 4` steps is exactly 0; R1 is
+/// two steps from ⊥ (a take, then no examine), R3 and R4 one.
+#[test]
+fn textworld_knife_rule_is_exactly_safe_within_four_steps() {
+    use trac_agent::{Supervisor, SupervisorOptions};
+    let s = spec("examples/specs/textworld.ron");
+    let sup = Supervisor::new(std::slice::from_ref(&s), &SupervisorOptions::default()).unwrap();
+    let none = |_: &str| None;
+    for k in 1..=6u32 {
+        let ex = sup.exact(k, &none);
+        let r2 = ex.iter().find(|e| e.property == "R2").unwrap();
+        assert_eq!(r2.min_steps, Some(5), "k = {k}");
+        assert_eq!(r2.risk, (k <= 4).then_some(0.0), "k = {k}");
+        // R1 (take an item, examine it next) fails at the earliest one step after a take.
+        let r1 = ex.iter().find(|e| e.property == "R1").unwrap();
+        assert_eq!(r1.min_steps, Some(2), "k = {k}");
+        assert_eq!(r1.risk, (k == 1).then_some(0.0), "k = {k}");
+        for id in ["R3", "R4"] {
+            let e = ex.iter().find(|e| e.property == id).unwrap();
+            assert_eq!((e.risk, e.min_steps), (None, Some(1)), "{id}, k = {k}");
+        }
+    }
+}
