@@ -52,7 +52,7 @@ fn spec(name: &str) -> CheckedSpec {
 }
 
 fn model(cmd: &str) -> Arc<dyn ChatModel> {
-    let mut o = ModelOptions::new(&format!("cmd:{cmd}"));
+    let mut o = ModelOptions::new(format!("cmd:{cmd}"));
     o.timeout = Duration::from_secs(120);
     trac_llm::open_model(&o).unwrap()
 }
