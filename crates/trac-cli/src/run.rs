@@ -49,8 +49,10 @@ pub struct RunArgs {
     /// Repeatable.
     #[arg(long = "spec", value_name = "FILE", required = true)]
     specs: Vec<PathBuf>,
-    /// The agent's model: a name served at --base-url, or `cmd:PROGRAM ARGS...`.
-    #[arg(long, value_name = "MODEL")]
+    /// The agent's model (also the sampling predictor's): a name served at --base-url,
+    /// `cmd:PROGRAM ARGS...`, or an embedded model run in process: `local` (the default;
+    /// fetched by `trac model fetch`), `gguf:PATH`.
+    #[arg(long, value_name = "MODEL", default_value = crate::model::DEFAULT_MODEL)]
     model: String,
     /// Base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).
     #[arg(long, value_name = "URL")]
@@ -205,7 +207,7 @@ fn setup(a: &RunArgs) -> Result<Setup, String> {
         o.cache = a.cache.clone();
         o.timeout = Duration::from_secs_f64(a.timeout);
         o.retry.max_retries = a.max_retries;
-        trac_llm::open_model(&o).map_err(|e| e.to_string())
+        crate::model::open_model(&o).map_err(|e| e.to_string())
     };
     let agent = open(&a.model)?;
     let substitute = match &a.substitute_model {
