@@ -256,7 +256,8 @@ fn a_trucks_run_with_the_local_model_completes_and_repeats_for_a_seed() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(steps.len(), 2, "{log}");
+    // At most 2 steps (fewer only if the agent ends the episode, e.g. answers DONE).
+    assert!((1..=2).contains(&steps.len()), "{log}");
     for s in &steps {
         assert!(s["output"].is_string(), "{s}");
         assert!(s["labels"].is_array(), "{s}");
