@@ -49,9 +49,10 @@ pub struct RunArgs {
     /// Repeatable.
     #[arg(long = "spec", value_name = "FILE", required = true)]
     specs: Vec<PathBuf>,
-    /// The agent's model: a name served at --base-url, `cmd:PROGRAM ARGS...`, or the embedded
-    /// model (`local`, `gguf:PATH`; fetched by `trac model fetch`).
-    #[arg(long, value_name = "MODEL")]
+    /// The agent's model (also the sampling predictor's): a name served at --base-url,
+    /// `cmd:PROGRAM ARGS...`, or an embedded model run in process: `local` (the default;
+    /// fetched by `trac model fetch`), `gguf:PATH`.
+    #[arg(long, value_name = "MODEL", default_value = crate::model::DEFAULT_MODEL)]
     model: String,
     /// Base URL of an OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1).
     #[arg(long, value_name = "URL")]

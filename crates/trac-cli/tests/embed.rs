@@ -103,6 +103,13 @@ fn audit_with_the_local_model_labels_and_reports() {
         let props = l["labels"].as_array().unwrap();
         assert_eq!(props.len(), 5, "{l}");
         assert!(props.iter().all(|p| p["by"] == "llm"), "{l}");
+        // The scoring labeler's confidence in each value shown, a probability.
+        assert!(
+            props.iter().all(|p| p["confidence"]
+                .as_f64()
+                .is_some_and(|c| (0.0..=1.0).contains(&c))),
+            "{l}"
+        );
     }
     let err = text(&o.stderr);
     assert!(
@@ -205,4 +212,69 @@ fn a_missing_model_is_a_usage_error_naming_the_fetch_command() {
         "{}",
         text(&o.stderr)
     );
+}
+
+/// `trac run --env trucks` with the embedded model as the agent and as the sampling predictor's
+/// sampler: a few steps complete, the predictor's samples come from the model, and the same
+/// seed gives the same run log (sampling with temperature, seeded).
+#[test]
+fn a_trucks_run_with_the_local_model_completes_and_repeats_for_a_seed() {
+    let Some(_) = fetched_model() else { return };
+    let dir = temp_dir("run");
+    let run = |log: &Path| {
+        trac(&[
+            "run",
+            "--env",
+            "trucks",
+            "--spec",
+            "examples/specs/trucks-5.ron",
+            "--model",
+            "local",
+            "--predict",
+            "k=1,n=2",
+            "--max-steps",
+            "2",
+            "--max-tokens",
+            "16",
+            "--seed",
+            "3",
+            "--log",
+            log.to_str().unwrap(),
+            "--quiet",
+        ])
+    };
+    let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
+    let o = run(&a);
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "exit {:?}: {}",
+        o.status.code(),
+        text(&o.stderr)
+    );
+    let log = std::fs::read_to_string(&a).unwrap();
+    let steps: Vec<serde_json::Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // At most 2 steps (fewer only if the agent ends the episode, e.g. answers DONE).
+    assert!((1..=2).contains(&steps.len()), "{log}");
+    for s in &steps {
+        assert!(s["output"].is_string(), "{s}");
+        assert!(s["labels"].is_array(), "{s}");
+        // Properties the exact look-ahead does not decide are estimated from samples of the
+        // model's continuations.
+        let risks = s["risks"].as_array().unwrap();
+        assert!(
+            risks.iter().any(|r| r["samples"].as_u64() == Some(2)),
+            "{s}"
+        );
+    }
+    let o2 = run(&b);
+    assert_eq!(o2.status.code(), o.status.code(), "{}", text(&o2.stderr));
+    assert_eq!(
+        std::fs::read_to_string(&b).unwrap(),
+        log,
+        "same seed, same run"
+    );
+    assert_eq!(text(&o2.stdout), text(&o.stdout));
 }

@@ -50,7 +50,10 @@ pub struct EngineConfig {
     pub n_ctx: u32,
     /// Tokens evaluated per llama.cpp batch. Default 512.
     pub n_batch: u32,
-    /// CPU threads. Default: the available parallelism, at most 4.
+    /// CPU threads. Default: `$TRAC_EMBED_THREADS` if set to a positive number, else the
+    /// available parallelism, at most 4. On a machine shared with other busy processes, 1 can
+    /// be much faster: llama.cpp's threads wait for each other by spinning, so a descheduled
+    /// thread stalls the rest (BENCHMARKS.md).
     pub threads: i32,
     /// Completion token limit when a request gives none. Default 256.
     pub default_max_tokens: u32,
@@ -58,9 +61,15 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get().min(4) as i32)
-            .unwrap_or(2);
+        let threads = std::env::var("TRAC_EMBED_THREADS")
+            .ok()
+            .and_then(|v| v.trim().parse::<i32>().ok())
+            .filter(|&n| n > 0)
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get().min(4) as i32)
+                    .unwrap_or(2)
+            });
         EngineConfig {
             n_ctx: 4096,
             n_batch: 512,

@@ -22,6 +22,7 @@
 //! with a [`LabelFailure`] naming it. A malformed answer never becomes "false".
 
 use crate::model::{excerpt, ChatModel, ChatRequest, Message, ResponseFormat};
+use crate::scoring::PropScore;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -348,19 +349,32 @@ steps are context. Answer with one JSON object and nothing else."
         event: &Event,
         history: &[Event],
     ) -> Result<Vec<String>, LabelFailure> {
+        self.label_step_scored(event, history).map(|(l, _)| l)
+    }
+
+    /// [`LlmLabeler::label_step`], with the scores of a model that labels by scoring
+    /// ([`ChatModel::can_score`]; see [`crate::scoring`]): one [`PropScore`] per proposition, in
+    /// order; `None` for a model that answers in JSON (no confidence comes with its labels).
+    ///
+    /// Errors: as [`LlmLabeler::label_step`].
+    pub fn label_step_scored(
+        &self,
+        event: &Event,
+        history: &[Event],
+    ) -> Result<(Vec<String>, Option<Vec<PropScore>>), LabelFailure> {
         let fail = |message: String| LabelFailure {
             step: event.step,
             line: event.line,
             message,
         };
         if self.props.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         if self.model.can_score() {
             // A model with access to its logits labels by scoring yes/no answers.
             let config = crate::scoring::ScoringConfig::default();
             return crate::scoring::score_step(self, &config, event, history)
-                .map(|s| crate::scoring::labels_of(&s));
+                .map(|s| (crate::scoring::labels_of(&s), Some(s)));
         }
         let mut messages = self.messages(event, history);
         let mut last_error = String::new();
@@ -393,7 +407,7 @@ steps are context. Answer with one JSON object and nothing else."
                 .map(|c| c.content)
                 .unwrap_or_default();
             match self.parse_answer(&content) {
-                Ok(labels) => return Ok(labels),
+                Ok(labels) => return Ok((labels, None)),
                 Err(e) => {
                     last_error = format!("{e}; the answer was: {}", excerpt(content.trim(), 200));
                     messages.push(Message::assistant(content));
@@ -550,7 +564,7 @@ impl LabelSource {
 }
 
 /// One proposition's value at a step, and who decided it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PropValue {
     /// The proposition's name.
     pub proposition: String,
@@ -561,10 +575,16 @@ pub struct PropValue {
     pub values: Option<Vec<String>>,
     /// The labeling function that decided it: the one that made it hold, else the last one asked.
     pub by: LabelSource,
+    /// When an LLM labeling by scoring decided it ([`crate::scoring`]): the probability, in
+    /// `[0, 1]`, the model gave to the value shown (`P(yes)/(P(yes)+P(no))` when it holds, one
+    /// minus that when not; for a parametric proposition, of "holds for some value"). `None` for
+    /// rules, trace labels and LLMs answering in JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
 }
 
 /// The labels of one step, with their sources.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct StepLabels {
     /// The labels that hold (`look`, `take(knife)`), each once, with the function that gave it.
     pub labels: Vec<(String, LabelSource)>,
@@ -584,7 +604,8 @@ impl StepLabels {
         }
     }
 
-    /// One line: `take=knife (llm), look=false (rule), ...`, then labels of no declared
+    /// One line: `take=knife (llm 0.93), look=false (rule), ...` (the number: the scoring
+    /// labeler's confidence in the value, [`PropValue::confidence`]), then labels of no declared
     /// proposition (`extra (trace)`).
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = self
@@ -596,7 +617,10 @@ impl StepLabels {
                     Some(v) => v.join("|"),
                     None => p.holds.to_string(),
                 };
-                format!("{}={value} ({})", p.proposition, p.by.as_str())
+                match p.confidence {
+                    Some(c) => format!("{}={value} ({} {c:.2})", p.proposition, p.by.as_str()),
+                    None => format!("{}={value} ({})", p.proposition, p.by.as_str()),
+                }
             })
             .collect();
         for (l, s) in &self.labels {
@@ -707,9 +731,14 @@ impl HybridLabeler {
             // The whole event: structural rules (`Role`, `Tool`, `Arg`, `Field`) read more than
             // its text.
             let rule_labels = s.rules.label_event(event);
-            let llm_labels = match &s.llm {
-                Some(l) => l.label_step(event, history)?,
-                None => Vec::new(),
+            let (llm_labels, scores) = match &s.llm {
+                Some(l) => l.label_step_scored(event, history)?,
+                None => (Vec::new(), None),
+            };
+            // The scoring labeler's confidence in the value it gave `p`.
+            let confidence_of = |p: &PropositionDecl| -> Option<f64> {
+                let s = scores.as_ref()?.iter().find(|s| s.proposition == p.name)?;
+                Some(if s.holds { s.p_yes } else { 1.0 - s.p_yes })
             };
             let of = |labels: &[String], p: &PropositionDecl| -> Vec<String> {
                 labels
@@ -758,6 +787,11 @@ impl HybridLabeler {
                         holds: !chosen.is_empty(),
                         values,
                         by,
+                        confidence: if by == LabelSource::Llm {
+                            confidence_of(p)
+                        } else {
+                            None
+                        },
                     });
                 }
             }
