@@ -25,7 +25,10 @@
 //!   words. Words are maximal runs of letters, digits and `_`; anything else separates words, in
 //!   the pattern and in the text (so `to l1` matches `to-l1`, and `package1` never matches
 //!   `package10`). `{x}` captures exactly one word; `{x...}` captures one or more words, lazily up to
-//!   the next pattern word, or up to the end of the text when it is last.
+//!   the next pattern word, or up to the end of the text when it is last; it never crosses clause
+//!   punctuation (`, ; : . ! ?`, brackets, quotes) and is cut before a preposition that is not
+//!   its first word (`take knife from fridge`: `knife`). Both skip a leading article (`a`, `an`,
+//!   `the`). (`trac_runtime::labeler::WordsPattern` has the details.)
 //! - `Regex(r)`: a `regex` crate regex, searched anywhere in the text; the named group
 //!   `(?P<param>...)` gives the parameter value.
 //!
