@@ -8,6 +8,25 @@
 //! (empty, or no event understood).
 #![deny(missing_docs)]
 
+/// `eprintln!` that ignores write errors: a closed or full standard error (`2>&-` of a pipe
+/// whose reader left, `2>/dev/full`) must not turn an exit code into a panic (101), as for
+/// standard output. Shadows the standard macro in every module of this crate (declared before
+/// them).
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `println!` that ignores write errors (a closed pipe), as `eprintln!` here.
+macro_rules! println {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 mod compile;
 mod llm;
 mod model;
@@ -478,7 +497,26 @@ impl Iterator for SharedReader {
     }
 }
 
+/// `-` (standard input) may be given once among the traces: a second audit of it would read
+/// nothing (and report an empty trace as if it were one).
+///
+/// # Errors
+/// The usage error, when `-` is given several times.
+pub(crate) fn stdin_once(traces: &[PathBuf]) -> Result<(), String> {
+    let n = traces.iter().filter(|p| p.as_os_str() == "-").count();
+    if n > 1 {
+        return Err(format!(
+            "`-` (standard input) is given {n} times: it can be read only once"
+        ));
+    }
+    Ok(())
+}
+
 fn audit(args: &AuditArgs) -> ExitCode {
+    if let Err(e) = stdin_once(&args.traces) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     let specs = match load_specs(args) {
         Ok(s) => s,
         Err(e) => {

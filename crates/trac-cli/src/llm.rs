@@ -383,6 +383,7 @@ pub fn label_eval(args: &LabelEvalArgs) -> ExitCode {
 }
 
 fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
+    crate::stdin_once(&args.traces)?;
     let mut specs = Vec::new();
     for p in &args.specs {
         specs.push(

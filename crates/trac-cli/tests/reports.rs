@@ -497,3 +497,245 @@ fn complete_without_the_progression_engine_is_refused() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+#[test]
+fn malformed_trace_labels_are_errors_with_file_line_and_column() {
+    let t = temp_file(
+        "bad-labels.jsonl",
+        concat!(
+            "{\"output\": \"take knife\", \"labels\": [\"take(knife)\"]}\n",
+            "{\"output\": \"take knife\", \"labels\": [\"look\", \"take(knife\"]}\n",
+        ),
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G !take(knife)",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    // Column 50: the `(` of `take(knife` on line 2.
+    let want = format!(
+        "error: {}:2:50: malformed label \"take(knife\": unclosed `(`",
+        t.display()
+    );
+    assert!(e.starts_with(&want), "{e}");
+    // The step before the bad line was audited and its violation reported; the end object
+    // carries the error.
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["step"], 1);
+    assert_eq!(lines[0]["verdict"], "violated");
+    let end = lines.last().unwrap();
+    assert_eq!(end["steps"], 1);
+    assert!(
+        end["error"].as_str().unwrap().contains("malformed label"),
+        "{end}"
+    );
+    for (label, what) in [
+        ("(knife)", "no name before `(`"),
+        ("take(knife,)", "unexpected `,`"),
+        ("take()", "empty value"),
+        ("", "empty label"),
+    ] {
+        let line = serde_json::json!({"output": "x", "labels": [label]}).to_string();
+        let t = temp_file("bad-label.jsonl", &format!("{line}\n"));
+        let o = trac(&["audit", "--formula", "G !take(knife)", t.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{label}");
+        let e = stderr(&o);
+        assert!(e.starts_with(&format!("error: {}:1:", t.display())), "{e}");
+        assert!(e.contains(what), "{label}: {e}");
+    }
+}
+
+/// The spec example of the README (its `## Spec files` block, read from the README itself) on
+/// realistic lines: `take yellow potato from fridge` is about `yellow potato`, `take the knife`
+/// about `knife`, so examining them next satisfies R1.
+#[test]
+fn the_readme_spec_example_names_the_items_of_realistic_lines() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = &readme[readme
+        .find("## Spec files")
+        .expect("README has a Spec files section")..];
+    let start = section.find("```ron\n").unwrap() + "```ron\n".len();
+    let ron = &section[start..start + section[start..].find("```").unwrap()];
+    let spec = temp_file("readme-spec.ron", ron);
+    let good = temp_file(
+        "readme-good.txt",
+        "Step: 1 Action: take yellow potato from fridge\nStep: 2 Action: examine yellow potato\nStep: 3 Action: take the knife\nStep: 4 Action: examine the knife\n",
+    );
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        good.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let bad = temp_file(
+        "readme-bad.txt",
+        "take the yellow potato from the fridge\nlook\ntake the knife\nexamine the fork\n",
+    );
+    let v = jsonl_verdicts(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    let got: Vec<(u64, &str)> = v
+        .iter()
+        .map(|r| (r["step"].as_u64().unwrap(), r["value"].as_str().unwrap()))
+        .collect();
+    assert_eq!(got, [(2, "yellow potato"), (4, "knife")]);
+}
+
+#[test]
+fn summary_shows_unreadable_traces_as_errors() {
+    let binary = temp_dir().join("binary.txt");
+    std::fs::write(&binary, b"look\x00\xff\xfe\n").unwrap();
+    let dir = temp_dir();
+    let o = trac(&[
+        "audit",
+        "--spec",
+        SPEC,
+        "--summary",
+        "/nonexistent-trace.txt",
+        dir.to_str().unwrap(),
+        binary.to_str().unwrap(),
+        DEMO,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let out = stdout(&o);
+    for name in [
+        "/nonexistent-trace.txt",
+        dir.to_str().unwrap(),
+        binary.to_str().unwrap(),
+    ] {
+        let rows: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with(&format!("{name} ")))
+            .collect();
+        assert_eq!(rows.len(), 4, "{out}");
+        for r in rows {
+            let cols: Vec<&str> = r.split_whitespace().collect();
+            assert_eq!(cols[2..], ["error", "-", "-"], "{r}");
+        }
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("error: ") && l.contains(name)),
+            "{out}"
+        );
+    }
+    assert!(out.contains("No such file or directory"), "{out}");
+    assert!(out.contains("invalid UTF-8"), "{out}");
+    // The readable trace keeps its verdicts.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(DEMO) && l.contains("violated")),
+        "{out}"
+    );
+    assert!(
+        out.trim_end()
+            .ends_with("in 4 trace(s), 3 with an error (above)"),
+        "{out}"
+    );
+    // A malformed line after some steps: the verdicts of the steps before it.
+    let t = temp_file(
+        "half.jsonl",
+        "{\"output\": \"drop knife\"}\n{\"output\": 3}\n",
+    );
+    let o = trac(&["audit", "--spec", SPEC, "--summary", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = stdout(&o);
+    let r3 = out.lines().find(|l| l.contains(" R3 ")).unwrap();
+    assert!(r3.contains("violated (until error)"), "{out}");
+    assert!(
+        out.contains("the 1 step(s) before it were audited"),
+        "{out}"
+    );
+}
+
+/// A standard error that fails every write (`/dev/full`) changes no exit code (it panicked:
+/// exit 101).
+#[test]
+fn a_failing_standard_error_keeps_the_exit_code() {
+    let run = |args: &[&str]| {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        Command::new(env!("CARGO_BIN_EXE_trac-cli"))
+            .args(args)
+            .current_dir(root())
+            .stdout(std::process::Stdio::null())
+            .stderr(full)
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(run(&["check", "G("]), Some(2));
+    assert_eq!(run(&["audit", "--spec", "/nonexistent.ron", DEMO]), Some(2));
+    assert_eq!(
+        run(&["audit", "--formula", "G a", "/nonexistent.txt"]),
+        Some(2)
+    );
+    // Warnings on stderr, violations on stdout: exit 1.
+    assert_eq!(
+        run(&["audit", "--formula", "G !drop", "--spec", SPEC, DEMO]),
+        Some(1)
+    );
+    assert_eq!(run(&["audit", "--bad-flag"]), Some(2));
+}
+
+#[test]
+fn a_formula_error_in_a_spec_shows_the_file_line_under_a_caret() {
+    let spec = temp_file(
+        "caret.ron",
+        "(\n  name: \"c\",\n  propositions: [(name: \"p\"), (name: \"q\")],\n  properties: [\n    (id: \"R1\",\n     formula: \"G(p -> X (q &))\"),\n    (id: \"R2\", formula: \"G(\\\"q\\\" -> \n      X (q |))\"),\n  ],\n)\n",
+    );
+    let o = trac(&["audit", "--spec", spec.to_str().unwrap(), DEMO]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = stderr(&o);
+    let want = format!(
+        "error: {}:6:29: property `R1`: expected a formula after `&`\n      |\n    6 |      formula: \"G(p -> X (q &))\"),\n      |                             ^\n",
+        spec.display()
+    );
+    assert!(e.starts_with(&want), "{e}");
+    // Escapes and a line break inside the string: the error's own line and column.
+    let want = format!(
+        "error: {}:8:13: property `R2`: expected a formula after `|`\n      |\n    8 |       X (q |))\"),\n      |             ^\n",
+        spec.display()
+    );
+    assert!(e.contains(&want), "{e}");
+}
+
+#[test]
+fn standard_input_twice_and_empty_specs_are_usage_errors() {
+    let o = trac(&["audit", "--formula", "G !p", "-", "-"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).starts_with("error: `-` (standard input) is given 2 times"),
+        "{}",
+        stderr(&o)
+    );
+    for (name, text) in [
+        ("empty.ron", ""),
+        ("comments.ron", "  \n// nothing yet\n/* */\n"),
+    ] {
+        let spec = temp_file(name, text);
+        let o = trac(&["audit", "--spec", spec.to_str().unwrap(), DEMO]);
+        assert_eq!(o.status.code(), Some(2));
+        let e = stderr(&o);
+        assert!(
+            e.starts_with(&format!(
+                "error: {}: empty spec file: a spec is `(name:",
+                spec.display()
+            )),
+            "{e}"
+        );
+    }
+}

@@ -491,10 +491,10 @@ fn read_values(v: &Value) -> Option<Vec<String>> {
     }
 }
 
-/// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; parentheses become
-/// spaces (label names cannot hold them).
+/// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; parentheses and
+/// commas become spaces (a label `name(value)` cannot hold them: `trac_runtime::labeler::check_label`).
 pub(crate) fn normalize(v: &str, case_sensitive: bool) -> String {
-    let v = v.replace(['(', ')'], " ");
+    let v = v.replace(['(', ')', ','], " ");
     let joined = v.split_whitespace().collect::<Vec<_>>().join(" ");
     if case_sensitive {
         joined

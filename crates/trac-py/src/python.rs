@@ -530,7 +530,18 @@ fn event_of(
         for l in obj.try_iter()? {
             let l = l?;
             match l.extract::<String>() {
-                Ok(s) => labels.push(s),
+                Ok(s) => {
+                    // A malformed label would never hold: an error, as in a JSON Lines trace.
+                    if let Err(e) = trac_runtime::labeler::check_label(&s) {
+                        return Ok(Err(RtTraceError {
+                            file: name.to_string(),
+                            line: index,
+                            column: 0,
+                            message: e.message,
+                        }));
+                    }
+                    labels.push(s)
+                }
                 Err(_) => {
                     return Ok(Err(RtTraceError {
                         file: name.to_string(),

@@ -10,6 +10,9 @@
 use crate::trace::{Event, ToolCall};
 use regex::Regex;
 use std::fmt;
+/// The syntax of a label given by a trace (`look`, `take(knife)`), checked by the trace readers;
+/// every label the labelers here produce passes it.
+pub use trac_core::names::{check_label, LabelSyntaxError};
 use trac_spec::spec::{
     glob_match, parse_arg_path, words_tokens, CheckedSpec, PathStep, Rule, RuleCompiler, RuleError,
     Spec, SpecError, WordsError, WordsToken,
@@ -18,6 +21,17 @@ use trac_spec::spec::{
 /// A `Words` pattern compiled to a regex (the meaning of the labeling rule `Words`, see
 /// `trac_spec::spec`): pattern words joined by `\W+`, word boundaries at both ends, `{x}` a
 /// named group of one word, `{x...}` of one or more words (lazily, unless last).
+///
+/// How a capture starts and ends, so that `take {item...}` gives `yellow potato` on
+/// `take yellow potato from fridge` and `knife` on `take the knife`:
+/// - a leading article (`a`, `an`, `the`, in any case) is skipped, before `{x}` and `{x...}`;
+/// - the words of a `{x...}` capture are separated by spaces and in-word punctuation (`-`, `'`,
+///   `/`, ...), never by clause punctuation ([`CLAUSE_PUNCTUATION`]: `, ; : . ! ?`, brackets,
+///   quotes), so the capture ends there (`examine onion: examine the onion` captures `onion`
+///   twice);
+/// - after the match, a `{x...}` value is cut before its first preposition
+///   ([`PREPOSITIONS`]: `from`, `in`, `into`, `on`, `to`, `with`, `at`, ...) that is not its first
+///   word ([`cut_at_preposition`]): `knife from the table` gives `knife`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WordsPattern {
     /// The regex (regex crate syntax, without case flag): pattern words joined by `\W+`, with word
@@ -25,6 +39,39 @@ pub struct WordsPattern {
     pub regex: String,
     /// The placeholder names, in order.
     pub placeholders: Vec<String>,
+    /// The names of the `{x...}` placeholders (cut by [`cut_at_preposition`] after matching).
+    pub many: Vec<String>,
+}
+
+/// Characters that end a `{x...}` capture of a `Words` pattern (they separate clauses, not the
+/// words of a name).
+pub const CLAUSE_PUNCTUATION: &str = ",;:.!?()[]{}\"<>|";
+
+/// The words before which a `{x...}` capture of a `Words` pattern ends (compared
+/// case-insensitively; a value's first word is never cut): the prepositions that introduce
+/// where or with what an action is done (`take knife from fridge`, `cut onion with knife`,
+/// `put apple in box`). `of` is not one (`bag of chips` is a name).
+pub const PREPOSITIONS: [&str; 21] = [
+    "from", "in", "into", "inside", "on", "onto", "to", "toward", "towards", "with", "without",
+    "at", "under", "over", "using", "for", "by", "near", "off", "through", "via",
+];
+
+/// A `{x...}` value cut before its first word (not the first) that is one of [`PREPOSITIONS`],
+/// and trimmed: `knife from the table` gives `knife`, `on stove` stays `on stove`.
+/// O(length of the value).
+pub fn cut_at_preposition(value: &str) -> &str {
+    let mut first = true;
+    let mut at = 0;
+    for word in value.split_whitespace() {
+        // Byte offset of this word in `value` (split_whitespace yields subslices).
+        let start = word.as_ptr() as usize - value.as_ptr() as usize;
+        if !first && PREPOSITIONS.iter().any(|p| p.eq_ignore_ascii_case(word)) {
+            return value[..start].trim_end();
+        }
+        first = false;
+        at = start + word.len();
+    }
+    &value[..at]
 }
 
 impl WordsPattern {
@@ -36,7 +83,10 @@ impl WordsPattern {
         let toks = words_tokens(pattern)?;
         let mut regex = String::from(r"\b");
         let mut placeholders = Vec::new();
+        let mut many = Vec::new();
         let n = toks.len();
+        // Inside a `{x...}` capture, words are separated by anything but clause punctuation.
+        let sep = format!(r"[^\w{}]+", regex::escape(CLAUSE_PUNCTUATION));
         for (k, t) in toks.iter().enumerate() {
             if k > 0 {
                 regex.push_str(r"\W+");
@@ -46,11 +96,15 @@ impl WordsPattern {
                 WordsToken::One(name) | WordsToken::Many(name) => {
                     placeholders.push(name.clone());
                     let body = match t {
-                        WordsToken::One(_) => r"\w+",
-                        _ if k + 1 == n => r"\w+(?:\W+\w+)*",
-                        _ => r"\w+(?:\W+\w+)*?",
+                        WordsToken::One(_) => r"\w+".to_string(),
+                        _ if k + 1 == n => format!(r"\w+(?:{sep}\w+)*"),
+                        _ => format!(r"\w+(?:{sep}\w+)*?"),
                     };
-                    regex.push_str(&format!("(?P<{name}>{body})"));
+                    if matches!(t, WordsToken::Many(_)) {
+                        many.push(name.clone());
+                    }
+                    // A leading article is not part of the value.
+                    regex.push_str(&format!(r"(?:(?i:a|an|the)\W+)?(?P<{name}>{body})"));
                 }
             }
         }
@@ -58,6 +112,7 @@ impl WordsPattern {
         Ok(WordsPattern {
             regex,
             placeholders,
+            many,
         })
     }
 }
@@ -205,6 +260,9 @@ enum Compiled {
     Leaf {
         re: Regex,
         group: Option<String>,
+        /// The group is a `{x...}` placeholder of a `Words` pattern: its values are cut before
+        /// a preposition ([`cut_at_preposition`]).
+        cut: bool,
     },
     AnyOf(Vec<Compiled>),
     AllOf(Vec<Compiled>),
@@ -387,8 +445,10 @@ impl Labeler for RuleLabeler {
     }
 }
 
-/// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`.
+/// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; `(`, `)` and `,`
+/// become spaces first, so that `name(value)` is a well-formed label ([`check_label`]).
 fn normalize(v: &str, case_sensitive: bool) -> String {
+    let v = v.replace(['(', ')', ','], " ");
     let joined = v.split_whitespace().collect::<Vec<_>>().join(" ");
     if case_sensitive {
         joined
@@ -410,7 +470,13 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
             let group = param
                 .filter(|p| re.capture_names().flatten().any(|n| n == *p))
                 .map(str::to_string);
-            Compiled::Leaf { re, group }
+            let cut = match (rule, &group) {
+                (Rule::Words(w), Some(g)) => {
+                    WordsPattern::parse(w).is_ok_and(|p| p.many.contains(g))
+                }
+                _ => false,
+            };
+            Compiled::Leaf { re, group, cut }
         }
         Rule::AnyOf(v) => Compiled::AnyOf(all(v)?),
         Rule::AllOf(v) => Compiled::AllOf(all(v)?),
@@ -549,7 +615,7 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             })
         }
         Compiled::Text(sel, r) => eval(r, Cx { sel: *sel, ..cx }),
-        Compiled::Leaf { re, group } => {
+        Compiled::Leaf { re, group, cut } => {
             let text = cx.text();
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
@@ -559,7 +625,9 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             for caps in re.captures_iter(text) {
                 matched = true;
                 if let Some(m) = caps.name(group) {
-                    values.push((m.start(), m.as_str().to_string()));
+                    let v = m.as_str();
+                    let v = if *cut { cut_at_preposition(v) } else { v };
+                    values.push((m.start(), v.to_string()));
                 }
             }
             matched.then_some(values)
@@ -600,10 +668,22 @@ mod tests {
     fn words_regex_shape() {
         let p = WordsPattern::parse("take {item...} from {place}").unwrap();
         assert_eq!(p.placeholders, vec!["item", "place"]);
+        assert_eq!(p.many, vec!["item"]);
+        // Articles skipped before each placeholder; `{x...}` words not separated by clause
+        // punctuation.
+        let art = r"(?:(?i:a|an|the)\W+)?";
+        let sep = r#"[^\w,;:\.!\?\(\)\[\]\{\}"<>\|]+"#;
         assert_eq!(
             p.regex,
-            r"\btake\W+(?P<item>\w+(?:\W+\w+)*?)\W+from\W+(?P<place>\w+)\b"
+            format!(r"\btake\W+{art}(?P<item>\w+(?:{sep}\w+)*?)\W+from\W+{art}(?P<place>\w+)\b")
         );
+        assert_eq!(cut_at_preposition("knife from the table"), "knife");
+        assert_eq!(cut_at_preposition("on stove"), "on stove");
+        assert_eq!(
+            cut_at_preposition("red  hot pepper With  x"),
+            "red  hot pepper"
+        );
+        assert_eq!(cut_at_preposition("bag of chips"), "bag of chips");
         assert!(WordsPattern::parse("take {item").is_err());
         assert!(WordsPattern::parse("{a} {a}").is_err());
         let e = RegexRules

@@ -630,6 +630,12 @@ impl<R: BufRead> TraceReader<R> {
             TraceFormat::Jsonl => match serde_json::from_str::<JsonEvent>(&raw) {
                 Ok(j) => {
                     self.note_fields(j.known, j.unknown);
+                    for l in j.labels.iter().flatten() {
+                        if let Err(e) = trac_core::names::check_label(l) {
+                            let col = label_column(&raw, l, e.offset);
+                            return Some(Err(self.error(col, e.message)));
+                        }
+                    }
                     Event {
                         session: j.session.map(|s| s.0),
                         declared_step: j.step,
@@ -1127,6 +1133,24 @@ impl<'de> Deserialize<'de> for Key {
         }
         d.deserialize_identifier(KeyVisitor)
     }
+}
+
+/// The 1-based column (in characters) of byte `offset` of `label` in the JSON line `raw`: the
+/// label's string is looked for, as serde_json writes it, after the `"labels"` key; when it is
+/// written otherwise (other escapes), the column of that key, else 1.
+fn label_column(raw: &str, label: &str, offset: usize) -> usize {
+    let col = |byte: usize| raw[..byte].chars().count() + 1;
+    let Some(key) = raw.find("\"labels\"") else {
+        return 1;
+    };
+    let encoded = serde_json::to_string(label).unwrap_or_default();
+    let Some(k) = raw[key..].find(&encoded) else {
+        return col(key);
+    };
+    let start = key + k + 1;
+    let prefix = label.get(..offset).unwrap_or(label);
+    let inner = serde_json::to_string(prefix).map_or(0, |p| p.len().saturating_sub(2));
+    col(start + inner)
 }
 
 /// serde_json appends ` at line L column C`; the position is reported separately.

@@ -274,3 +274,91 @@ fn bad_rules_are_errors() {
         "proposition `bad`: unclosed `{` at byte 5 in Words pattern \"take {x\""
     );
 }
+
+/// The README's spec example on realistic lines: a `{x...}` capture skips a leading article and
+/// ends before a prepositional phrase or clause punctuation; `{x}` skips the article too.
+#[test]
+fn captures_skip_articles_and_end_before_prepositional_phrases() {
+    let s = spec(vec![
+        prop("take", Some("item"), words("take {item...}")),
+        prop("examine", Some("item"), words("examine {item...}")),
+        prop("go", Some("dir"), words("go {dir}")),
+    ]);
+    for (line, want) in [
+        ("take yellow potato from fridge", "take(yellow potato)"),
+        ("take the knife", "take(knife)"),
+        ("Take The Knife", "take(knife)"),
+        (
+            "take a red hot pepper from the counter",
+            "take(red hot pepper)",
+        ),
+        ("take an apple into the kitchen", "take(apple)"),
+        ("take knife with gloves", "take(knife)"),
+        ("take the chef's knife on the table", "take(chef's knife)"),
+        ("take bag of chips", "take(bag of chips)"),
+        ("take salt, then look", "take(salt)"),
+        ("take another knife", "take(another knife)"),
+        ("take theodolite", "take(theodolite)"),
+    ] {
+        assert_eq!(labels(&s, line), [want], "{line}");
+    }
+    // `examine onion: examine the onion` (the TextWorld agents' label-then-action lines):
+    // both captures end at the colon and give one value.
+    assert_eq!(
+        labels(&s, "examine yellow onion: examine the yellow onion"),
+        ["examine(yellow onion)"]
+    );
+    // A value's first word is never cut; an article alone is not a value.
+    assert_eq!(labels(&s, "take on stove"), ["take(on stove)"]);
+    assert_eq!(labels(&s, "go the west"), ["go(west)"]);
+    // A lazy capture before a pattern word is cut too.
+    let s = spec(vec![prop(
+        "put",
+        Some("what"),
+        words("put {what...} in {where...}"),
+    )]);
+    assert_eq!(
+        labels(&s, "put the apple with a worm in the box"),
+        ["put(apple)"]
+    );
+    // Case-sensitive specs skip articles in any case, and keep the value's case.
+    let mut cs = spec(vec![prop("take", Some("item"), words("take {item...}"))]);
+    cs.case_sensitive = true;
+    assert_eq!(labels(&cs, "take The Knife From fridge"), ["take(Knife)"]);
+}
+
+/// Every label the rule labeler produces is well-formed ([`check_label`]), whatever the text
+/// (values with commas or parentheses, from `Regex` groups too): a trace written with them
+/// (`trac run --log`, `--show-labels`) reads back. Texts: 2,000 sequences of tricky tokens from
+/// a fixed-seed generator.
+#[test]
+fn every_produced_label_is_well_formed() {
+    use trac_runtime::labeler::check_label;
+    let s = spec(vec![
+        prop("take", Some("item"), words("take {item...}")),
+        prop("put", Some("what"), words("put {what} in {where...}")),
+        prop("say", Some("x"), re(r"say (?P<x>.*)")),
+        prop("look", None, words("look")),
+    ]);
+    let toks = [
+        "take", "put", "say", "look", "in", "the", "a", "from", "(", ")", ",", "knife", "x(y)",
+        "a,b", ":", "-", "  ", "Knife", "é", "()", ".", "on",
+    ];
+    let mut labeler = RuleLabeler::new(&s).unwrap();
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..2000 {
+        let mut text = String::new();
+        for _ in 0..8 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            text.push_str(toks[(seed % toks.len() as u64) as usize]);
+            if seed & 16 != 0 {
+                text.push(' ');
+            }
+        }
+        for l in labeler.label(&event(&text), &[]) {
+            assert_eq!(check_label(&l), Ok(()), "text {text:?} gave {l:?}");
+        }
+    }
+}

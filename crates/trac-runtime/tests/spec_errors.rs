@@ -129,21 +129,22 @@ fn formula_syntax_errors_show_the_file_position_and_a_caret() {
     (id: "R3", formula: r#"G("x" -> X ))"#),
   ],
 )"###;
-    // Columns count characters of the RON file: escapes (`\"`) and raw strings are accounted for.
+    // Columns count characters of the RON file: escapes (`\"`) and raw strings are accounted for;
+    // the caret rendering shows the file's line, the caret under the error's column.
     assert_eq!(
         errors(src),
-        r#"s.ron:4:36: property `R1`: expected a formula after `->`
+        r##"s.ron:4:36: property `R1`: expected a formula after `->`
       |
-    1 | G(look -> )
-      |           ^
+    4 |     (id: "R1", formula: "G(look -> )"),
+      |                                    ^
 s.ron:6:27: property `R2`: expected a formula after `U`
       |
-    1 | F "a b" U
-      |          ^
+    6 |      formula: "F \"a b\" U"),
+      |                           ^
 s.ron:7:39: property `R3`: expected a formula after `X`
       |
-    1 | G("x" -> X ))
-      |            ^"#
+    7 |     (id: "R3", formula: r#"G("x" -> X ))"#),
+      |                                       ^"##
     );
 }
 

@@ -312,3 +312,72 @@ fn open_reads_a_named_pipe_once_without_losing_its_first_line() {
     assert_eq!(texts, ["look", "take knife", "examine knife"]);
     let _ = std::fs::remove_file(&fifo);
 }
+
+/// A malformed label in `labels` is an error at the label's position in the line (the column of
+/// the problem inside it), never kept: it would never equal a proposition and so never hold.
+#[test]
+fn malformed_labels_are_errors_with_their_column() {
+    let cases = [
+        // (line, column of the problem, what the message says)
+        (
+            r#"{"output": "take", "labels": ["take(knife"]}"#,
+            36,
+            "unclosed `(`",
+        ),
+        (
+            r#"{"labels": ["look", "(knife)"]}"#,
+            22,
+            "no name before `(`",
+        ),
+        (r#"{"labels": ["take(knife,)"]}"#, 24, "unexpected `,`"),
+        (r#"{"labels": ["take()"]}"#, 19, "empty value"),
+        (r#"{"labels": [""]}"#, 14, "empty label"),
+        (r#"{"labels": ["take)"]}"#, 18, "`)` without `(`"),
+        (r#"{"labels": ["take(knife) x"]}"#, 25, "text after `)`"),
+        // Escapes before the problem are counted as written.
+        (r#"{"labels": ["\"q\"(x", "y"]}"#, 19, "unclosed `(`"),
+    ];
+    for (line, col, what) in cases {
+        let items = read(line, TraceFormat::Jsonl);
+        let e = items[0].as_ref().expect_err(line);
+        assert_eq!((e.line, e.column), (1, col), "{line}: {e}");
+        assert!(e.message.contains(what), "{line}: {e}");
+        assert!(
+            e.to_string()
+                .starts_with(&format!("t.jsonl:1:{col}: malformed label")),
+            "{e}"
+        );
+    }
+    // The reader goes on after the bad line (the audit stops the trace there).
+    let items = read(
+        "{\"labels\": [\"take(knife\"]}\n{\"labels\": [\"take(knife)\", \"look\"]}\n",
+        TraceFormat::Jsonl,
+    );
+    assert!(items[0].is_err());
+    let ev = items[1].as_ref().unwrap();
+    assert_eq!(
+        ev.labels.as_deref(),
+        Some(&["take(knife)".to_string(), "look".to_string()][..])
+    );
+    // Chat messages with labels: the same check, for the message's line.
+    let items = read(
+        "{\"role\": \"user\", \"content\": \"hi\", \"labels\": [\"greet(\"]}\n",
+        TraceFormat::OpenAi,
+    );
+    let e = items[0].as_ref().unwrap_err();
+    assert_eq!(e.line, 1, "{e}");
+    assert!(
+        e.message
+            .contains("malformed label \"greet(\": unclosed `(`"),
+        "{e}"
+    );
+    let items = read(
+        "{\"role\": \"user\", \"content\": \"hi\", \"labels\": [\"ok\", 3]}\n",
+        TraceFormat::OpenAi,
+    );
+    assert!(items[0]
+        .as_ref()
+        .unwrap_err()
+        .message
+        .contains("must hold strings"));
+}

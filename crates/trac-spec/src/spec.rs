@@ -25,7 +25,10 @@
 //!   words. Words are maximal runs of letters, digits and `_`; anything else separates words, in
 //!   the pattern and in the text (so `to l1` matches `to-l1`, and `package1` never matches
 //!   `package10`). `{x}` captures exactly one word; `{x...}` captures one or more words, lazily up to
-//!   the next pattern word, or up to the end of the text when it is last.
+//!   the next pattern word, or up to the end of the text when it is last; it never crosses clause
+//!   punctuation (`, ; : . ! ?`, brackets, quotes) and is cut before a preposition that is not
+//!   its first word (`take knife from fridge`: `knife`). Both skip a leading article (`a`, `an`,
+//!   `the`). (`trac_runtime::labeler::WordsPattern` has the details.)
 //! - `Regex(r)`: a `regex` crate regex, searched anywhere in the text; the named group
 //!   `(?P<param>...)` gives the parameter value.
 //!
@@ -695,8 +698,18 @@ impl Spec {
     ///
     /// Errors: a RON syntax error or a value of the wrong shape (unknown field, missing field,
     /// wrong type), as `file:line:column: message` with ron's position.
+    ///
+    /// A text with nothing but whitespace and comments is an error of its own (`empty spec
+    /// file: ...`, saying what a spec looks like), not ron's "expected opening `(`".
     #[allow(clippy::should_implement_trait)]
     pub fn from_str(src: &str, file: &str) -> Result<Spec, SpecError> {
+        if is_blank_ron(src) {
+            return Err(SpecError::single(
+                file,
+                None,
+                "empty spec file: a spec is `(name: \"...\", propositions: [(name: \"p\", rule: Some(Words(\"...\"))), ...], properties: [(id: \"R1\", formula: \"G !p\"), ...])` (see examples/specs/)".into(),
+            ));
+        }
         let options = ron::Options::default()
             .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
         match options.from_str::<Spec>(src) {
@@ -990,7 +1003,16 @@ impl<'a> CheckCx<'a> {
                 Ok(p) => p,
                 Err(e) => {
                     let at = locate(e.span.start);
-                    self.error(at, parse_message(&decl.id, &e, &decl.formula));
+                    // The caret rendering shows the spec file's line, under the error's column.
+                    let in_file = at.zip(locate(e.span.end)).map(|(start, end)| ParseError {
+                        message: e.message.clone(),
+                        span: start..end.max(start),
+                    });
+                    let msg = match &in_file {
+                        Some(fe) => parse_message(&decl.id, fe, self.text),
+                        None => parse_message(&decl.id, &e, &decl.formula),
+                    };
+                    self.error(at, msg);
                     continue;
                 }
             };
@@ -1070,9 +1092,11 @@ impl<'a> CheckCx<'a> {
     }
 }
 
-/// `property `id`: message` followed by the parser's caret rendering, indented.
-fn parse_message(id: &str, e: &ParseError, formula: &str) -> String {
-    let rendered = e.render(formula);
+/// `property `id`: message` followed by the parser's caret rendering of `src` (the spec file's
+/// text, with the error's span in it; or the formula alone, where its position in the file is
+/// unknown), indented.
+fn parse_message(id: &str, e: &ParseError, src: &str) -> String {
+    let rendered = e.render(src);
     let mut lines: Vec<&str> = rendered.lines().collect();
     // The rendering usually starts with the message itself; do not repeat it.
     let first_is_message = lines.first().is_some_and(|l| {
@@ -1125,6 +1149,29 @@ fn find_atom(formula: &str, name: &str, base: &str) -> usize {
         None
     };
     bounded(name).or_else(|| bounded(base)).unwrap_or(0)
+}
+
+/// True when `src` holds only whitespace and RON comments (`// ...`, `/* ... */`).
+fn is_blank_ron(src: &str) -> bool {
+    let mut rest = src.trim_start();
+    loop {
+        if rest.is_empty() {
+            return true;
+        }
+        if let Some(r) = rest.strip_prefix("//") {
+            rest = r
+                .split_once('\n')
+                .map_or("", |(_, after)| after)
+                .trim_start();
+        } else if let Some(r) = rest.strip_prefix("/*") {
+            match r.split_once("*/") {
+                Some((_, after)) => rest = after.trim_start(),
+                None => return false,
+            }
+        } else {
+            return false;
+        }
+    }
 }
 
 /// 1-based line and column (in characters) of a byte offset.

@@ -1,5 +1,7 @@
 //! `--summary`: one line per trace and property (its status, violation count and first
-//! violation step), under a header, in aligned columns; then the total.
+//! violation step), under a header, in aligned columns; then the traces' errors (verdict
+//! `error`: nothing was read; `... (until error)`: the verdicts of the steps before a malformed
+//! line; `not audited`: empty, or nothing understood), and the total.
 
 use super::{status, Context, Printer, TraceOutcome};
 use std::io::{self, Write};
@@ -24,9 +26,20 @@ impl Summary {
         for o in outcomes {
             for id in &self.ids {
                 let end = o.ends.iter().find(|e| &e.property == id);
-                let (verdict, count) = match (end, o.not_audited) {
-                    (_, true) | (None, _) => ("not audited".to_string(), "-".to_string()),
-                    (Some(e), false) => (status(e).as_str().to_string(), e.violations.to_string()),
+                let (verdict, count) = match (end, o.not_audited, &o.error) {
+                    (_, true, _) | (None, _, _) => ("not audited".to_string(), "-".to_string()),
+                    // Nothing read (missing file, a directory, binary data): no verdict at all.
+                    (Some(_), false, Some(_)) if o.steps == 0 => {
+                        ("error".to_string(), "-".to_string())
+                    }
+                    // The verdicts of the steps read before the error.
+                    (Some(e), false, Some(_)) => (
+                        format!("{} (until error)", status(e).as_str()),
+                        e.violations.to_string(),
+                    ),
+                    (Some(e), false, None) => {
+                        (status(e).as_str().to_string(), e.violations.to_string())
+                    }
                 };
                 let first = o
                     .records
@@ -81,11 +94,30 @@ impl Printer for Summary {
                 w3 = width[3],
             )?;
         }
-        writeln!(
+        // The errors, under the table (they are also on stderr, which may not be kept).
+        let mut failed = 0;
+        for o in outcomes {
+            let Some(e) = &o.error else { continue };
+            failed += 1;
+            if o.not_audited || o.steps == 0 {
+                writeln!(out, "error: {e}")?;
+            } else {
+                writeln!(
+                    out,
+                    "error: {e} ({}: the {} step(s) before it were audited)",
+                    o.name, o.steps
+                )?;
+            }
+        }
+        write!(
             out,
             "{} violation(s) in {} trace(s)",
             violations,
             outcomes.len()
-        )
+        )?;
+        if failed > 0 {
+            write!(out, ", {failed} with an error (above)")?;
+        }
+        writeln!(out)
     }
 }

@@ -230,13 +230,26 @@ pub(super) fn message(
     } else {
         (text, None)
     };
+    // Labels are checked as in JSON Lines events: never silently dropped or kept malformed.
     let labels = match obj.get("labels") {
-        Some(Value::Array(ls)) => Some(
-            ls.iter()
-                .filter_map(|l| l.as_str().map(str::to_string))
-                .collect(),
-        ),
-        _ => None,
+        Some(Value::Array(ls)) => {
+            let mut out = Vec::with_capacity(ls.len());
+            for l in ls {
+                let Some(l) = l.as_str() else {
+                    return Err(format!("`labels` must hold strings, found {}", kind(l)));
+                };
+                trac_core::names::check_label(l).map_err(|e| e.message)?;
+                out.push(l.to_string());
+            }
+            Some(out)
+        }
+        None | Some(Value::Null) => None,
+        Some(other) => {
+            return Err(format!(
+                "`labels` must be an array of strings, found {}",
+                kind(other)
+            ))
+        }
     };
     let fields = obj
         .iter()
