@@ -349,7 +349,18 @@ fn quantifier_near_miss(src: &str) -> Option<ParseError> {
         || quant == "∀"
         || quant.to_lowercase() == "for all"
         || edit_distance(&quant, "forall") <= 2;
-    let message = if quant.eq_ignore_ascii_case("exists") || quant == "∃" {
+    if quant == "exists" && vars.len() == 1 && vars_src.trim() == vars[0] {
+        return None; // `exists VAR: body`, a past-time quantifier (`Lexer::exists`).
+    }
+    let message = if quant == "exists" {
+        format!(
+            "`exists` takes one variable, not {} ({}): nest them, `exists {}: (exists {}: ...)`",
+            vars.len(),
+            vars.join(", "),
+            vars[0],
+            vars[1..].join(", ")
+        )
+    } else if quant.eq_ignore_ascii_case("exists") || quant == "∃" {
         format!(
             "`{quant}` is not supported: only `forall VAR:` quantifies a property (write the existential as `F` over the values' labels)"
         )
@@ -440,7 +451,33 @@ pub(crate) fn is_plain_value(s: &str) -> bool {
 }
 
 fn is_value_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'*' | b'?' | b'|')
+}
+
+/// The printed body of an `exists` quantifier, reprinted until it no longer changes (a fresh
+/// arena may order the operands of `&` / `|` differently from the first), so that one body has
+/// one name however it was written.
+fn canonical_body(mut text: String) -> String {
+    for _ in 0..4 {
+        let mut arena = Arena::new();
+        let Ok(f) = Parser::new(&mut arena, &text, 0).run() else {
+            return text;
+        };
+        let again = crate::printer::print(&arena, f);
+        if again == text {
+            break;
+        }
+        text = again;
+    }
+    text
+}
+
+/// Splits the name of an `exists VAR: BODY` atom (as the parser names it) into the variable
+/// and the body's text; `None` for any other name.
+pub fn split_exists(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("exists ")?;
+    let (var, body) = rest.split_once(':')?;
+    is_plain_ident(var).then_some((var, body.trim_start()))
 }
 
 /// The operator named by a standalone one-letter word.
@@ -781,6 +818,11 @@ impl<'s> Lexer<'s> {
         if let Some(lexeme) = word_operator(word) {
             return Ok(self.token(lexeme.into(), start, end));
         }
+        if word == "exists" && operand {
+            if let Some(tok) = self.exists(start, end)? {
+                return Ok(tok);
+            }
+        }
         if self.src[end..].starts_with('(') {
             let (arg, arg_end) = self.argument(word, end)?;
             let name = format!("{word}({arg})");
@@ -847,39 +889,114 @@ impl<'s> Lexer<'s> {
         Ok(self.token(Tok::Prefix(op), start, i + 1))
     }
 
-    /// The argument of a parametric proposition `word(`, with `open` at the `(`. Returns the
-    /// argument and the end of the closing `)`.
+    /// The arguments of a parametric proposition `word(`, with `open` at the `(`: one or more,
+    /// separated by commas (`load(p, a1)`), each a value (which may hold the glob characters
+    /// `*`, `?` and the alternatives `|`: `call(update_*)`, `go(a|b)`) or a string. Returns the
+    /// arguments joined by `", "` (the canonical name's argument) and the end of the `)`.
     fn argument(&self, word: &str, open: usize) -> Result<(String, usize), ParseError> {
-        let mut i = self.skip_ws(open + 1);
-        let arg = if self.src[i..].starts_with('"') {
-            let (s, end) = self.string(i)?;
-            i = end;
-            s
-        } else {
-            let len = self.src[i..]
-                .bytes()
-                .take_while(|&b| is_value_byte(b))
-                .count();
-            if len == 0 {
-                let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
-                return Err(ParseError::new(
-                    format!("expected an argument after `{word}(`"),
-                    i..end,
-                ));
+        let mut i = open + 1;
+        let mut args: Vec<String> = Vec::new();
+        loop {
+            i = self.skip_ws(i);
+            let arg = if self.src[i..].starts_with('"') {
+                let (s, end) = self.string(i)?;
+                i = end;
+                s
+            } else {
+                let len = self.src[i..]
+                    .bytes()
+                    .take_while(|&b| is_value_byte(b))
+                    .count();
+                if len == 0 {
+                    let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+                    return Err(ParseError::new(
+                        format!("expected an argument after `{word}(`"),
+                        i..end,
+                    ));
+                }
+                let s = self.src[i..i + len].to_string();
+                i += len;
+                s
+            };
+            args.push(arg);
+            i = self.skip_ws(i);
+            if self.src[i..].starts_with(',') {
+                i += 1;
+                continue;
             }
-            let s = self.src[i..i + len].to_string();
-            i += len;
-            s
-        };
-        i = self.skip_ws(i);
+            break;
+        }
         if !self.src[i..].starts_with(')') {
             let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
             return Err(ParseError::new(
-                format!("expected `)` after the argument of `{word}(`"),
+                format!("expected `)` or `,` after an argument of `{word}(`"),
                 i..end,
             ));
         }
-        Ok((arg, i + 1))
+        Ok((args.join(", "), i + 1))
+    }
+
+    /// `exists VAR: BODY` at `start` (`word_end` after `exists`): a first-order past-time
+    /// quantifier over the values seen so far. The body runs to the `)` that closes the group
+    /// the quantifier is in, or to the end of the formula (write `(exists p: ...)` inside a
+    /// larger formula). The whole quantified formula is one atomic proposition for the engines,
+    /// named `exists VAR: BODY` with BODY printed in normal form; its truth at each step is
+    /// computed from the labels (see `trac_runtime::derived`). The body must be past-time (no
+    /// future operator). `Ok(None)` when `exists` is not followed by `VAR:` (then it is an
+    /// ordinary atom).
+    fn exists(&mut self, start: usize, word_end: usize) -> Result<Option<Token>, ParseError> {
+        let after = &self.src[word_end..];
+        let trimmed = after.trim_start();
+        if trimmed.len() == after.len() {
+            return Ok(None);
+        }
+        let var_at = word_end + (after.len() - trimmed.len());
+        let len = ident_len(trimmed);
+        let var = &trimmed[..len];
+        if !is_plain_ident(var) {
+            return Ok(None);
+        }
+        let colon = self.skip_ws(var_at + len);
+        if !self.src[colon..].starts_with(':') {
+            return Ok(None);
+        }
+        let body_start = colon + 1;
+        // The body ends at the first unbalanced `)` (outside strings), or at the end.
+        let bytes = self.src.as_bytes();
+        let (mut depth, mut i, mut in_str) = (0usize, body_start, false);
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' if in_str => i += 1,
+                b'"' => in_str = !in_str,
+                b'(' if !in_str => depth += 1,
+                b')' if !in_str => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let body_end = i.min(bytes.len());
+        let mut arena = Arena::new();
+        let body = Parser::new(&mut arena, &self.src[..body_end], body_start).run()?;
+        if let Some(bad) = arena
+            .subformulas_postorder(body)
+            .into_iter()
+            .find(|&g| arena.node(g).is_future_operator())
+        {
+            return Err(ParseError::new(
+                format!(
+                    "the body of `exists {var}:` must be past-time (it is evaluated over the steps seen so far), but it has the future operator in `{}`",
+                    crate::printer::print(&arena, bad)
+                ),
+                body_start..body_end,
+            ));
+        }
+        let name = format!("exists {var}: {}", canonical_body(crate::printer::print(&arena, body)));
+        Ok(Some(self.token(Tok::Atom(name), start, body_end)))
     }
 
     /// A double-quoted string starting at `start`; returns its content and the end offset.

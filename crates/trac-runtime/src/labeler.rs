@@ -407,9 +407,7 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
             let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
-            let group = param
-                .filter(|p| re.capture_names().flatten().any(|n| n == *p))
-                .map(str::to_string);
+            let group = groups_of(param, &re);
             Compiled::Leaf { re, group }
         }
         Rule::AnyOf(v) => Compiled::AnyOf(all(v)?),
@@ -447,9 +445,7 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
             let flags = if case_sensitive { "" } else { "(?i)" };
             let re =
                 Regex::new(&format!("{flags}{r}")).map_err(|e| RuleError::Regex(e.to_string()))?;
-            let group = param
-                .filter(|p| re.capture_names().flatten().any(|n| n == *p))
-                .map(str::to_string);
+            let group = groups_of(param, &re);
             Compiled::Field {
                 name: name.clone(),
                 re,
@@ -457,6 +453,34 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
             }
         }
     })
+}
+
+/// The capture group(s) of a leaf's regex that give the proposition's value: its parameter,
+/// or for several parameters (`pkg, area`) all of them, written `pkg, area`; `None` when the
+/// regex does not capture (every one of) them.
+fn groups_of(param: Option<&str>, re: &Regex) -> Option<String> {
+    let params: Vec<&str> = param?.split(',').map(str::trim).collect();
+    params
+        .iter()
+        .all(|p| re.capture_names().flatten().any(|n| n == *p))
+        .then(|| params.join(", "))
+}
+
+/// The value one match gives: the group's text, or for several parameters (`group` is
+/// `pkg, area`) their texts joined by `, ` (`package1, a1`), if every one took part.
+fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, String)> {
+    if !group.contains(',') {
+        return caps.name(group).map(|m| (m.start(), m.as_str().to_string()));
+    }
+    let mut start = usize::MAX;
+    let mut parts = Vec::new();
+    for g in group.split(", ") {
+        let m = caps.name(g)?;
+        start = start.min(m.start());
+        // A value must not contain the separator itself.
+        parts.push(m.as_str().replace(',', " "));
+    }
+    Some((start, parts.join(", ")))
 }
 
 /// Matches `re` on `text`: `None` when it does not; else the values of `group` (if any), with
@@ -469,9 +493,7 @@ fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, Str
     let mut values = Vec::new();
     for caps in re.captures_iter(text) {
         matched = true;
-        if let Some(m) = caps.name(group) {
-            values.push((m.start(), m.as_str().to_string()));
-        }
+        values.extend(capture_value(&caps, group));
     }
     matched.then_some(values)
 }
@@ -554,15 +576,7 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
             };
-            let mut matched = false;
-            let mut values = Vec::new();
-            for caps in re.captures_iter(text) {
-                matched = true;
-                if let Some(m) = caps.name(group) {
-                    values.push((m.start(), m.as_str().to_string()));
-                }
-            }
-            matched.then_some(values)
+            search(re, Some(group), text)
         }
         Compiled::AnyOf(v) => {
             let mut matched = false;
