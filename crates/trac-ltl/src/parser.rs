@@ -1392,7 +1392,10 @@ mod quantifier_near_miss_tests {
             assert!(m.contains("did you mean `forall x:`"), "{src}: {m}");
             assert_eq!(under, word, "{src}");
         }
+        // `exists x:` is a past-time quantifier: a future body is refused as such.
         let (m, _) = err("exists x: F take(x)");
+        assert!(m.contains("must be past-time"), "{m}");
+        let (m, _) = err("Exists x: O take(x)");
         assert!(m.contains("only `forall VAR:`"), "{m}");
         let (m, _) = err("each x: G take(x)");
         assert!(m.contains("looks like a quantifier"), "{m}");
@@ -1433,5 +1436,72 @@ mod quantifier_near_miss_tests {
         }
         assert_eq!(edit_distance("foral", "forall"), 1);
         assert_eq!(edit_distance("FORALL", "forall"), 0);
+    }
+}
+
+#[cfg(test)]
+mod derived_syntax_tests {
+    use super::*;
+    use crate::printer::print;
+
+    fn roundtrip(src: &str) -> String {
+        let mut a = Arena::new();
+        let f = parse(&mut a, src).unwrap_or_else(|e| panic!("{src}: {}", e.message));
+        let printed = print(&a, f);
+        let mut b = Arena::new();
+        let g = parse(&mut b, &printed).unwrap_or_else(|e| panic!("{printed}: {}", e.message));
+        assert_eq!(print(&b, g), printed, "printing is stable for {src}");
+        printed
+    }
+
+    #[test]
+    fn several_arguments_and_patterns() {
+        assert_eq!(roundtrip("load(p,a1)"), "load(p, a1)");
+        assert_eq!(roundtrip("load( p ,  a1 )"), "load(p, a1)");
+        assert_eq!(roundtrip("call(update_*) | go(a|b)"), "call(update_*) | go(a|b)");
+        assert_eq!(roundtrip(r#"go("living room", x)"#), r#"go("living room", x)"#);
+        let mut a = Arena::new();
+        let e = parse(&mut a, "load(p, )").unwrap_err();
+        assert_eq!(e.span, 8..9);
+        let e = parse(&mut a, "load(p a)").unwrap_err();
+        assert!(e.message.contains("`)` or `,`"), "{}", e.message);
+    }
+
+    #[test]
+    fn exists_is_one_atom_named_by_its_normal_form() {
+        let mut a = Arena::new();
+        let f = parse(&mut a, "G(unload -> !Y(exists p:!unloads(p,a1) S loads(p,a1)))").unwrap();
+        let names: Vec<String> = a.atoms(f).iter().map(|&s| a.sym_name(s).to_string()).collect();
+        assert!(
+            names.contains(&"exists p: !unloads(p, a1) S loads(p, a1)".to_string()),
+            "{names:?}"
+        );
+        assert_eq!(
+            roundtrip("G(exists p: O load(p) & !done)"),
+            "G(exists p: O load(p) & !done)"
+        );
+        assert_eq!(roundtrip("a & (exists p: Y b(p))"), "a & (exists p: Y b(p))");
+        // Written differently, the same body gives the same atom.
+        let g = parse(&mut a, "G(unload -> !Y(exists p: (!unloads(p, a1)) S (loads(p, a1))))").unwrap();
+        assert_eq!(f, g);
+        // `exists` alone, or without a colon, is an ordinary atom.
+        let mut c = Arena::new();
+        let h = parse(&mut c, "exists & b").unwrap();
+        let mut names: Vec<&str> = c.atoms(h).iter().map(|&s| c.sym_name(s)).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["b", "exists"]);
+    }
+
+    #[test]
+    fn exists_errors() {
+        let mut a = Arena::new();
+        let src = "G(exists p: F load(p))";
+        let e = parse(&mut a, src).unwrap_err();
+        assert!(e.message.contains("must be past-time"), "{}", e.message);
+        assert_eq!(e.span, 11..21);
+        let e = parse(&mut a, "exists p, q: O load(p)").unwrap_err();
+        assert!(e.message.contains("one variable"), "{}", e.message);
+        let e = parse(&mut a, "G(exists p: )").unwrap_err();
+        assert!(e.message.contains("formula"), "{}", e.message);
     }
 }

@@ -307,3 +307,102 @@ impl DerivedAtoms {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The derived atoms of `formula`, run over `steps` (each a list of labels): per step, the
+    /// derived atoms that held.
+    fn run(formula: &str, steps: &[&[&str]]) -> Vec<Vec<String>> {
+        let mut arena = Arena::new();
+        let f = trac_spec::parse(&mut arena, formula).unwrap();
+        let mut d = DerivedAtoms::new([(&arena, f, None)]).unwrap();
+        steps
+            .iter()
+            .map(|s| {
+                let mut l = LabelSet::new();
+                for x in *s {
+                    l.insert(x.to_string());
+                }
+                d.extend(&mut l);
+                let mut held: Vec<String> = d.names().filter(|n| l.contains(n)).map(String::from).collect();
+                held.sort();
+                held
+            })
+            .collect()
+    }
+
+    #[test]
+    fn patterns_match_globs_sets_and_arity() {
+        let got = run(
+            "G(call(update_*) | call(a|b) | load(*, a1))",
+            &[
+                &["call(update_flight)"],
+                &["call(b)"],
+                &["call(updat)", "load(p1, a2)"],
+                &["load(p1, a1)"],
+                &["load(a1)"],
+            ],
+        );
+        assert_eq!(
+            got,
+            vec![
+                vec!["call(update_*)".to_string()],
+                vec!["call(a|b)".to_string()],
+                vec![],
+                vec!["load(*, a1)".to_string()],
+                vec![],
+            ]
+        );
+    }
+
+    #[test]
+    fn exists_keeps_one_past_state_per_value() {
+        // a1 holds p1 (1), p1 and p6 (2), p6 only (3), nothing (4), p2 (5).
+        let got = run(
+            "G(exists p: !unloads(p, a1) S loads(p, a1))",
+            &[
+                &["loads(p1, a1)"],
+                &["loads(p6, a1)"],
+                &["unloads(p1, a1)"],
+                &["unloads(p6, a1)", "unloads(p2, a2)"],
+                &["loads(p2, a1)"],
+                &["unloads(p2, a2)"],
+            ],
+        );
+        let occ = "exists p: !unloads(p, a1) S loads(p, a1)".to_string();
+        assert_eq!(
+            got,
+            vec![
+                vec![occ.clone()],
+                vec![occ.clone()],
+                vec![occ.clone()],
+                vec![],
+                vec![occ.clone()],
+                // unloading p2 from a2 does not take it out of a1.
+                vec![occ],
+            ]
+        );
+    }
+
+    #[test]
+    fn exists_counts_values_not_seen_yet() {
+        // `H !bad(x)` holds for every value never seen: the template makes it true.
+        let got = run("G(exists x: H !bad(x))", &[&["bad(a)"], &[]]);
+        assert_eq!(got, vec![vec!["exists x: H!bad(x)".to_string()]; 2]);
+        // `O ok(x)` needs a value seen: false before, true after.
+        let got = run("G(exists x: O ok(x))", &[&[], &["ok(a)"], &[]]);
+        let a = "exists x: O ok(x)".to_string();
+        assert_eq!(got, vec![vec![], vec![a.clone()], vec![a]]);
+    }
+
+    #[test]
+    fn exists_rejects_nesting_and_forall_variable() {
+        let mut arena = Arena::new();
+        let f = trac_spec::parse(&mut arena, "G(exists p: load(p, a))").unwrap();
+        let e = DerivedAtoms::new([(&arena, f, Some("a"))]).unwrap_err();
+        assert!(e.contains("variable of the property's `forall`"), "{e}");
+        assert!(DerivedAtoms::new([(&arena, f, None)]).is_ok());
+    }
+}
