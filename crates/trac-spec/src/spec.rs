@@ -859,7 +859,7 @@ impl<'a> CheckCx<'a> {
                     self.error(
                         at,
                         format!(
-                            "proposition `{}`: parameter `{param}` is not an identifier (or a list of them, `pkg, area`)",
+                            "proposition `{}`: parameter `{param}` is not an identifier",
                             p.name
                         ),
                     );
@@ -1035,6 +1035,7 @@ impl<'a> CheckCx<'a> {
                             let args = ip.arg.clone().unwrap_or_default();
                             if let Some(v) = parsed.var.as_ref() {
                                 if v != evar && args.split(", ").any(|a| a == v) {
+                                    used_var = true;
                                     self.error(at, format!(
                                         "property `{pid}`: `exists {evar}: ...` mentions `{v}`, the variable of the `forall`: a quantifier's body may use its own variable and constants only (not supported yet)"
                                     ));
