@@ -1097,7 +1097,10 @@ fn trucks_out7() {
             // Per package: U(p5,a1)@11 takes package5 out, but package1 and package6 (delivered
             // without an unload) stay in a1 for ever, so every load into a1 after step 2 finds it
             // occupied: 4, 6, 20, 34, 43, 51, 53, 56, 64.
-            ("load_target_free", steps(&[4, 6, 20, 34, 43, 51, 53, 56, 64])),
+            (
+                "load_target_free",
+                steps(&[4, 6, 20, 34, 43, 51, 53, 56, 64]),
+            ),
             // loads into a2..a4 made with a1 occupied (p5, p8, p18, p4, p12, p14 loaded just before).
             (
                 "load_front_free",

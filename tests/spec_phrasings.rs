@@ -302,11 +302,7 @@ fn trucks_two_parameter_labels() {
     let s = load_spec("trucks");
     assert_eq!(
         labels(&s, "LOAD package6 into a2 of truck1 at l1"),
-        sorted(&[
-            "load_into(a2)",
-            "load_pkg(package6)",
-            "loads(package6, a2)"
-        ])
+        sorted(&["load_into(a2)", "load_pkg(package6)", "loads(package6, a2)"])
     );
     assert_eq!(
         labels(&s, "UNLOAD(truck1, package12, a3, l2)"),

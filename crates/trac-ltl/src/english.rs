@@ -157,7 +157,10 @@ impl Renderer<'_> {
                             }
                             .go(b)
                             .text;
-                            phrase(format!("for some {var} (among the values seen so far), {inner}"), Kind::Compound)
+                            phrase(
+                                format!("for some {var} (among the values seen so far), {inner}"),
+                                Kind::Compound,
+                            )
                         }
                         Err(_) => phrase(format!("`{name}` holds"), Kind::Simple),
                     }

@@ -995,7 +995,10 @@ impl<'s> Lexer<'s> {
                 body_start..body_end,
             ));
         }
-        let name = format!("exists {var}: {}", canonical_body(crate::printer::print(&arena, body)));
+        let name = format!(
+            "exists {var}: {}",
+            canonical_body(crate::printer::print(&arena, body))
+        );
         Ok(Some(self.token(Tok::Atom(name), start, body_end)))
     }
 
@@ -1458,8 +1461,14 @@ mod derived_syntax_tests {
     fn several_arguments_and_patterns() {
         assert_eq!(roundtrip("load(p,a1)"), "load(p, a1)");
         assert_eq!(roundtrip("load( p ,  a1 )"), "load(p, a1)");
-        assert_eq!(roundtrip("call(update_*) | go(a|b)"), "call(update_*) | go(a|b)");
-        assert_eq!(roundtrip(r#"go("living room", x)"#), r#"go("living room", x)"#);
+        assert_eq!(
+            roundtrip("call(update_*) | go(a|b)"),
+            "call(update_*) | go(a|b)"
+        );
+        assert_eq!(
+            roundtrip(r#"go("living room", x)"#),
+            r#"go("living room", x)"#
+        );
         let mut a = Arena::new();
         let e = parse(&mut a, "load(p, )").unwrap_err();
         assert_eq!(e.span, 8..9);
@@ -1470,8 +1479,16 @@ mod derived_syntax_tests {
     #[test]
     fn exists_is_one_atom_named_by_its_normal_form() {
         let mut a = Arena::new();
-        let f = parse(&mut a, "G(unload -> !Y(exists p:!unloads(p,a1) S loads(p,a1)))").unwrap();
-        let names: Vec<String> = a.atoms(f).iter().map(|&s| a.sym_name(s).to_string()).collect();
+        let f = parse(
+            &mut a,
+            "G(unload -> !Y(exists p:!unloads(p,a1) S loads(p,a1)))",
+        )
+        .unwrap();
+        let names: Vec<String> = a
+            .atoms(f)
+            .iter()
+            .map(|&s| a.sym_name(s).to_string())
+            .collect();
         assert!(
             names.contains(&"exists p: !unloads(p, a1) S loads(p, a1)".to_string()),
             "{names:?}"
@@ -1480,9 +1497,16 @@ mod derived_syntax_tests {
             roundtrip("G(exists p: O load(p) & !done)"),
             "G(exists p: O load(p) & !done)"
         );
-        assert_eq!(roundtrip("a & (exists p: Y b(p))"), "a & (exists p: Y b(p))");
+        assert_eq!(
+            roundtrip("a & (exists p: Y b(p))"),
+            "a & (exists p: Y b(p))"
+        );
         // Written differently, the same body gives the same atom.
-        let g = parse(&mut a, "G(unload -> !Y(exists p: (!unloads(p, a1)) S (loads(p, a1))))").unwrap();
+        let g = parse(
+            &mut a,
+            "G(unload -> !Y(exists p: (!unloads(p, a1)) S (loads(p, a1))))",
+        )
+        .unwrap();
         assert_eq!(f, g);
         // `exists` alone, or without a colon, is an ordinary atom.
         let mut c = Arena::new();

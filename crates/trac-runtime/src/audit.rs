@@ -6,8 +6,8 @@
 //! the audit but keeps everything computed before it: the report holds the verdicts so far, the
 //! end-of-trace verdicts of the prefix read, and the error.
 
-use crate::engine::{Engine, EngineMonitor, Mismatch, TableCompiler};
 use crate::derived::DerivedAtoms;
+use crate::engine::{Engine, EngineMonitor, Mismatch, TableCompiler};
 use crate::labeler::RuleLabeler;
 use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};

@@ -326,7 +326,11 @@ mod tests {
                     l.insert(x.to_string());
                 }
                 d.extend(&mut l);
-                let mut held: Vec<String> = d.names().filter(|n| l.contains(n)).map(String::from).collect();
+                let mut held: Vec<String> = d
+                    .names()
+                    .filter(|n| l.contains(n))
+                    .map(String::from)
+                    .collect();
                 held.sort();
                 held
             })

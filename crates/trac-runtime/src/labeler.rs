@@ -470,7 +470,9 @@ fn groups_of(param: Option<&str>, re: &Regex) -> Option<String> {
 /// `pkg, area`) their texts joined by `, ` (`package1, a1`), if every one took part.
 fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, String)> {
     if !group.contains(',') {
-        return caps.name(group).map(|m| (m.start(), m.as_str().to_string()));
+        return caps
+            .name(group)
+            .map(|m| (m.start(), m.as_str().to_string()));
     }
     let mut start = usize::MAX;
     let mut parts = Vec::new();

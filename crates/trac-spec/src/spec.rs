@@ -971,11 +971,7 @@ impl<'a> CheckCx<'a> {
             .iter()
             .map(|p| (p.name.as_str(), p))
             .collect();
-        let params: HashSet<&str> = spec
-            .propositions
-            .iter()
-            .flat_map(|p| p.params())
-            .collect();
+        let params: HashSet<&str> = spec.propositions.iter().flat_map(|p| p.params()).collect();
         let mut declared: Vec<&str> = props.keys().copied().collect();
         declared.sort_unstable();
         for (i, decl) in spec.properties.iter().enumerate() {

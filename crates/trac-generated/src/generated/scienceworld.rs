@@ -57,7 +57,7 @@ impl Scienceworld {
         "G(box_b -> Y O measure_b)",
     ];
     /// The propositions (`name(param)` for a parametric one), in declaration order.
-    pub const PROPOSITIONS: [&'static str; 8] = [
+    pub const PROPOSITIONS: [&'static str; 10] = [
         "open_door(room)",
         "open_between(a, b)",
         "open_unnamed",
@@ -66,6 +66,8 @@ impl Scienceworld {
         "look_around",
         "measure_b",
         "box_b",
+        "open_between(*, *)",
+        "exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))",
     ];
     /// The compiled tables, in property order (as [`Scienceworld::PROPERTIES`]); `static`.
     pub fn tables() -> [&'static ::trac_core::generated::StaticTable; 7] {
@@ -378,7 +380,13 @@ impl Scienceworld {
             r1_between: self
                 .r1_between
                 .step_bits(
-                    &[u64::from(v.open_between.contains("*, *")) | u64::from(false) << 1],
+                    &[
+                        u64::from(v.derived_open_between)
+                            | u64::from(
+                                v
+                                    .derived_exists_r__go_to_r____y_open_between_r_______open_between____r,
+                            ) << 1,
+                    ],
                 ),
             r1_unnamed: self
                 .r1_unnamed
@@ -659,6 +667,10 @@ pub struct ScienceworldValuation<'a> {
     pub measure_b: bool,
     /// the agent puts substance B into a box
     pub box_b: bool,
+    /// Derived atom `open_between(*, *)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_open_between: bool,
+    /// Derived atom `exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_r__go_to_r____y_open_between_r_______open_between____r: bool,
 }
 impl<'a> ScienceworldValuation<'a> {
     /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
@@ -676,6 +688,11 @@ impl<'a> ScienceworldValuation<'a> {
             look_around: labels.contains("look_around"),
             measure_b: labels.contains("measure_b"),
             box_b: labels.contains("box_b"),
+            derived_open_between: labels.contains("open_between(*, *)"),
+            derived_exists_r__go_to_r____y_open_between_r_______open_between____r: labels
+                .contains(
+                    "exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))",
+                ),
         }
     }
 }

@@ -108,7 +108,7 @@ impl Trucks {
         "forall loc: G(deliver_at(loc) -> ((!drive S drive_to(loc)) | (H !drive & deliver_at(l3))))",
     ];
     /// The propositions (`name(param)` for a parametric one), in declaration order.
-    pub const PROPOSITIONS: [&'static str; 11] = [
+    pub const PROPOSITIONS: [&'static str; 15] = [
         "drive",
         "drive_to(loc)",
         "load_into(area)",
@@ -120,6 +120,10 @@ impl Trucks {
         "unload_pkg(pkg)",
         "deliver(pkg)",
         "deliver_at(loc)",
+        "exists p: !unloads(p, a1) S loads(p, a1)",
+        "exists p: !unloads(p, a2) S loads(p, a2)",
+        "exists p: !unloads(p, a3) S loads(p, a3)",
+        "exists p: !unloads(p, a4) S loads(p, a4)",
     ];
     /// The compiled tables, in property order (as [`Trucks::PROPERTIES`]); `static`.
     pub fn tables() -> [&'static ::trac_core::generated::StaticTable; 16] {
@@ -770,13 +774,19 @@ impl Trucks {
                 .load_target_free
                 .step_bits(
                     &[
-                        u64::from(v.load_into.contains("a1")) | u64::from(false) << 1
-                            | u64::from(v.load_into.contains("a2")) << 2
-                            | u64::from(false) << 3
-                            | u64::from(v.load_into.contains("a3")) << 4
-                            | u64::from(false) << 5
-                            | u64::from(v.load_into.contains("a4")) << 6
-                            | u64::from(false) << 7,
+                        u64::from(v.load_into.contains("a1"))
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a1__s_loads_p__a1,
+                            ) << 1 | u64::from(v.load_into.contains("a2")) << 2
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a2__s_loads_p__a2,
+                            ) << 3 | u64::from(v.load_into.contains("a3")) << 4
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a3__s_loads_p__a3,
+                            ) << 5 | u64::from(v.load_into.contains("a4")) << 6
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a4__s_loads_p__a4,
+                            ) << 7,
                     ],
                 ),
             load_front_free: self
@@ -786,8 +796,15 @@ impl Trucks {
                         u64::from(v.load_into.contains("a2"))
                             | u64::from(v.load_into.contains("a3")) << 1
                             | u64::from(v.load_into.contains("a4")) << 2
-                            | u64::from(false) << 3 | u64::from(false) << 4
-                            | u64::from(false) << 5,
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a1__s_loads_p__a1,
+                            ) << 3
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a2__s_loads_p__a2,
+                            ) << 4
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a3__s_loads_p__a3,
+                            ) << 5,
                     ],
                 ),
             unload_front_free: self
@@ -797,8 +814,15 @@ impl Trucks {
                         u64::from(v.unload_from.contains("a2"))
                             | u64::from(v.unload_from.contains("a3")) << 1
                             | u64::from(v.unload_from.contains("a4")) << 2
-                            | u64::from(false) << 3 | u64::from(false) << 4
-                            | u64::from(false) << 5,
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a1__s_loads_p__a1,
+                            ) << 3
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a2__s_loads_p__a2,
+                            ) << 4
+                            | u64::from(
+                                v.derived_exists_p___unloads_p__a3__s_loads_p__a3,
+                            ) << 5,
                     ],
                 ),
             deliver_after_unload: self
@@ -1300,6 +1324,14 @@ pub struct TrucksValuation<'a> {
     ///
     /// Parametric (`deliver_at(loc)`): the values for which it holds.
     pub deliver_at: ::trac_core::generated::Values<'a>,
+    /// Derived atom `exists p: !unloads(p, a1) S loads(p, a1)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p___unloads_p__a1__s_loads_p__a1: bool,
+    /// Derived atom `exists p: !unloads(p, a2) S loads(p, a2)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p___unloads_p__a2__s_loads_p__a2: bool,
+    /// Derived atom `exists p: !unloads(p, a3) S loads(p, a3)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p___unloads_p__a3__s_loads_p__a3: bool,
+    /// Derived atom `exists p: !unloads(p, a4) S loads(p, a4)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p___unloads_p__a4__s_loads_p__a4: bool,
 }
 impl<'a> TrucksValuation<'a> {
     /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
@@ -1322,7 +1354,18 @@ impl<'a> TrucksValuation<'a> {
                 "unload_pkg",
             ),
             deliver: ::trac_core::generated::Values::from_labels(labels, "deliver"),
-            deliver_at: ::trac_core::generated::Values::from_labels(labels, "deliver_at"),
+            deliver_at: ::trac_core::generated::Values::from_labels(
+                labels,
+                "deliver_at",
+            ),
+            derived_exists_p___unloads_p__a1__s_loads_p__a1: labels
+                .contains("exists p: !unloads(p, a1) S loads(p, a1)"),
+            derived_exists_p___unloads_p__a2__s_loads_p__a2: labels
+                .contains("exists p: !unloads(p, a2) S loads(p, a2)"),
+            derived_exists_p___unloads_p__a3__s_loads_p__a3: labels
+                .contains("exists p: !unloads(p, a3) S loads(p, a3)"),
+            derived_exists_p___unloads_p__a4__s_loads_p__a4: labels
+                .contains("exists p: !unloads(p, a4) S loads(p, a4)"),
         }
     }
 }
