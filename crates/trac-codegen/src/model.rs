@@ -588,7 +588,12 @@ fn spec_into(
             if !derived || model.props.iter().any(|p| p.name == name) {
                 continue;
             }
-            let f = format!("derived_{}", snake_ident(name).trim_matches('_'));
+            let words: Vec<String> = snake_ident(name)
+                .split('_')
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect();
+            let f = format!("derived_{}", words.join("_"));
             if let Some(other) = fields.insert(f.clone(), name.to_string()) {
                 problems.push(format!(
                     "atoms `{other}` and `{name}` both become the field `{f}`"

@@ -383,8 +383,7 @@ impl Scienceworld {
                     &[
                         u64::from(v.derived_open_between)
                             | u64::from(
-                                v
-                                    .derived_exists_r__go_to_r____y_open_between_r_______open_between____r,
+                                v.derived_exists_r_go_to_r_y_open_between_r_open_between_r,
                             ) << 1,
                     ],
                 ),
@@ -670,7 +669,7 @@ pub struct ScienceworldValuation<'a> {
     /// Derived atom `open_between(*, *)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_open_between: bool,
     /// Derived atom `exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
-    pub derived_exists_r__go_to_r____y_open_between_r_______open_between____r: bool,
+    pub derived_exists_r_go_to_r_y_open_between_r_open_between_r: bool,
 }
 impl<'a> ScienceworldValuation<'a> {
     /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
@@ -689,7 +688,7 @@ impl<'a> ScienceworldValuation<'a> {
             measure_b: labels.contains("measure_b"),
             box_b: labels.contains("box_b"),
             derived_open_between: labels.contains("open_between(*, *)"),
-            derived_exists_r__go_to_r____y_open_between_r_______open_between____r: labels
+            derived_exists_r_go_to_r_y_open_between_r_open_between_r: labels
                 .contains(
                     "exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))",
                 ),

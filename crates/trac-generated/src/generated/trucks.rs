@@ -775,18 +775,14 @@ impl Trucks {
                 .step_bits(
                     &[
                         u64::from(v.load_into.contains("a1"))
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a1__s_loads_p__a1,
-                            ) << 1 | u64::from(v.load_into.contains("a2")) << 2
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a2__s_loads_p__a2,
-                            ) << 3 | u64::from(v.load_into.contains("a3")) << 4
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a3__s_loads_p__a3,
-                            ) << 5 | u64::from(v.load_into.contains("a4")) << 6
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a4__s_loads_p__a4,
-                            ) << 7,
+                            | u64::from(v.derived_exists_p_unloads_p_a1_s_loads_p_a1)
+                                << 1 | u64::from(v.load_into.contains("a2")) << 2
+                            | u64::from(v.derived_exists_p_unloads_p_a2_s_loads_p_a2)
+                                << 3 | u64::from(v.load_into.contains("a3")) << 4
+                            | u64::from(v.derived_exists_p_unloads_p_a3_s_loads_p_a3)
+                                << 5 | u64::from(v.load_into.contains("a4")) << 6
+                            | u64::from(v.derived_exists_p_unloads_p_a4_s_loads_p_a4)
+                                << 7,
                     ],
                 ),
             load_front_free: self
@@ -796,15 +792,12 @@ impl Trucks {
                         u64::from(v.load_into.contains("a2"))
                             | u64::from(v.load_into.contains("a3")) << 1
                             | u64::from(v.load_into.contains("a4")) << 2
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a1__s_loads_p__a1,
-                            ) << 3
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a2__s_loads_p__a2,
-                            ) << 4
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a3__s_loads_p__a3,
-                            ) << 5,
+                            | u64::from(v.derived_exists_p_unloads_p_a1_s_loads_p_a1)
+                                << 3
+                            | u64::from(v.derived_exists_p_unloads_p_a2_s_loads_p_a2)
+                                << 4
+                            | u64::from(v.derived_exists_p_unloads_p_a3_s_loads_p_a3)
+                                << 5,
                     ],
                 ),
             unload_front_free: self
@@ -814,15 +807,12 @@ impl Trucks {
                         u64::from(v.unload_from.contains("a2"))
                             | u64::from(v.unload_from.contains("a3")) << 1
                             | u64::from(v.unload_from.contains("a4")) << 2
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a1__s_loads_p__a1,
-                            ) << 3
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a2__s_loads_p__a2,
-                            ) << 4
-                            | u64::from(
-                                v.derived_exists_p___unloads_p__a3__s_loads_p__a3,
-                            ) << 5,
+                            | u64::from(v.derived_exists_p_unloads_p_a1_s_loads_p_a1)
+                                << 3
+                            | u64::from(v.derived_exists_p_unloads_p_a2_s_loads_p_a2)
+                                << 4
+                            | u64::from(v.derived_exists_p_unloads_p_a3_s_loads_p_a3)
+                                << 5,
                     ],
                 ),
             deliver_after_unload: self
@@ -1325,13 +1315,13 @@ pub struct TrucksValuation<'a> {
     /// Parametric (`deliver_at(loc)`): the values for which it holds.
     pub deliver_at: ::trac_core::generated::Values<'a>,
     /// Derived atom `exists p: !unloads(p, a1) S loads(p, a1)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
-    pub derived_exists_p___unloads_p__a1__s_loads_p__a1: bool,
+    pub derived_exists_p_unloads_p_a1_s_loads_p_a1: bool,
     /// Derived atom `exists p: !unloads(p, a2) S loads(p, a2)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
-    pub derived_exists_p___unloads_p__a2__s_loads_p__a2: bool,
+    pub derived_exists_p_unloads_p_a2_s_loads_p_a2: bool,
     /// Derived atom `exists p: !unloads(p, a3) S loads(p, a3)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
-    pub derived_exists_p___unloads_p__a3__s_loads_p__a3: bool,
+    pub derived_exists_p_unloads_p_a3_s_loads_p_a3: bool,
     /// Derived atom `exists p: !unloads(p, a4) S loads(p, a4)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
-    pub derived_exists_p___unloads_p__a4__s_loads_p__a4: bool,
+    pub derived_exists_p_unloads_p_a4_s_loads_p_a4: bool,
 }
 impl<'a> TrucksValuation<'a> {
     /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
@@ -1358,13 +1348,13 @@ impl<'a> TrucksValuation<'a> {
                 labels,
                 "deliver_at",
             ),
-            derived_exists_p___unloads_p__a1__s_loads_p__a1: labels
+            derived_exists_p_unloads_p_a1_s_loads_p_a1: labels
                 .contains("exists p: !unloads(p, a1) S loads(p, a1)"),
-            derived_exists_p___unloads_p__a2__s_loads_p__a2: labels
+            derived_exists_p_unloads_p_a2_s_loads_p_a2: labels
                 .contains("exists p: !unloads(p, a2) S loads(p, a2)"),
-            derived_exists_p___unloads_p__a3__s_loads_p__a3: labels
+            derived_exists_p_unloads_p_a3_s_loads_p_a3: labels
                 .contains("exists p: !unloads(p, a3) S loads(p, a3)"),
-            derived_exists_p___unloads_p__a4__s_loads_p__a4: labels
+            derived_exists_p_unloads_p_a4_s_loads_p_a4: labels
                 .contains("exists p: !unloads(p, a4) S loads(p, a4)"),
         }
     }
