@@ -943,6 +943,26 @@ impl<'a> CheckCx<'a> {
             }
         }
         if ok {
+            if p.params().len() > 1
+                && rule.leaves().iter().any(|l| {
+                    matches!(
+                        l,
+                        Rule::Arg {
+                            capture: Some(_),
+                            ..
+                        }
+                    )
+                })
+            {
+                self.error(
+                    rule_at,
+                    format!(
+                        "proposition `{}`: its parameters ({}) must be captured together by one match of a Words, Regex or Field leaf; an `Arg` capture gives one value",
+                        p.name,
+                        p.params().join(", ")
+                    ),
+                );
+            }
             for param in p.params() {
                 if !captures(rule, param, self.rules) {
                     self.error(
