@@ -531,6 +531,7 @@ fn scienceworld_out1() {
             // open door to the hallway@3, go door to the hallway@4 ok;
             // open door to the living room@6, go door to the living room@7 ok.
             ("R1", none()),
+            ("R1_between", none()),
             ("R1_unnamed", none()),
             // go@2, 3 is `open door` -> 3; go@4 look@5 ok; go@7 look@8 ok.
             ("R2", steps(&[3])),
@@ -577,6 +578,7 @@ fn scienceworld_out2() {
             // open door to the living room@11, 12 is look around -> 12 (living room).
             ("R1", values(&[(12, "living room")])),
             // `open door`@4, 5 is look around -> 5.
+            ("R1_between", none()),
             ("R1_unnamed", steps(&[5])),
             // go@3 -> 4 (open); go@6 -> 7 (go); go@20 -> 21; 23 -> 24; 31 -> 32; 34 -> 35;
             // 40 -> 41; 56 -> 57; 68 -> 69; 81 -> 82; 95 -> 96 (each a go followed by a go);
@@ -603,6 +605,7 @@ fn scienceworld_out3() {
             // open door to the hallway@2, 3 is `go living room` (another room) -> 3 (hallway);
             // open door to the living room@11, go@12 ok; open door to the kitchen@19, go@20 ok.
             ("R1", values(&[(3, "hallway")])),
+            ("R1_between", none()),
             ("R1_unnamed", none()),
             // go@1 -> 2 (open); go@3..8 each followed by a go -> 4, 5, 6, 7, 8, 9 (the restart
             // at t keeps the obligation of the go at t); go@9 look@10 ok; go@12 look@13 ok;
@@ -631,6 +634,7 @@ fn scienceworld_out4() {
             // open door to the hallway@2, 3 goes to the living room -> 3 (hallway);
             // open door to the living room@8, go@9 ok.
             ("R1", values(&[(3, "hallway")])),
+            ("R1_between", none()),
             ("R1_unnamed", none()),
             // go@1 -> 2 (open); go@3,4,5 -> 4, 5, 6; `go door`@6 look@7 ok; go@9 look@10 ok;
             // then the agent goes hallway, living room, look: each hallway go is followed by a go:
@@ -665,6 +669,7 @@ fn scienceworld_out5() {
             // open door to the hallway@2, 3 `go living room` -> 3 (hallway);
             // living room@7 -> go@8 ok; kitchen@15 -> go@16 ok.
             ("R1", values(&[(3, "hallway")])),
+            ("R1_between", none()),
             ("R1_unnamed", none()),
             // go@1 -> 2 (open); go@3/5/8 followed by look around; go@14 -> 15 (open);
             // go@16 look@17 ok; go@19 -> 20 (go); go@20 -> 21 (focus).
@@ -691,6 +696,7 @@ fn scienceworld_out6() {
             // open door to the kitchen@21, go door to the kitchen@22 ok.
             ("R1", none()),
             // `open door`@2, go@3 ok; `open door`@9, step 10 is `0` -> 10.
+            ("R1_between", none()),
             ("R1_unnamed", steps(&[10])),
             // go@1 -> 2 (open); go@3..7 followed by go -> 4..8; go@8 -> 9 (open); go@11 look ok;
             // 19->20, 20->21 (open); 24..28 followed by go -> 25..29; 31..33 -> 32..34;
@@ -724,6 +730,7 @@ fn scienceworld_out7() {
             // open door to the living room@12, go door to the living room@13 ok.
             ("R1", none()),
             // `open door`@2, go@3 ok.
+            ("R1_between", none()),
             ("R1_unnamed", none()),
             // go@1 -> 2 (open); go@3..9 each followed by a go -> 4..10; `go door`@10 look@11 ok;
             // go@13 look ok; 20->21; 26..28 -> 27..29; 45->46; 48->49.
@@ -902,10 +909,7 @@ fn trucks_out3() {
             // L(p2,a1)@7: p1 is in a1 since 2 (unloaded @12) -> 7 (a1);
             // L(p11,a2)@30: p10 in a2 since 25 (unloaded @34) -> 30 (a2);
             // L(p17,a2)@52: p15 in a2 since 47 (unloaded @56) -> 52 (a2).
-            (
-                "load_target_free",
-                values(&[(7, "a1"), (30, "a2"), (52, "a2")]),
-            ),
+            ("load_target_free", steps(&[7, 30, 52])),
             // every load into a2..a4 is made with a1 occupied (by p1, p2, p9, p4, p14, p16).
             ("load_front_free", steps(&deeper)),
             // U(p6,a2)@5 with p1 in a1; U(p10,a2)@34 with p4 in a1 (since 29);
@@ -1056,11 +1060,13 @@ fn trucks_out6() {
             // V(p19)@40 before V(p20)@43.
             ("order_20_19", steps(&[40])),
             ("load_once", none()),
-            // L(p3,a2)@9: package6 is still in a2 (loaded @3, a2 unloaded only @15).
-            ("load_target_free", values(&[(9, "a2")])),
+            // package6, loaded into a2 @3, is never unloaded (U(p3,a2)@15 takes package3 out,
+            // not package6): every later load into a2 finds it occupied: 9, 23, 37, 46, 60, 68.
+            ("load_target_free", steps(&[9, 23, 37, 46, 60, 68])),
             ("load_front_free", steps(&deeper)),
-            // U(p19,a2)@39 while package20 is in a1 (loaded @36, unloaded @42).
-            ("unload_front_free", steps(&[39])),
+            // For the same reason every unload from a3 / a4 has a2 occupied: 17, 19, 31, 33,
+            // 54, 56; and U(p19,a2)@39 while package20 is in a1 (loaded @36, unloaded @42).
+            ("unload_front_free", steps(&[17, 19, 31, 33, 39, 54, 56])),
             ("deliver_after_unload", none()),
             // V(p1,l3)@6 after D(l3)@4, V(p19,l4)@40 after D(l4)@38, V(p20,l2)@43 after
             // D(l2)@41, the others right after their trip's drive.
@@ -1107,17 +1113,24 @@ fn trucks_out7() {
             // p1 loaded into a1 @2 is delivered without an unload, so a1 stays occupied:
             // L(p6,a1)@4 and L(p5,a1)@6 -> 4, 6 (a1); U(p5,a1)@11 frees a1 ... L(p10,a1)@51 is
             // never unloaded: L(p9,a1)@53 and L(p12,a1)@56 -> 53, 56 (a1).
+            // Per package: U(p5,a1)@11 takes package5 out, but package1 and package6 (delivered
+            // without an unload) stay in a1 for ever, so every load into a1 after step 2 finds it
+            // occupied: 4, 6, 20, 34, 43, 51, 53, 56, 64.
             (
                 "load_target_free",
-                values(&[(4, "a1"), (6, "a1"), (53, "a1"), (56, "a1")]),
+                steps(&[4, 6, 20, 34, 43, 51, 53, 56, 64]),
             ),
             // loads into a2..a4 made with a1 occupied (p5, p8, p18, p4, p12, p14 loaded just before).
             (
                 "load_front_free",
                 steps(&[7, 8, 9, 21, 22, 23, 35, 44, 57, 65]),
             ),
-            // unloads in area order; U(p19,a2)@40 after U(p18,a1)@37: ok.
-            ("unload_front_free", none()),
+            // a1 is never free (package1, package6), so every unload from a2..a4 violates:
+            // 13, 15, 17, 27, 29, 31, 40, 48, 61, 69.
+            (
+                "unload_front_free",
+                steps(&[13, 15, 17, 27, 29, 31, 40, 48, 61, 69]),
+            ),
             // delivered without an unload since the load: p1@3, p6@5, p10@52, p9@54.
             (
                 "deliver_after_unload",
@@ -1230,17 +1243,14 @@ fn trucks_out10() {
             // unloaded; L(p19,a1)@30: a1 loaded @23, not unloaded; L(p10,a2)@35: a2 loaded @29;
             // L(p12,a1)@41: a1 loaded @34, next unload from a1 only @44.
             // (L(p9,a1)@34 comes after U(p19,a1)@32: a1 counts as free.)
+            // Per package, more areas stay occupied: package1 stays in a3 from @2 to U(p1,a3)@63
+            // (U(p7,a3)@21.. take out other packages), package6 in a2 @3..@12, package7 in a3
+            // from @10, package8 in a2 from @14 to @65: loads into a2 at 9, 14, 24, 29, 35, 42,
+            // 49, into a3 at 10, 15, 25, 28, and into a1 at 30 (p17 since 23), 34 (p17), 41 (p9),
+            // 48 (p17).
             (
                 "load_target_free",
-                values(&[
-                    (9, "a2"),
-                    (10, "a3"),
-                    (15, "a3"),
-                    (29, "a2"),
-                    (30, "a1"),
-                    (35, "a2"),
-                    (41, "a1"),
-                ]),
+                steps(&[9, 10, 14, 15, 24, 25, 28, 29, 30, 34, 35, 41, 42, 48, 49]),
             ),
             // L(a3)@2 and L(a2)@3 into an empty truck: ok. With a1 occupied (by p3 since 8,
             // p17 since 23, p9 since 34, p12 since 41, p14 since 48): 9, 10, 14, 15, 24, 25, 28,
@@ -1254,7 +1264,13 @@ fn trucks_out10() {
             // U(p5,a2)@19 after U(p3,a1)@17, U(p16,a3)@21 after a1/a2 unloads, U(p13,a2)@46
             // after U(p12,a1)@44, 55/58 after U(p17,a1)@53, 63-72 after U(p9,a1)@60 and
             // U(p18,a2)@51: ok.
-            ("unload_front_free", steps(&[12, 27, 37, 39, 51])),
+            // Per package, a1 holds package17 from @23 to @53 and package9 from @34 to @60,
+            // and a2 package8 from @14 to @65: also U(p16,a3)@21 (a2: p8), U(p13,a2)@46,
+            // U(p15,a2)@55, U(p10,a2)@58 (a1: p9), U(p1,a3)@63, U(p7,a3)@67 (a2: p8; a1: p14).
+            (
+                "unload_front_free",
+                steps(&[12, 21, 27, 37, 39, 46, 51, 55, 58, 63, 65, 67]),
+            ),
             // every delivery right after the package's unload (p20 @73 after U(p20,a3)@72).
             ("deliver_after_unload", none()),
             // every delivery at the location of the last drive.
@@ -1277,8 +1293,7 @@ fn trucks_out11() {
     // 39 D(l2) 40 V(p8,l2) 41 D(l2) 42 V(p9,l3) 43 D(l3) 44 V(p10,l3) 45 D(l3) 46 V(p12,l4)
     // 47 D(l4) 48 V(p13,l4) 49 D(l4) 50 V(p14,l4) 51 D(l4) 52 V(p15,l5) 53 D(l5)
     // 54 V(p17,l2) 55 D(l2) 56 V(p18,l2) 57 D(l2) 58 V(p19,l4) 59 D(l4) 60 V(p20,l2).
-    let mut a1_full = each(2..=5, "a1");
-    a1_full.extend(each(14..=28, "a1"));
+    let a1_full: Vec<usize> = (2..=5).chain(14..=28).collect();
     check(
         &r,
         60,
@@ -1304,7 +1319,7 @@ fn trucks_out11() {
             // twenty distinct packages.
             ("load_once", none()),
             // a1 is never unloaded: every load after the first one is into an occupied a1.
-            ("load_target_free", Exp::Values(a1_full)),
+            ("load_target_free", steps(&a1_full)),
             // a1 has no closer area.
             ("load_front_free", none()),
             ("unload_front_free", none()),
@@ -1379,7 +1394,7 @@ fn trucks_out12() {
             ("order_20_19", none()),
             ("load_once", none()),
             // package1 in a1 since step 1: the loads at 2..20 are into an occupied a1.
-            ("load_target_free", Exp::Values(each(2..=20, "a1"))),
+            ("load_target_free", steps(&(2..=20).collect::<Vec<_>>())),
             ("load_front_free", none()),
             ("unload_front_free", none()),
             ("deliver_after_unload", none()),

@@ -27,6 +27,15 @@ fn docs(lines: &[String]) -> TokenStream {
 /// The expression of a table proposition's truth value, `v` being the valuation and `value`
 /// the instance's value for a parametric property.
 fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
+    if let Some(p) = model
+        .props
+        .iter()
+        .find(|p| p.param.is_none() && p.name == name)
+    {
+        // A plain proposition, or a derived atom (`exists p: ...`, `call(update_*)`).
+        let field = &p.field;
+        return quote!(v.#field);
+    }
     let parts = AtomName::parse(name);
     let Some(p) = model.props.iter().find(|p| p.name == parts.base) else {
         return quote!(false);

@@ -576,6 +576,39 @@ fn spec_into(
             },
         });
     }
+    // Derived atoms (`exists p: ...` quantifiers, argument patterns such as `call(update_*)`):
+    // one boolean field each, holding iff its name is among the labels, as
+    // `trac_runtime::derived::DerivedAtoms::extend` inserts it.
+    for cp in &spec.properties {
+        for sym in cp.arena.atoms(cp.formula) {
+            let name = cp.arena.sym_name(sym);
+            let derived = trac_spec::parser::split_exists(name).is_some()
+                || trac_spec::formula::split_atom_name(name)
+                    .is_some_and(|(_, args)| args.contains(['*', '?', '|']));
+            if !derived || model.props.iter().any(|p| p.name == name) {
+                continue;
+            }
+            let words: Vec<String> = snake_ident(name)
+                .split('_')
+                .filter(|w| !w.is_empty())
+                .map(str::to_string)
+                .collect();
+            let f = format!("derived_{}", words.join("_"));
+            if let Some(other) = fields.insert(f.clone(), name.to_string()) {
+                problems.push(format!(
+                    "atoms `{other}` and `{name}` both become the field `{f}`"
+                ));
+            }
+            model.props.push(Prop {
+                name: name.to_string(),
+                field: Ident::new(&f, Span::call_site()),
+                param: None,
+                doc: format!(
+                    "Derived atom `{name}`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name)."
+                ),
+            });
+        }
+    }
     let mut fields: HashMap<String, String> = HashMap::new();
     for cp in &spec.properties {
         let d = &cp.decl;

@@ -37,7 +37,8 @@ impl AtomName {
 pub fn split_atom_name(name: &str) -> Option<(&str, &str)> {
     let open = name.find('(')?;
     let inner = name.strip_suffix(')')?.get(open + 1..)?;
-    if open == 0 || inner.contains(['(', ')']) {
+    // `exists p: load(p)` (a quantifier atom) is not `base(arg)`.
+    if open == 0 || inner.contains(['(', ')']) || name[..open].contains([':', ' ']) {
         return None;
     }
     Some((&name[..open], inner))

@@ -233,11 +233,20 @@ fn agree_on_trace(
         ..AuditOptions::default()
     };
     let mut auditor = Auditor::new(std::slice::from_ref(spec), &opts).expect("auditor");
+    // Derived atoms (`exists` quantifiers, patterns) are computed from the labels before any
+    // monitor reads them, as the audit does; generated monitors take them as plain fields.
+    let mut derived = trac_runtime::derived::DerivedAtoms::new(
+        spec.properties
+            .iter()
+            .map(|p| (&p.arena, p.formula, p.var.as_deref())),
+    )
+    .expect("derived atoms");
     let name = trace.display().to_string();
     let (mut steps, mut verdicts) = (0, 0);
     for event in trac_runtime::trace::open(trace).expect("trace opens") {
         let event = event.unwrap_or_else(|e| panic!("{name}: {e}"));
-        let labels = auditor.label(&event);
+        let mut labels = auditor.label(&event);
+        derived.extend(&mut labels);
         let audited: Vec<(String, Option<String>, Verdict)> = auditor
             .step(&event)
             .into_iter()

@@ -146,6 +146,25 @@ impl Renderer<'_> {
             False => phrase("false".into(), Kind::Simple),
             Atom(_) => match (self.description(f), self.atom_name(f)) {
                 (Some(d), _) => phrase(d, Kind::Simple),
+                (None, Some(name)) if crate::parser::split_exists(name).is_some() => {
+                    let (var, body) = crate::parser::split_exists(name).unwrap_or_default();
+                    let mut arena = Arena::new();
+                    match crate::parser::parse(&mut arena, body) {
+                        Ok(b) => {
+                            let inner = Renderer {
+                                arena: &arena,
+                                descriptions: self.descriptions,
+                            }
+                            .go(b)
+                            .text;
+                            phrase(
+                                format!("for some {var} (among the values seen so far), {inner}"),
+                                Kind::Compound,
+                            )
+                        }
+                        Err(_) => phrase(format!("`{name}` holds"), Kind::Simple),
+                    }
+                }
                 (None, name) => phrase(format!("`{}` holds", name.unwrap_or("")), Kind::Simple),
             },
             Not(a) => {
@@ -256,8 +275,30 @@ impl Renderer<'_> {
     }
 }
 
-/// Replaces every `{...}` placeholder in `description` by `arg`.
+/// Replaces every `{...}` placeholder in `description` by `arg`; for several arguments
+/// (`package1, a1`, a proposition with several parameters) the placeholders take them in the
+/// order the placeholder names first appear.
 fn substitute(description: &str, arg: &str) -> String {
+    if arg.contains(", ") {
+        let args: Vec<&str> = arg.split(", ").collect();
+        let mut names: Vec<&str> = Vec::new();
+        let mut out = description.to_string();
+        let mut rest = description;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else {
+                break;
+            };
+            let name = &rest[open + 1..open + close];
+            if !names.contains(&name) {
+                names.push(name);
+            }
+            rest = &rest[open + close + 1..];
+        }
+        for (name, a) in names.iter().zip(&args) {
+            out = out.replace(&format!("{{{name}}}"), a);
+        }
+        return out;
+    }
     let mut out = String::with_capacity(description.len());
     let mut rest = description;
     while let Some(open) = rest.find('{') {

@@ -349,7 +349,18 @@ fn quantifier_near_miss(src: &str) -> Option<ParseError> {
         || quant == "∀"
         || quant.to_lowercase() == "for all"
         || edit_distance(&quant, "forall") <= 2;
-    let message = if quant.eq_ignore_ascii_case("exists") || quant == "∃" {
+    if quant == "exists" && vars.len() == 1 && vars_src.trim() == vars[0] {
+        return None; // `exists VAR: body`, a past-time quantifier (`Lexer::exists`).
+    }
+    let message = if quant == "exists" {
+        format!(
+            "`exists` takes one variable, not {} ({}): nest them, `exists {}: (exists {}: ...)`",
+            vars.len(),
+            vars.join(", "),
+            vars[0],
+            vars[1..].join(", ")
+        )
+    } else if quant.eq_ignore_ascii_case("exists") || quant == "∃" {
         format!(
             "`{quant}` is not supported: only `forall VAR:` quantifies a property (write the existential as `F` over the values' labels)"
         )
@@ -440,7 +451,33 @@ pub(crate) fn is_plain_value(s: &str) -> bool {
 }
 
 fn is_value_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'*' | b'?' | b'|')
+}
+
+/// The printed body of an `exists` quantifier, reprinted until it no longer changes (a fresh
+/// arena may order the operands of `&` / `|` differently from the first), so that one body has
+/// one name however it was written.
+fn canonical_body(mut text: String) -> String {
+    for _ in 0..4 {
+        let mut arena = Arena::new();
+        let Ok(f) = Parser::new(&mut arena, &text, 0).run() else {
+            return text;
+        };
+        let again = crate::printer::print(&arena, f);
+        if again == text {
+            break;
+        }
+        text = again;
+    }
+    text
+}
+
+/// Splits the name of an `exists VAR: BODY` atom (as the parser names it) into the variable
+/// and the body's text; `None` for any other name.
+pub fn split_exists(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix("exists ")?;
+    let (var, body) = rest.split_once(':')?;
+    is_plain_ident(var).then_some((var, body.trim_start()))
 }
 
 /// The operator named by a standalone one-letter word.
@@ -781,6 +818,11 @@ impl<'s> Lexer<'s> {
         if let Some(lexeme) = word_operator(word) {
             return Ok(self.token(lexeme.into(), start, end));
         }
+        if word == "exists" && operand {
+            if let Some(tok) = self.exists(start, end)? {
+                return Ok(tok);
+            }
+        }
         if self.src[end..].starts_with('(') {
             let (arg, arg_end) = self.argument(word, end)?;
             let name = format!("{word}({arg})");
@@ -847,39 +889,117 @@ impl<'s> Lexer<'s> {
         Ok(self.token(Tok::Prefix(op), start, i + 1))
     }
 
-    /// The argument of a parametric proposition `word(`, with `open` at the `(`. Returns the
-    /// argument and the end of the closing `)`.
+    /// The arguments of a parametric proposition `word(`, with `open` at the `(`: one or more,
+    /// separated by commas (`load(p, a1)`), each a value (which may hold the glob characters
+    /// `*`, `?` and the alternatives `|`: `call(update_*)`, `go(a|b)`) or a string. Returns the
+    /// arguments joined by `", "` (the canonical name's argument) and the end of the `)`.
     fn argument(&self, word: &str, open: usize) -> Result<(String, usize), ParseError> {
-        let mut i = self.skip_ws(open + 1);
-        let arg = if self.src[i..].starts_with('"') {
-            let (s, end) = self.string(i)?;
-            i = end;
-            s
-        } else {
-            let len = self.src[i..]
-                .bytes()
-                .take_while(|&b| is_value_byte(b))
-                .count();
-            if len == 0 {
-                let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
-                return Err(ParseError::new(
-                    format!("expected an argument after `{word}(`"),
-                    i..end,
-                ));
+        let mut i = open + 1;
+        let mut args: Vec<String> = Vec::new();
+        loop {
+            i = self.skip_ws(i);
+            let arg = if self.src[i..].starts_with('"') {
+                let (s, end) = self.string(i)?;
+                i = end;
+                s
+            } else {
+                let len = self.src[i..]
+                    .bytes()
+                    .take_while(|&b| is_value_byte(b))
+                    .count();
+                if len == 0 {
+                    let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+                    return Err(ParseError::new(
+                        format!("expected an argument after `{word}(`"),
+                        i..end,
+                    ));
+                }
+                let s = self.src[i..i + len].to_string();
+                i += len;
+                s
+            };
+            args.push(arg);
+            i = self.skip_ws(i);
+            if self.src[i..].starts_with(',') {
+                i += 1;
+                continue;
             }
-            let s = self.src[i..i + len].to_string();
-            i += len;
-            s
-        };
-        i = self.skip_ws(i);
+            break;
+        }
         if !self.src[i..].starts_with(')') {
             let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
             return Err(ParseError::new(
-                format!("expected `)` after the argument of `{word}(`"),
+                format!("expected `)` or `,` after an argument of `{word}(`"),
                 i..end,
             ));
         }
-        Ok((arg, i + 1))
+        Ok((args.join(", "), i + 1))
+    }
+
+    /// `exists VAR: BODY` at `start` (`word_end` after `exists`): a first-order past-time
+    /// quantifier over the values seen so far. The body runs to the `)` that closes the group
+    /// the quantifier is in, or to the end of the formula (write `(exists p: ...)` inside a
+    /// larger formula). The whole quantified formula is one atomic proposition for the engines,
+    /// named `exists VAR: BODY` with BODY printed in normal form; its truth at each step is
+    /// computed from the labels (see `trac_runtime::derived`). The body must be past-time (no
+    /// future operator). `Ok(None)` when `exists` is not followed by `VAR:` (then it is an
+    /// ordinary atom).
+    fn exists(&mut self, start: usize, word_end: usize) -> Result<Option<Token>, ParseError> {
+        let after = &self.src[word_end..];
+        let trimmed = after.trim_start();
+        if trimmed.len() == after.len() {
+            return Ok(None);
+        }
+        let var_at = word_end + (after.len() - trimmed.len());
+        let len = ident_len(trimmed);
+        let var = &trimmed[..len];
+        if !is_plain_ident(var) {
+            return Ok(None);
+        }
+        let colon = self.skip_ws(var_at + len);
+        if !self.src[colon..].starts_with(':') {
+            return Ok(None);
+        }
+        let body_start = colon + 1;
+        // The body ends at the first unbalanced `)` (outside strings), or at the end.
+        let bytes = self.src.as_bytes();
+        let (mut depth, mut i, mut in_str) = (0usize, body_start, false);
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' if in_str => i += 1,
+                b'"' => in_str = !in_str,
+                b'(' if !in_str => depth += 1,
+                b')' if !in_str => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let body_end = i.min(bytes.len());
+        let mut arena = Arena::new();
+        let body = Parser::new(&mut arena, &self.src[..body_end], body_start).run()?;
+        if let Some(bad) = arena
+            .subformulas_postorder(body)
+            .into_iter()
+            .find(|&g| arena.node(g).is_future_operator())
+        {
+            return Err(ParseError::new(
+                format!(
+                    "the body of `exists {var}:` must be past-time (it is evaluated over the steps seen so far), but it has the future operator in `{}`",
+                    crate::printer::print(&arena, bad)
+                ),
+                body_start..body_end,
+            ));
+        }
+        let name = format!(
+            "exists {var}: {}",
+            canonical_body(crate::printer::print(&arena, body))
+        );
+        Ok(Some(self.token(Tok::Atom(name), start, body_end)))
     }
 
     /// A double-quoted string starting at `start`; returns its content and the end offset.
@@ -1275,7 +1395,10 @@ mod quantifier_near_miss_tests {
             assert!(m.contains("did you mean `forall x:`"), "{src}: {m}");
             assert_eq!(under, word, "{src}");
         }
+        // `exists x:` is a past-time quantifier: a future body is refused as such.
         let (m, _) = err("exists x: F take(x)");
+        assert!(m.contains("must be past-time"), "{m}");
+        let (m, _) = err("Exists x: O take(x)");
         assert!(m.contains("only `forall VAR:`"), "{m}");
         let (m, _) = err("each x: G take(x)");
         assert!(m.contains("looks like a quantifier"), "{m}");
@@ -1316,5 +1439,93 @@ mod quantifier_near_miss_tests {
         }
         assert_eq!(edit_distance("foral", "forall"), 1);
         assert_eq!(edit_distance("FORALL", "forall"), 0);
+    }
+}
+
+#[cfg(test)]
+mod derived_syntax_tests {
+    use super::*;
+    use crate::printer::print;
+
+    fn roundtrip(src: &str) -> String {
+        let mut a = Arena::new();
+        let f = parse(&mut a, src).unwrap_or_else(|e| panic!("{src}: {}", e.message));
+        let printed = print(&a, f);
+        let mut b = Arena::new();
+        let g = parse(&mut b, &printed).unwrap_or_else(|e| panic!("{printed}: {}", e.message));
+        assert_eq!(print(&b, g), printed, "printing is stable for {src}");
+        printed
+    }
+
+    #[test]
+    fn several_arguments_and_patterns() {
+        assert_eq!(roundtrip("load(p,a1)"), "load(p, a1)");
+        assert_eq!(roundtrip("load( p ,  a1 )"), "load(p, a1)");
+        assert_eq!(
+            roundtrip("call(update_*) | go(a|b)"),
+            "call(update_*) | go(a|b)"
+        );
+        assert_eq!(
+            roundtrip(r#"go("living room", x)"#),
+            r#"go("living room", x)"#
+        );
+        let mut a = Arena::new();
+        let e = parse(&mut a, "load(p, )").unwrap_err();
+        assert_eq!(e.span, 8..9);
+        let e = parse(&mut a, "load(p a)").unwrap_err();
+        assert!(e.message.contains("`)` or `,`"), "{}", e.message);
+    }
+
+    #[test]
+    fn exists_is_one_atom_named_by_its_normal_form() {
+        let mut a = Arena::new();
+        let f = parse(
+            &mut a,
+            "G(unload -> !Y(exists p:!unloads(p,a1) S loads(p,a1)))",
+        )
+        .unwrap();
+        let names: Vec<String> = a
+            .atoms(f)
+            .iter()
+            .map(|&s| a.sym_name(s).to_string())
+            .collect();
+        assert!(
+            names.contains(&"exists p: !unloads(p, a1) S loads(p, a1)".to_string()),
+            "{names:?}"
+        );
+        assert_eq!(
+            roundtrip("G(exists p: O load(p) & !done)"),
+            "G(exists p: O load(p) & !done)"
+        );
+        assert_eq!(
+            roundtrip("a & (exists p: Y b(p))"),
+            "a & (exists p: Y b(p))"
+        );
+        // Written differently, the same body gives the same atom.
+        let g = parse(
+            &mut a,
+            "G(unload -> !Y(exists p: (!unloads(p, a1)) S (loads(p, a1))))",
+        )
+        .unwrap();
+        assert_eq!(f, g);
+        // `exists` alone, or without a colon, is an ordinary atom.
+        let mut c = Arena::new();
+        let h = parse(&mut c, "exists & b").unwrap();
+        let mut names: Vec<&str> = c.atoms(h).iter().map(|&s| c.sym_name(s)).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["b", "exists"]);
+    }
+
+    #[test]
+    fn exists_errors() {
+        let mut a = Arena::new();
+        let src = "G(exists p: F load(p))";
+        let e = parse(&mut a, src).unwrap_err();
+        assert!(e.message.contains("must be past-time"), "{}", e.message);
+        assert_eq!(e.span, 11..21);
+        let e = parse(&mut a, "exists p, q: O load(p)").unwrap_err();
+        assert!(e.message.contains("one variable"), "{}", e.message);
+        let e = parse(&mut a, "G(exists p: )").unwrap_err();
+        assert!(e.message.contains("formula"), "{}", e.message);
     }
 }

@@ -43,14 +43,25 @@ pub fn atom_text(name: &str) -> String {
     if is_plain_ident(name) {
         return name.to_string();
     }
+    if crate::parser::split_exists(name).is_some() {
+        // `exists p: body`, a past-time quantifier: parenthesized so it parses back alone.
+        return format!("({name})");
+    }
     let parts = crate::formula::AtomName::parse(name);
     if let Some(arg) = &parts.arg {
         if is_plain_ident(&parts.base) {
-            return if is_plain_value(arg) {
-                format!("{}({arg})", parts.base)
-            } else {
-                format!("{}({})", parts.base, quote(arg))
-            };
+            // One argument, or several separated by `, ` (`load(p, a1)`).
+            let args: Vec<String> = arg
+                .split(", ")
+                .map(|a| {
+                    if is_plain_value(a) {
+                        a.to_string()
+                    } else {
+                        quote(a)
+                    }
+                })
+                .collect();
+            return format!("{}({})", parts.base, args.join(", "));
         }
     }
     quote(name)

@@ -196,6 +196,13 @@ impl PastState {
         self.index.get(&g).map(|&i| self.now[i])
     }
 
+    /// The truth at the current step (after [`PastState::step`] with the same valuation) of a
+    /// formula without future operators whose past subformulas this state tracks (`f` itself,
+    /// or any subformula of the formula it was built for). O(|f|).
+    pub fn eval(&self, arena: &Arena, f: Formula, v: &dyn Valuation) -> bool {
+        self.eval_now(arena, f, v)
+    }
+
     /// Evaluates a propositional/past formula at the current step (past nodes must have been
     /// computed by `step` already, which holds for operands thanks to the post-order).
     fn eval_now(&self, arena: &Arena, f: Formula, v: &dyn Valuation) -> bool {

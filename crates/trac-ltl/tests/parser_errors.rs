@@ -58,10 +58,14 @@ fn messages_and_spans() {
     check("take()", "expected an argument after `take(`", 5..6);
     check(
         "take(a b)",
-        "expected `)` after the argument of `take(`",
+        "expected `)` or `,` after an argument of `take(`",
         7..8,
     );
-    check("take(a", "expected `)` after the argument of `take(`", 6..6);
+    check(
+        "take(a",
+        "expected `)` or `,` after an argument of `take(`",
+        6..6,
+    );
     check("caf\u{e9}", "unexpected character `\u{e9}` (atomic propositions with such characters must be written in double quotes)", 3..5);
     check("12", "`12` is not an atomic proposition: names cannot start with a digit (write it in double quotes: `\"12\"`)", 0..2);
     check("(a)=0", "`=0` can only follow an atomic proposition", 3..5);

@@ -6,6 +6,7 @@
 //! the audit but keeps everything computed before it: the report holds the verdicts so far, the
 //! end-of-trace verdicts of the prefix read, and the error.
 
+use crate::derived::DerivedAtoms;
 use crate::engine::{Engine, EngineMonitor, Mismatch, TableCompiler};
 use crate::labeler::RuleLabeler;
 use crate::labels::{LabelSet, StepInput};
@@ -245,6 +246,8 @@ pub struct Auditor {
     /// Some spec has labeling rules that read the events' text.
     text_rules: bool,
     coverage: Coverage,
+    /// Derived atoms of the properties (patterns, `exists` quantifiers), computed per step.
+    derived: DerivedAtoms,
 }
 
 /// Everything an audit builds once per set of specs and options: the validated properties, their
@@ -369,7 +372,14 @@ impl Auditor {
                 });
             }
         }
+        let derived = DerivedAtoms::new(specs.iter().flat_map(|s| {
+            s.properties
+                .iter()
+                .map(|p| (&p.arena, p.formula, p.var.as_deref()))
+        }))
+        .map_err(AuditError::Spec)?;
         Ok(Auditor {
+            derived,
             props,
             text_rules: labelers.iter().any(|l| !l.is_empty()),
             labelers: labelers.into(),
@@ -520,8 +530,16 @@ impl Auditor {
     }
 
     /// One step with its valuation; `text_read`: whether a labeling function read the text.
-    fn advance(&mut self, event: &Event, labels: LabelSet, text_read: bool) -> Vec<VerdictRecord> {
+    fn advance(
+        &mut self,
+        event: &Event,
+        mut labels: LabelSet,
+        text_read: bool,
+    ) -> Vec<VerdictRecord> {
         self.steps += 1;
+        if !self.derived.is_empty() {
+            self.derived.extend(&mut labels);
+        }
         let c = &mut self.coverage;
         let has_text = event.has_content();
         c.steps += 1;

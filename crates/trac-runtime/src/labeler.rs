@@ -416,12 +416,22 @@ impl RuleLabeler {
             };
             match &p.param {
                 None => out.push(p.name.clone()),
-                Some(_) => {
+                Some(param) => {
                     values.sort_by_key(|(pos, _)| *pos);
                     let mut seen: Vec<String> = Vec::new();
+                    let several = param.contains(',');
                     for (_, v) in values {
-                        let v = normalize(&v, self.case_sensitive);
-                        if !v.is_empty() && !seen.contains(&v) {
+                        // Several parameters: each part on its own, joined by `, `.
+                        let v = if several {
+                            v.split(", ")
+                                .map(|part| normalize(part, self.case_sensitive))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        } else {
+                            normalize(&v, self.case_sensitive)
+                        };
+                        let complete = !v.is_empty() && !v.split(", ").any(str::is_empty);
+                        if complete && !seen.contains(&v) {
                             seen.push(v);
                         }
                     }
@@ -467,12 +477,12 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
             let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
-            let group = param
-                .filter(|p| re.capture_names().flatten().any(|n| n == *p))
-                .map(str::to_string);
+            let group = groups_of(param, &re);
+            // A one-parameter `{x...}` capture of a Words rule ends before a prepositional
+            // phrase (README, labeling rules).
             let cut = match (rule, &group) {
                 (Rule::Words(w), Some(g)) => {
-                    WordsPattern::parse(w).is_ok_and(|p| p.many.contains(g))
+                    !g.contains(',') && WordsPattern::parse(w).is_ok_and(|p| p.many.contains(g))
                 }
                 _ => false,
             };
@@ -513,9 +523,7 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
             let flags = if case_sensitive { "" } else { "(?i)" };
             let re =
                 Regex::new(&format!("{flags}{r}")).map_err(|e| RuleError::Regex(e.to_string()))?;
-            let group = param
-                .filter(|p| re.capture_names().flatten().any(|n| n == *p))
-                .map(str::to_string);
+            let group = groups_of(param, &re);
             Compiled::Field {
                 name: name.clone(),
                 re,
@@ -523,6 +531,36 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
             }
         }
     })
+}
+
+/// The capture group(s) of a leaf's regex that give the proposition's value: its parameter,
+/// or for several parameters (`pkg, area`) all of them, written `pkg, area`; `None` when the
+/// regex does not capture (every one of) them.
+fn groups_of(param: Option<&str>, re: &Regex) -> Option<String> {
+    let params: Vec<&str> = param?.split(',').map(str::trim).collect();
+    params
+        .iter()
+        .all(|p| re.capture_names().flatten().any(|n| n == *p))
+        .then(|| params.join(", "))
+}
+
+/// The value one match gives: the group's text, or for several parameters (`group` is
+/// `pkg, area`) their texts joined by `, ` (`package1, a1`), if every one took part.
+fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, String)> {
+    if !group.contains(',') {
+        return caps
+            .name(group)
+            .map(|m| (m.start(), m.as_str().to_string()));
+    }
+    let mut start = usize::MAX;
+    let mut parts = Vec::new();
+    for g in group.split(", ") {
+        let m = caps.name(g)?;
+        start = start.min(m.start());
+        // A value must not contain the separator itself.
+        parts.push(m.as_str().replace(',', " "));
+    }
+    Some((start, parts.join(", ")))
 }
 
 /// Matches `re` on `text`: `None` when it does not; else the values of `group` (if any), with
@@ -535,9 +573,7 @@ fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, Str
     let mut values = Vec::new();
     for caps in re.captures_iter(text) {
         matched = true;
-        if let Some(m) = caps.name(group) {
-            values.push((m.start(), m.as_str().to_string()));
-        }
+        values.extend(capture_value(&caps, group));
     }
     matched.then_some(values)
 }
@@ -620,17 +656,13 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
             };
-            let mut matched = false;
-            let mut values = Vec::new();
-            for caps in re.captures_iter(text) {
-                matched = true;
-                if let Some(m) = caps.name(group) {
-                    let v = m.as_str();
-                    let v = if *cut { cut_at_preposition(v) } else { v };
-                    values.push((m.start(), v.to_string()));
+            let mut values = search(re, Some(group), text)?;
+            if *cut {
+                for (_, v) in &mut values {
+                    *v = cut_at_preposition(v).to_string();
                 }
             }
-            matched.then_some(values)
+            Some(values)
         }
         Compiled::AnyOf(v) => {
             let mut matched = false;

@@ -5,6 +5,8 @@
 //! - [`engine`]: the engines (progression, complete progression, compiled, cross-check).
 //! - [`table`], [`generated`], [`labels`]: re-exported from `trac-core` (the table format and
 //!   monitor, support for generated monitors, valuations), which generated code uses alone.
+//! - [`derived`]: derived atoms (`call(update_*)` patterns, `exists p:` past-time quantifiers),
+//!   computed from the labels before the monitors read them.
 //! - [`labeler`]: labeling functions from trace events to atomic propositions.
 //! - [`trace`]: trace readers (JSON Lines, plain-text action logs).
 //! - [`audit`]: the audit loop, verdict records and witnesses.
@@ -12,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod derived;
 pub mod engine;
 pub mod jsonl;
 pub mod labeler;

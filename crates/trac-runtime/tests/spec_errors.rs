@@ -197,3 +197,32 @@ fn labeler_choice_errors() {
         "s.ron:1:52: Unexpected variant named `Gpt` in enum `LabelerChoice`, expected one of `Rule`, `Llm`, `Both` instead"
     );
 }
+
+#[test]
+fn several_parameters_and_quantifier_errors() {
+    let src = r#"(
+  name: "m",
+  propositions: [
+    (name: "loads", param: Some("pkg, area"), rule: Some(Regex("load (?P<pkg>\\w+) (?P<area>\\w+)"))),
+    (name: "half", param: Some("pkg, area"), rule: Some(Regex("half (?P<pkg>\\w+)"))),
+    (name: "go", param: Some("room"), rule: Some(Words("go {room}"))),
+    (name: "upd", param: Some("rid, f"), rule: Some(AllOf([Arg(path: "$.rid", capture: Some("rid")), Field("f", "(?P<f>.+) (?P<rid>.+)")]))),
+  ],
+  properties: [
+    (id: "arity", formula: "G !loads(p1)"),
+    (id: "free", formula: "G !loads(pkg, a1)"),
+    (id: "forall2", formula: "forall pkg: G !loads(pkg, a1)"),
+    (id: "inner", formula: "forall area: G !(exists p: O loads(p, area))"),
+    (id: "ok", formula: "G((exists p: O loads(p, *)) -> go(*) | go(a|b))"),
+  ],
+)"#;
+    assert_eq!(
+        errors(src),
+        r#"s.ron:5:52: proposition `half`: the rule does not capture parameter `area`: use `{area}` or `{area...}` in Words, `(?P<area>...)` in Regex
+s.ron:7:48: proposition `upd`: its parameters (rid, f) must be captured together by one match of a Words, Regex or Field leaf; an `Arg` capture gives one value
+s.ron:10:32: property `arity`: proposition `loads` has 2 parameters (pkg, area), but `loads(p1)` gives 1
+s.ron:11:31: property `free`: variable `pkg` in `loads(pkg, a1)` is not quantified: write `forall pkg: ...`
+s.ron:12:46: property `forall2`: `forall pkg` over `loads(pkg, a1)`, a proposition with several parameters, is not supported yet (quantify it with `exists` inside the formula, or give it one parameter)
+s.ron:13:46: property `inner`: `exists p: ...` mentions `area`, the variable of the `forall`: a quantifier's body may use its own variable and constants only (not supported yet)"#
+    );
+}

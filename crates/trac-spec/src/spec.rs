@@ -46,7 +46,7 @@
 //!
 //! Matching is case-insensitive unless the spec sets `case_sensitive: true`.
 
-use crate::formula::{Arena, Formula};
+use crate::formula::{Arena, AtomName, Formula};
 use crate::parser::{parse_property, ParseError};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -147,6 +147,15 @@ fn yes() -> bool {
 }
 
 impl PropositionDecl {
+    /// The parameter names: none, one (`param: Some("item")`), or several separated by commas
+    /// (`param: Some("pkg, area")`: labels `load(package1, a1)`, values in this order).
+    pub fn params(&self) -> Vec<&str> {
+        self.param
+            .as_deref()
+            .map(|p| p.split(',').map(str::trim).collect())
+            .unwrap_or_default()
+    }
+
     /// The description with the `{param}` placeholder replaced by `value` (left as is when
     /// `value` is `None` or the proposition has no parameter). Falls back to the name when the
     /// description is empty.
@@ -157,8 +166,20 @@ impl PropositionDecl {
                 None => self.name.clone(),
             };
         }
-        match (&self.param, value) {
-            (Some(p), Some(v)) => self.description.replace(&format!("{{{p}}}"), v),
+        match value {
+            Some(v) if self.param.is_some() => {
+                let mut out = self.description.clone();
+                let params = self.params();
+                let vals: Vec<&str> = if params.len() > 1 {
+                    v.split(", ").collect()
+                } else {
+                    vec![v]
+                };
+                for (p, v) in params.iter().zip(vals) {
+                    out = out.replace(&format!("{{{p}}}"), v);
+                }
+                out
+            }
             _ => self.description.clone(),
         }
     }
@@ -846,7 +867,7 @@ impl<'a> CheckCx<'a> {
                 seen.insert(&p.name, i);
             }
             if let Some(param) = &p.param {
-                if !is_identifier(param) {
+                if !param.split(',').all(|x| is_identifier(x.trim())) {
                     let at = item.as_ref().map(|it| it.value_start("param"));
                     self.error(
                         at,
@@ -919,7 +940,7 @@ impl<'a> CheckCx<'a> {
                             );
                             ok = false;
                         }
-                        Some(param) if *param != name => {
+                        Some(param) if !param.split(',').any(|x| x.trim() == name) => {
                             self.error(
                                 at,
                                 format!(
@@ -935,7 +956,27 @@ impl<'a> CheckCx<'a> {
             }
         }
         if ok {
-            if let Some(param) = &p.param {
+            if p.params().len() > 1
+                && rule.leaves().iter().any(|l| {
+                    matches!(
+                        l,
+                        Rule::Arg {
+                            capture: Some(_),
+                            ..
+                        }
+                    )
+                })
+            {
+                self.error(
+                    rule_at,
+                    format!(
+                        "proposition `{}`: its parameters ({}) must be captured together by one match of a Words, Regex or Field leaf; an `Arg` capture gives one value",
+                        p.name,
+                        p.params().join(", ")
+                    ),
+                );
+            }
+            for param in p.params() {
                 if !captures(rule, param, self.rules) {
                     self.error(
                         rule_at,
@@ -963,11 +1004,7 @@ impl<'a> CheckCx<'a> {
             .iter()
             .map(|p| (p.name.as_str(), p))
             .collect();
-        let params: HashSet<&str> = spec
-            .propositions
-            .iter()
-            .filter_map(|p| p.param.as_deref())
-            .collect();
+        let params: HashSet<&str> = spec.propositions.iter().flat_map(|p| p.params()).collect();
         let mut declared: Vec<&str> = props.keys().copied().collect();
         declared.sort_unstable();
         for (i, decl) in spec.properties.iter().enumerate() {
@@ -1018,11 +1055,55 @@ impl<'a> CheckCx<'a> {
             };
             let pid = &decl.id;
             let mut used_var = false;
+            // Atoms to check, with the variables bound where they occur: the property's
+            // `forall` variable, and inside `exists v: body` also `v`.
+            let mut todo: Vec<(AtomName, Option<String>)> = Vec::new();
             for sym in arena.atoms(parsed.body) {
                 let parts = arena.sym_parts(sym).clone();
+                let Some((evar, body)) = trac_ltl::parser::split_exists(&parts.name) else {
+                    todo.push((parts, None));
+                    continue;
+                };
+                let at = locate(decl.formula.find("exists").unwrap_or(0));
+                let mut inner = Arena::new();
+                match trac_ltl::parse(&mut inner, body) {
+                    Ok(b) => {
+                        for s in inner.atoms(b) {
+                            let ip = inner.sym_parts(s).clone();
+                            let args = ip.arg.clone().unwrap_or_default();
+                            if let Some(v) = parsed.var.as_ref() {
+                                if v != evar && args.split(", ").any(|a| a == v) {
+                                    used_var = true;
+                                    self.error(at, format!(
+                                        "property `{pid}`: `exists {evar}: ...` mentions `{v}`, the variable of the `forall`: a quantifier's body may use its own variable and constants only (not supported yet)"
+                                    ));
+                                }
+                            }
+                            todo.push((ip, Some(evar.to_string())));
+                        }
+                    }
+                    Err(e) => self.error(at, format!("property `{pid}`: {}", e.message)),
+                }
+            }
+            for (parts, bound) in todo {
                 let at = locate(find_atom(&decl.formula, &parts.name, &parts.base));
-                if parts.arg.is_some() && parts.arg == parsed.var {
+                let args: Vec<&str> = parts
+                    .arg
+                    .as_deref()
+                    .map(|a| a.split(", ").collect())
+                    .unwrap_or_default();
+                if bound.is_none() && args.iter().any(|a| Some(*a) == parsed.var.as_deref()) {
                     used_var = true;
+                    if args.len() > 1 {
+                        self.error(
+                            at,
+                            format!(
+                                "property `{pid}`: `forall {}` over `{}`, a proposition with several parameters, is not supported yet (quantify it with `exists` inside the formula, or give it one parameter)",
+                                parsed.var.as_deref().unwrap_or(""),
+                                parts.name
+                            ),
+                        );
+                    }
                 }
                 if props.is_empty() {
                     continue;
@@ -1038,6 +1119,7 @@ impl<'a> CheckCx<'a> {
                     );
                     continue;
                 };
+                let want = p.params();
                 match (&p.param, &parts.arg) {
                     (None, Some(arg)) => self.error(
                         at,
@@ -1053,19 +1135,34 @@ impl<'a> CheckCx<'a> {
                             p.name, p.name, p.name
                         ),
                     ),
-                    (Some(_), Some(arg)) => {
-                        if Some(arg) != parsed.var.as_ref() && params.contains(arg.as_str()) {
-                            self.error(
-                                at,
-                                format!(
-                                    "property `{pid}`: variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`{}",
-                                    parts.name,
-                                    match &parsed.var {
-                                        Some(v) => format!(" (the formula quantifies `{v}`)"),
-                                        None => String::new(),
-                                    }
-                                ),
-                            )
+                    (Some(param), Some(_)) if args.len() != want.len() => self.error(
+                        at,
+                        format!(
+                            "property `{pid}`: proposition `{}` has {} parameter{} ({param}), but `{}` gives {}",
+                            p.name,
+                            want.len(),
+                            if want.len() == 1 { "" } else { "s" },
+                            parts.name,
+                            args.len()
+                        ),
+                    ),
+                    (Some(_), Some(_)) => {
+                        for arg in &args {
+                            let is_bound = Some(*arg) == parsed.var.as_deref()
+                                || Some(*arg) == bound.as_deref();
+                            if !is_bound && params.contains(arg) {
+                                self.error(
+                                    at,
+                                    format!(
+                                        "property `{pid}`: variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`{}",
+                                        parts.name,
+                                        match &parsed.var {
+                                            Some(v) => format!(" (the formula quantifies `{v}`)"),
+                                            None => String::new(),
+                                        }
+                                    ),
+                                )
+                            }
                         }
                     }
                     (None, None) => {}

@@ -10,6 +10,7 @@
 ///
 /// Properties:
 /// - `R1` (parametric): `forall room: G(open_door(room) -> X go_to(room))`
+/// - `R1_between`: `G(open_between(*, *) -> X(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))))`
 /// - `R1_unnamed`: `G(open_unnamed -> X go)`
 /// - `R2`: `G(go -> X look_around)`
 /// - `R3`: `G(look_around -> X !look_around)`
@@ -19,6 +20,8 @@
 pub struct Scienceworld {
     /// The monitor of `R1`.
     r1: ::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str>,
+    /// The monitor of `R1_between`.
+    r1_between: ::trac_core::generated::StaticTableMonitor,
     /// The monitor of `R1_unnamed`.
     r1_unnamed: ::trac_core::generated::StaticTableMonitor,
     /// The monitor of `R2`.
@@ -34,8 +37,9 @@ pub struct Scienceworld {
 }
 impl Scienceworld {
     /// The property ids, in declaration order.
-    pub const PROPERTIES: [&'static str; 6] = [
+    pub const PROPERTIES: [&'static str; 7] = [
         "R1",
+        "R1_between",
         "R1_unnamed",
         "R2",
         "R3",
@@ -43,8 +47,9 @@ impl Scienceworld {
         "R5",
     ];
     /// The properties' formulas as written, in property order.
-    pub const FORMULAS: [&'static str; 6] = [
+    pub const FORMULAS: [&'static str; 7] = [
         "forall room: G(open_door(room) -> X go_to(room))",
+        "G(open_between(*, *) -> X(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))))",
         "G(open_unnamed -> X go)",
         "G(go -> X look_around)",
         "G(look_around -> X !look_around)",
@@ -52,17 +57,20 @@ impl Scienceworld {
         "G(box_b -> Y O measure_b)",
     ];
     /// The propositions (`name(param)` for a parametric one), in declaration order.
-    pub const PROPOSITIONS: [&'static str; 7] = [
+    pub const PROPOSITIONS: [&'static str; 10] = [
         "open_door(room)",
+        "open_between(a, b)",
         "open_unnamed",
         "go",
         "go_to(room)",
         "look_around",
         "measure_b",
         "box_b",
+        "open_between(*, *)",
+        "exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))",
     ];
     /// The compiled tables, in property order (as [`Scienceworld::PROPERTIES`]); `static`.
-    pub fn tables() -> [&'static ::trac_core::generated::StaticTable; 6] {
+    pub fn tables() -> [&'static ::trac_core::generated::StaticTable; 7] {
         static TABLE_R1: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
             minimized: true,
@@ -70,6 +78,27 @@ impl Scienceworld {
             props: 2,
             strings: "open_door(room)go_to(room)falsetrueG(open_door(room) -> X go_to(room))go_to(room) & G(open_door(room) -> X go_to(room))",
             string_ends: &[15, 26, 31, 35, 70, 119],
+            initial: 2,
+            roots: &[2147483648, 2147483649, 3, 0],
+            nodes: &[
+                0, 2, 1, 1, 2147483648, 2147483651, 1, 2147483648, 2147483650, 0,
+                2147483650, 2147483651,
+            ],
+            aux_initial: 0,
+            aux_roots: &[3, 0, 2147483650],
+            aux_nodes: &[
+                0, 2, 1, 1, 2147483650, 2147483649, 1, 2147483650, 2147483648, 0,
+                2147483648, 2147483649,
+            ],
+            aux_info: &[5, 5, 4],
+        });
+        static TABLE_R1_BETWEEN: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
+            semantics: ::trac_core::generated::Semantics::Ltl3,
+            minimized: true,
+            formula: "G(open_between(*, *) -> X(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))))",
+            props: 2,
+            strings: "open_between(*, *)exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))falsetrueG(open_between(*, *) -> X(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))))(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))) & G(open_between(*, *) -> X(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))))",
+            string_ends: &[18, 81, 86, 90, 181, 340],
             initial: 2,
             roots: &[2147483648, 2147483649, 3, 0],
             nodes: &[
@@ -177,7 +206,15 @@ impl Scienceworld {
             aux_nodes: &[0, 2, 1, 1, 2147483650, 2147483651, 1, 2147483648, 2147483649],
             aux_info: &[5, 3, 4, 2],
         });
-        [&TABLE_R1, &TABLE_R1_UNNAMED, &TABLE_R2, &TABLE_R3, &TABLE_R4, &TABLE_R5]
+        [
+            &TABLE_R1,
+            &TABLE_R1_BETWEEN,
+            &TABLE_R1_UNNAMED,
+            &TABLE_R2,
+            &TABLE_R3,
+            &TABLE_R4,
+            &TABLE_R5,
+        ]
     }
     /// For each property, in property order: the tables of its instances for the values
     /// written in its formula (`(value, table)`; see
@@ -185,7 +222,7 @@ impl Scienceworld {
     pub fn special_tables() -> [&'static [(
         &'static str,
         &'static ::trac_core::generated::StaticTable,
-    )]; 6] {
+    )]; 7] {
         static TABLE_R4_0: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
             minimized: true,
@@ -236,7 +273,7 @@ impl Scienceworld {
             ("kitchen", &TABLE_R4_1),
             ("living room", &TABLE_R4_2),
         ];
-        [&[], &[], &[], &[], &SPECIALS_R4, &[]]
+        [&[], &[], &[], &[], &[], &SPECIALS_R4, &[]]
     }
     /// A monitor in TRAC_R mode: each property restarts after a violation (and after a
     /// satisfaction if it is declared `reset_on_satisfaction`).
@@ -257,35 +294,42 @@ impl Scienceworld {
                     on_satisfaction: false,
                 },
             ),
-            r1_unnamed: ::trac_core::generated::static_monitor(
+            r1_between: ::trac_core::generated::static_monitor(
                 t[1],
                 ::trac_core::ResetPolicy {
                     on_violation: reset,
                     on_satisfaction: false,
                 },
             ),
-            r2: ::trac_core::generated::static_monitor(
+            r1_unnamed: ::trac_core::generated::static_monitor(
                 t[2],
                 ::trac_core::ResetPolicy {
                     on_violation: reset,
                     on_satisfaction: false,
                 },
             ),
-            r3: ::trac_core::generated::static_monitor(
+            r2: ::trac_core::generated::static_monitor(
                 t[3],
                 ::trac_core::ResetPolicy {
                     on_violation: reset,
                     on_satisfaction: false,
                 },
             ),
+            r3: ::trac_core::generated::static_monitor(
+                t[4],
+                ::trac_core::ResetPolicy {
+                    on_violation: reset,
+                    on_satisfaction: false,
+                },
+            ),
             r4: ::trac_core::generated::ParamTableMonitor::with_specials(
-                ::std::sync::Arc::new(t[4].clone()),
+                ::std::sync::Arc::new(t[5].clone()),
                 "room",
                 ::trac_core::ResetPolicy {
                     on_violation: reset,
                     on_satisfaction: false,
                 },
-                s[4]
+                s[5]
                     .iter()
                     .map(|&(c, table)| (
                         ::std::string::String::from(c),
@@ -294,7 +338,7 @@ impl Scienceworld {
                     .collect(),
             ),
             r5: ::trac_core::generated::static_monitor(
-                t[5],
+                t[6],
                 ::trac_core::ResetPolicy {
                     on_violation: reset,
                     on_satisfaction: false,
@@ -307,6 +351,7 @@ impl Scienceworld {
     pub fn initial(&self) -> ScienceworldVerdicts {
         ScienceworldVerdicts {
             r1: self.r1.initial(),
+            r1_between: ::trac_core::Monitor::initial(&self.r1_between),
             r1_unnamed: ::trac_core::Monitor::initial(&self.r1_unnamed),
             r2: ::trac_core::Monitor::initial(&self.r2),
             r3: ::trac_core::Monitor::initial(&self.r3),
@@ -331,6 +376,16 @@ impl Scienceworld {
                             | u64::from(v.go_to.contains(value)) << 1,
                     ],
                     |_: usize| [0; 1],
+                ),
+            r1_between: self
+                .r1_between
+                .step_bits(
+                    &[
+                        u64::from(v.derived_open_between)
+                            | u64::from(
+                                v.derived_exists_r_go_to_r_y_open_between_r_open_between_r,
+                            ) << 1,
+                    ],
                 ),
             r1_unnamed: self
                 .r1_unnamed
@@ -389,6 +444,7 @@ impl Scienceworld {
                 self.r1.step(input);
                 self.r1.reached()
             },
+            r1_between: ::trac_core::Monitor::step(&mut self.r1_between, input),
             r1_unnamed: ::trac_core::Monitor::step(&mut self.r1_unnamed, input),
             r2: ::trac_core::Monitor::step(&mut self.r2, input),
             r3: ::trac_core::Monitor::step(&mut self.r3, input),
@@ -401,9 +457,10 @@ impl Scienceworld {
         self.last
     }
     /// The current verdict of each property, in property order.
-    pub fn verdicts(&self) -> [::trac_core::Verdict; 6] {
+    pub fn verdicts(&self) -> [::trac_core::Verdict; 7] {
         [
             self.r1.verdict(),
+            ::trac_core::Monitor::verdict(&self.r1_between),
             ::trac_core::Monitor::verdict(&self.r1_unnamed),
             ::trac_core::Monitor::verdict(&self.r2),
             ::trac_core::Monitor::verdict(&self.r3),
@@ -414,21 +471,23 @@ impl Scienceworld {
     /// The residual formula of each property's current state (for a parametric
     /// property: of the template instance, the formula with its variable), in property
     /// order.
-    pub fn residuals(&self) -> [&'static str; 6] {
+    pub fn residuals(&self) -> [&'static str; 7] {
         let t = Self::tables();
         [
             t[0].residual(self.r1.template().state()),
-            t[1].residual(self.r1_unnamed.state()),
-            t[2].residual(self.r2.state()),
-            t[3].residual(self.r3.state()),
-            t[4].residual(self.r4.template().state()),
-            t[5].residual(self.r5.state()),
+            t[1].residual(self.r1_between.state()),
+            t[2].residual(self.r1_unnamed.state()),
+            t[3].residual(self.r2.state()),
+            t[4].residual(self.r3.state()),
+            t[5].residual(self.r4.template().state()),
+            t[6].residual(self.r5.state()),
         ]
     }
     /// The finite-trace (LTLf) verdict of each property on the trace read so far.
-    pub fn ltlf(&self) -> [::trac_core::Verdict; 6] {
+    pub fn ltlf(&self) -> [::trac_core::Verdict; 7] {
         [
             self.r1.ltlf(),
+            ::trac_core::Monitor::ltlf(&self.r1_between),
             ::trac_core::Monitor::ltlf(&self.r1_unnamed),
             ::trac_core::Monitor::ltlf(&self.r2),
             ::trac_core::Monitor::ltlf(&self.r3),
@@ -439,6 +498,7 @@ impl Scienceworld {
     /// Back to the state before the first step.
     pub fn reset(&mut self) {
         self.r1.reset();
+        ::trac_core::Monitor::reset(&mut self.r1_between);
         ::trac_core::Monitor::reset(&mut self.r1_unnamed);
         ::trac_core::Monitor::reset(&mut self.r2);
         ::trac_core::Monitor::reset(&mut self.r3);
@@ -463,6 +523,9 @@ impl Scienceworld {
     ) {
         for (value, verdict) in self.r1.events() {
             f("R1", ::core::option::Option::Some(value), verdict);
+        }
+        if let ::core::option::Option::Some(verdict) = self.last.r1_between {
+            f("R1_between", ::core::option::Option::None, verdict);
         }
         if let ::core::option::Option::Some(verdict) = self.last.r1_unnamed {
             f("R1_unnamed", ::core::option::Option::None, verdict);
@@ -495,6 +558,18 @@ impl Scienceworld {
         &mut self,
     ) -> &mut ::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str> {
         &mut self.r1
+    }
+    /// The monitor of property `R1_between` (it implements `trac_core::Monitor`).
+    ///
+    /// Rule 1 for `open door between A and B` (or `from A to B`): "If you open a door at step t, then you must go through that door at step t+1." The next action goes to one of the door's two rooms (or through it).
+    ///
+    /// Property `R1_between`: `G(open_between(*, *) -> X(exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))))`
+    pub fn r1_between(&self) -> &::trac_core::generated::StaticTableMonitor {
+        &self.r1_between
+    }
+    /// The monitor of property `R1_between`, mutable.
+    pub fn r1_between_mut(&mut self) -> &mut ::trac_core::generated::StaticTableMonitor {
+        &mut self.r1_between
     }
     /// The monitor of property `R1_unnamed` (it implements `trac_core::Monitor`).
     ///
@@ -573,9 +648,13 @@ pub struct ScienceworldValuation<'a> {
     ///
     /// Parametric (`open_door(room)`): the values for which it holds.
     pub open_door: ::trac_core::generated::Values<'a>,
+    /// the agent opens the door between the {a} and the {b}
+    ///
+    /// Parametric (`open_between(a, b)`): the values for which it holds.
+    pub open_between: ::trac_core::generated::Values<'a>,
     /// the agent opens a door without saying which one (`open door`)
     pub open_unnamed: bool,
-    /// the agent moves (any go action, with or without a destination)
+    /// the agent moves (any go, walk to/through, move to/through/into or teleport action, with or without a destination)
     pub go: bool,
     /// the agent goes to the {room}
     ///
@@ -587,6 +666,10 @@ pub struct ScienceworldValuation<'a> {
     pub measure_b: bool,
     /// the agent puts substance B into a box
     pub box_b: bool,
+    /// Derived atom `open_between(*, *)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_open_between: bool,
+    /// Derived atom `exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_r_go_to_r_y_open_between_r_open_between_r: bool,
 }
 impl<'a> ScienceworldValuation<'a> {
     /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
@@ -594,12 +677,21 @@ impl<'a> ScienceworldValuation<'a> {
     pub fn from_labels(labels: &'a ::trac_core::LabelSet) -> Self {
         Self {
             open_door: ::trac_core::generated::Values::from_labels(labels, "open_door"),
+            open_between: ::trac_core::generated::Values::from_labels(
+                labels,
+                "open_between",
+            ),
             open_unnamed: labels.contains("open_unnamed"),
             go: labels.contains("go"),
             go_to: ::trac_core::generated::Values::from_labels(labels, "go_to"),
             look_around: labels.contains("look_around"),
             measure_b: labels.contains("measure_b"),
             box_b: labels.contains("box_b"),
+            derived_open_between: labels.contains("open_between(*, *)"),
+            derived_exists_r_go_to_r_y_open_between_r_open_between_r: labels
+                .contains(
+                    "exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))",
+                ),
         }
     }
 }
@@ -608,6 +700,8 @@ impl<'a> ScienceworldValuation<'a> {
 pub struct ScienceworldVerdicts {
     /// `R1`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub r1: ::core::option::Option<::trac_core::Verdict>,
+    /// `R1_between`: the verdict reached at this step, if any.
+    pub r1_between: ::core::option::Option<::trac_core::Verdict>,
     /// `R1_unnamed`: the verdict reached at this step, if any.
     pub r1_unnamed: ::core::option::Option<::trac_core::Verdict>,
     /// `R2`: the verdict reached at this step, if any.
@@ -621,8 +715,8 @@ pub struct ScienceworldVerdicts {
 }
 impl ScienceworldVerdicts {
     /// The verdicts in property order (as [`Scienceworld::PROPERTIES`]).
-    pub fn to_array(&self) -> [::core::option::Option<::trac_core::Verdict>; 6] {
-        [self.r1, self.r1_unnamed, self.r2, self.r3, self.r4, self.r5]
+    pub fn to_array(&self) -> [::core::option::Option<::trac_core::Verdict>; 7] {
+        [self.r1, self.r1_between, self.r1_unnamed, self.r2, self.r3, self.r4, self.r5]
     }
     /// Whether a property was violated at this step.
     pub fn any_violated(&self) -> bool {

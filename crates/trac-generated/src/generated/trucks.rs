@@ -20,9 +20,9 @@
 /// - `order_19_18`: `G(deliver(package18) -> Y O deliver(package19))`
 /// - `order_20_19`: `G(deliver(package19) -> Y O deliver(package20))`
 /// - `load_once` (parametric): `forall pkg: G(load_pkg(pkg) -> !Y O load_pkg(pkg))`
-/// - `load_target_free` (parametric): `forall area: G(load_into(area) -> !Y(!unload_from(area) S load_into(area)))`
-/// - `load_front_free`: `G(((load_into(a2) | load_into(a3) | load_into(a4)) -> !Y(!unload_from(a1) S load_into(a1))) & ((load_into(a3) | load_into(a4)) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))`
-/// - `unload_front_free`: `G(((unload_from(a2) | unload_from(a3) | unload_from(a4)) -> !Y(!unload_from(a1) S load_into(a1))) & ((unload_from(a3) | unload_from(a4)) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))`
+/// - `load_target_free`: `G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))`
+/// - `load_front_free`: `G(((load_into(a2) | load_into(a3) | load_into(a4)) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & ((load_into(a3) | load_into(a4)) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))`
+/// - `unload_front_free`: `G(((unload_from(a2) | unload_from(a3) | unload_from(a4)) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & ((unload_from(a3) | unload_from(a4)) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))`
 /// - `deliver_after_unload` (parametric): `forall pkg: G(deliver(pkg) -> Y(!load_pkg(pkg) S unload_pkg(pkg)))`
 /// - `deliver_at_truck` (parametric): `forall loc: G(deliver_at(loc) -> ((!drive S drive_to(loc)) | (H !drive & deliver_at(l3))))`
 #[derive(Clone, Debug)]
@@ -50,10 +50,7 @@ pub struct Trucks {
     /// The monitor of `load_once`.
     load_once: ::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str>,
     /// The monitor of `load_target_free`.
-    load_target_free: ::trac_core::generated::ParamTableMonitor<
-        &'static [u32],
-        &'static str,
-    >,
+    load_target_free: ::trac_core::generated::StaticTableMonitor,
     /// The monitor of `load_front_free`.
     load_front_free: ::trac_core::generated::StaticTableMonitor,
     /// The monitor of `unload_front_free`.
@@ -104,23 +101,29 @@ impl Trucks {
         "G(deliver(package18) -> Y O deliver(package19))",
         "G(deliver(package19) -> Y O deliver(package20))",
         "forall pkg: G(load_pkg(pkg) -> !Y O load_pkg(pkg))",
-        "forall area: G(load_into(area) -> !Y(!unload_from(area) S load_into(area)))",
-        "G(((load_into(a2) | load_into(a3) | load_into(a4)) -> !Y(!unload_from(a1) S load_into(a1))) & ((load_into(a3) | load_into(a4)) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))",
-        "G(((unload_from(a2) | unload_from(a3) | unload_from(a4)) -> !Y(!unload_from(a1) S load_into(a1))) & ((unload_from(a3) | unload_from(a4)) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))",
+        "G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))",
+        "G(((load_into(a2) | load_into(a3) | load_into(a4)) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & ((load_into(a3) | load_into(a4)) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))",
+        "G(((unload_from(a2) | unload_from(a3) | unload_from(a4)) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & ((unload_from(a3) | unload_from(a4)) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))",
         "forall pkg: G(deliver(pkg) -> Y(!load_pkg(pkg) S unload_pkg(pkg)))",
         "forall loc: G(deliver_at(loc) -> ((!drive S drive_to(loc)) | (H !drive & deliver_at(l3))))",
     ];
     /// The propositions (`name(param)` for a parametric one), in declaration order.
-    pub const PROPOSITIONS: [&'static str; 9] = [
+    pub const PROPOSITIONS: [&'static str; 15] = [
         "drive",
         "drive_to(loc)",
         "load_into(area)",
         "load_pkg(pkg)",
+        "loads(pkg, area)",
+        "unloads(pkg, area)",
         "unload",
         "unload_from(area)",
         "unload_pkg(pkg)",
         "deliver(pkg)",
         "deliver_at(loc)",
+        "exists p: !unloads(p, a1) S loads(p, a1)",
+        "exists p: !unloads(p, a2) S loads(p, a2)",
+        "exists p: !unloads(p, a3) S loads(p, a3)",
+        "exists p: !unloads(p, a4) S loads(p, a4)",
     ];
     /// The compiled tables, in property order (as [`Trucks::PROPERTIES`]); `static`.
     pub fn tables() -> [&'static ::trac_core::generated::StaticTable; 16] {
@@ -292,119 +295,119 @@ impl Trucks {
         static TABLE_LOAD_TARGET_FREE: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
             minimized: true,
-            formula: "G(load_into(area) -> !Y(!unload_from(area) S load_into(area)))",
-            props: 2,
-            strings: "load_into(area)unload_from(area)falsetrueG(load_into(area) -> !Y(!unload_from(area) S load_into(area)))G(load_into(area) -> !Y(!unload_from(area) S load_into(area)))",
-            string_ends: &[15, 32, 37, 41, 103, 165],
+            formula: "G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))",
+            props: 8,
+            strings: "load_into(a1)exists p: !unloads(p, a1) S loads(p, a1)load_into(a2)exists p: !unloads(p, a2) S loads(p, a2)load_into(a3)exists p: !unloads(p, a3) S loads(p, a3)load_into(a4)exists p: !unloads(p, a4) S loads(p, a4)falsetrueG((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))",
+            string_ends: &[
+                13, 53, 66, 106, 119, 159, 172, 212, 217, 221, 485, 749, 1013, 1277,
+                1541, 1805, 2069, 2333, 2597, 2861, 3125, 3389, 3653, 3917, 4181, 4445,
+            ],
             initial: 2,
-            roots: &[2147483648, 2147483649, 2, 0],
+            roots: &[
+                2147483648, 2147483649, 49, 34, 27, 20, 17, 14, 11, 8, 7, 6, 5, 4, 3, 2,
+                1, 0,
+            ],
             nodes: &[
-                0, 1, 2147483648, 1, 2147483651, 2147483650, 0, 2147483650, 2147483651,
+                0, 8, 2147483648, 0, 11, 2147483648, 0, 14, 2147483648, 0, 17,
+                2147483648, 0, 20, 2147483648, 0, 27, 2147483648, 0, 34, 2147483648, 0,
+                49, 2147483648, 1, 10, 9, 2, 21, 2147483648, 2, 24, 2147483648, 1, 13,
+                12, 2, 28, 2147483648, 2, 31, 2147483648, 1, 16, 15, 2, 35, 2147483648,
+                2, 42, 2147483648, 1, 19, 18, 2, 50, 2147483648, 2, 57, 2147483648, 1,
+                24, 21, 3, 23, 22, 4, 36, 2147483648, 4, 39, 2147483648, 3, 26, 25, 4,
+                43, 2147483648, 4, 46, 2147483648, 1, 31, 28, 3, 30, 29, 4, 51,
+                2147483648, 4, 54, 2147483648, 3, 33, 32, 4, 58, 2147483648, 4, 61,
+                2147483648, 1, 42, 35, 3, 39, 36, 5, 38, 37, 6, 52, 2147483648, 6, 53,
+                2147483648, 5, 41, 40, 6, 55, 2147483648, 6, 56, 2147483648, 3, 46, 43,
+                5, 45, 44, 6, 59, 2147483648, 6, 60, 2147483648, 5, 48, 47, 6, 62,
+                2147483648, 6, 63, 2147483648, 1, 57, 50, 3, 54, 51, 5, 53, 52, 7,
+                2147483664, 2147483665, 7, 2147483662, 2147483663, 5, 56, 55, 7,
+                2147483660, 2147483661, 7, 2147483658, 2147483659, 3, 61, 58, 5, 60, 59,
+                7, 2147483656, 2147483657, 7, 2147483654, 2147483655, 5, 63, 62, 7,
+                2147483652, 2147483653, 7, 2147483650, 2147483651,
             ],
             aux_initial: 0,
-            aux_roots: &[5, 3, 1, 0],
-            aux_nodes: &[
-                0, 2147483651, 2147483650, 0, 2, 2147483650, 1, 2147483650, 2147483651,
-                0, 4, 2147483650, 1, 2147483649, 2147483648, 0, 2147483648, 2147483649,
+            aux_roots: &[
+                64, 41, 30, 23, 18, 15, 12, 9, 7, 6, 5, 4, 3, 2, 1, 0, 8, 8, 8, 8, 8, 8,
+                8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
             ],
-            aux_info: &[5, 7, 6, 4],
+            aux_nodes: &[
+                0, 9, 8, 0, 12, 8, 0, 15, 8, 0, 18, 8, 0, 23, 8, 0, 30, 8, 0, 41, 8, 0,
+                64, 8, 1, 22, 20, 1, 11, 10, 2, 24, 20, 2, 27, 22, 1, 14, 13, 2, 31, 20,
+                2, 36, 22, 1, 17, 16, 2, 42, 20, 2, 53, 22, 1, 21, 19, 2, 65, 20, 3, 35,
+                33, 2, 72, 22, 3, 40, 38, 1, 27, 24, 3, 26, 25, 4, 43, 33, 4, 48, 35, 3,
+                29, 28, 4, 54, 38, 4, 59, 40, 1, 36, 31, 3, 34, 32, 4, 66, 33, 5, 47, 45,
+                4, 69, 35, 5, 52, 50, 3, 39, 37, 4, 73, 38, 5, 58, 56, 4, 76, 40, 5, 63,
+                61, 1, 53, 42, 3, 48, 43, 5, 46, 44, 6, 67, 45, 7, 2147483678,
+                2147483679, 6, 68, 47, 7, 2147483676, 2147483677, 5, 51, 49, 6, 70, 50,
+                7, 2147483674, 2147483675, 6, 71, 52, 7, 2147483672, 2147483673, 3, 59,
+                54, 5, 57, 55, 6, 74, 56, 7, 2147483670, 2147483671, 6, 75, 58, 7,
+                2147483668, 2147483669, 5, 62, 60, 6, 77, 61, 7, 2147483666, 2147483667,
+                6, 78, 63, 7, 2147483664, 2147483665, 1, 72, 65, 3, 69, 66, 5, 68, 67, 7,
+                2147483662, 2147483663, 7, 2147483660, 2147483661, 5, 71, 70, 7,
+                2147483658, 2147483659, 7, 2147483656, 2147483657, 3, 76, 73, 5, 75, 74,
+                7, 2147483654, 2147483655, 7, 2147483652, 2147483653, 5, 78, 77, 7,
+                2147483650, 2147483651, 7, 2147483648, 2147483649,
+            ],
+            aux_info: &[
+                5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31, 33, 35, 4, 6, 8, 10,
+                12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34,
+            ],
         });
         static TABLE_LOAD_FRONT_FREE: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
             minimized: true,
-            formula: "G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))",
-            props: 7,
-            strings: "load_into(a2)load_into(a3)load_into(a4)unload_from(a1)load_into(a1)unload_from(a2)unload_from(a3)falsetrueG((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (load_into(a3) | load_into(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))",
+            formula: "G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))",
+            props: 6,
+            strings: "load_into(a2)load_into(a3)load_into(a4)exists p: !unloads(p, a1) S loads(p, a1)exists p: !unloads(p, a2) S loads(p, a2)exists p: !unloads(p, a3) S loads(p, a3)falsetrueG((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((load_into(a2) | load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a3) | load_into(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))",
             string_ends: &[
-                13, 26, 39, 54, 67, 82, 97, 102, 106, 328, 550, 772, 994, 1216, 1438,
-                1660, 1882,
+                13, 26, 39, 79, 119, 159, 164, 168, 414, 660, 906, 1152, 1398, 1644,
+                1890, 2136,
             ],
             initial: 2,
-            roots: &[2147483648, 2147483649, 44, 40, 27, 23, 15, 11, 4, 0],
+            roots: &[2147483648, 2147483649, 3, 2, 1, 1, 0, 0, 0, 0],
             nodes: &[
-                0, 1, 2147483648, 1, 2, 2147483648, 2, 3, 2147483648, 3, 9, 8, 0, 6, 5,
-                1, 30, 2147483648, 1, 7, 2147483648, 2, 8, 2147483648, 4, 10, 9, 5, 32,
-                38, 5, 33, 39, 0, 12, 2147483648, 1, 13, 2147483648, 2, 14, 2147483648,
-                3, 21, 20, 0, 18, 16, 1, 17, 2147483648, 2, 47, 2147483648, 1, 19,
-                2147483648, 2, 20, 2147483648, 4, 22, 21, 5, 2147483655, 2147483651, 5,
-                2147483654, 2147483650, 0, 24, 2147483648, 1, 25, 2147483648, 2, 26,
-                2147483648, 3, 38, 37, 0, 34, 28, 1, 30, 29, 2, 46, 2147483648, 2, 31,
-                2147483648, 4, 33, 32, 6, 2147483657, 2147483655, 6, 2147483656,
-                2147483654, 1, 36, 35, 2, 49, 2147483648, 2, 37, 2147483648, 4, 39, 38,
-                6, 2147483653, 2147483651, 6, 2147483652, 2147483650, 0, 41, 2147483648,
-                1, 42, 2147483648, 2, 43, 2147483648, 3, 2147483651, 50, 0, 48, 45, 1,
-                47, 46, 4, 2147483656, 2147483657, 4, 2147483654, 2147483655, 1, 50, 49,
-                4, 2147483652, 2147483653, 4, 2147483650, 2147483651,
+                0, 1, 2147483648, 1, 2, 2147483648, 2, 3, 2147483648, 3, 7, 4, 4, 6, 5,
+                5, 2147483656, 2147483657, 5, 2147483654, 2147483655, 4, 9, 8, 5,
+                2147483652, 2147483653, 5, 2147483650, 2147483651,
             ],
             aux_initial: 0,
-            aux_roots: &[92, 79, 60, 53, 39, 33, 23, 18, 16, 13, 11, 8, 6, 4, 2, 0],
+            aux_roots: &[10, 2, 1, 1, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3],
             aux_nodes: &[
-                0, 1, 9, 1, 27, 43, 0, 3, 54, 1, 21, 35, 0, 5, 14, 1, 47, 43, 0, 7, 80,
-                1, 37, 35, 0, 10, 9, 1, 64, 82, 1, 73, 87, 0, 12, 54, 1, 58, 86, 0, 15,
-                14, 1, 84, 82, 1, 90, 87, 0, 17, 80, 1, 89, 86, 0, 19, 54, 1, 20, 35, 2,
-                22, 21, 3, 28, 27, 3, 31, 30, 0, 25, 24, 1, 63, 82, 1, 26, 43, 2, 30, 27,
-                4, 29, 28, 5, 65, 74, 5, 66, 75, 4, 32, 31, 5, 68, 77, 5, 69, 78, 0, 34,
-                80, 1, 36, 35, 3, 44, 43, 2, 38, 37, 3, 48, 47, 3, 51, 50, 0, 42, 40, 1,
-                41, 82, 2, 95, 84, 1, 46, 43, 4, 45, 44, 5, 2147483662, 2147483658, 5,
-                2147483663, 2147483659, 2, 50, 47, 4, 49, 48, 5, 2147483660, 2147483656,
-                5, 2147483661, 2147483657, 4, 52, 51, 5, 2147483653, 2147483649, 5,
-                2147483652, 2147483648, 0, 56, 54, 1, 55, 81, 3, 65, 64, 1, 57, 86, 2,
-                59, 58, 3, 74, 73, 3, 77, 76, 0, 70, 61, 1, 63, 62, 2, 94, 82, 2, 67, 64,
-                4, 66, 65, 6, 2147483662, 2147483660, 6, 2147483663, 2147483661, 4, 69,
-                68, 6, 2147483655, 2147483653, 6, 2147483654, 2147483652, 1, 72, 71, 2,
-                97, 87, 2, 76, 73, 4, 75, 74, 6, 2147483658, 2147483656, 6, 2147483659,
-                2147483657, 4, 78, 77, 6, 2147483651, 2147483649, 6, 2147483650,
-                2147483648, 0, 85, 80, 1, 83, 81, 3, 2147483662, 82, 4, 2147483663,
-                2147483662, 3, 2147483660, 84, 4, 2147483661, 2147483660, 1, 88, 86, 3,
-                2147483658, 87, 4, 2147483659, 2147483658, 2, 91, 89, 3, 2147483656, 90,
-                4, 2147483657, 2147483656, 3, 2147483649, 98, 0, 96, 93, 1, 95, 94, 4,
-                2147483654, 2147483655, 4, 2147483652, 2147483653, 1, 98, 97, 4,
-                2147483650, 2147483651, 4, 2147483648, 2147483649,
+                0, 1, 3, 1, 2, 3, 2, 10, 3, 3, 7, 4, 4, 6, 5, 5, 2147483662, 2147483663,
+                5, 2147483660, 2147483661, 4, 9, 8, 5, 2147483658, 2147483659, 5,
+                2147483656, 2147483657, 3, 14, 11, 4, 13, 12, 5, 2147483654, 2147483655,
+                5, 2147483652, 2147483653, 4, 16, 15, 5, 2147483650, 2147483651, 5,
+                2147483648, 2147483649,
             ],
-            aux_info: &[5, 7, 9, 11, 13, 15, 17, 19, 6, 4, 10, 8, 14, 12, 18, 16],
+            aux_info: &[5, 7, 9, 11, 13, 15, 17, 19, 4, 6, 8, 10, 12, 14, 16, 18],
         });
         static TABLE_UNLOAD_FRONT_FREE: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
             minimized: true,
-            formula: "G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))",
-            props: 7,
-            strings: "unload_from(a2)unload_from(a3)unload_from(a4)unload_from(a1)load_into(a1)load_into(a2)load_into(a3)falsetrueG((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a1) S load_into(a1))) & (unload_from(a3) | unload_from(a4) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))",
+            formula: "G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))",
+            props: 6,
+            strings: "unload_from(a2)unload_from(a3)unload_from(a4)exists p: !unloads(p, a1) S loads(p, a1)exists p: !unloads(p, a2) S loads(p, a2)exists p: !unloads(p, a3) S loads(p, a3)falsetrueG((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))G((unload_from(a2) | unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (unload_from(a3) | unload_from(a4) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))",
             string_ends: &[
-                15, 30, 45, 60, 73, 86, 99, 104, 108, 342, 576, 810, 1044, 1278, 1512,
-                1746, 1980,
+                15, 30, 45, 85, 125, 165, 170, 174, 432, 690, 948, 1206, 1464, 1722,
+                1980, 2238,
             ],
             initial: 2,
-            roots: &[2147483648, 2147483649, 32, 26, 21, 16, 12, 8, 4, 0],
+            roots: &[2147483648, 2147483649, 3, 2, 1, 1, 0, 0, 0, 0],
             nodes: &[
-                0, 1, 2147483648, 1, 2, 2147483648, 2, 3, 2147483648, 3, 2147483657, 20,
-                0, 5, 2147483648, 1, 6, 2147483648, 2, 7, 2147483648, 3, 34, 25, 0, 9,
-                2147483648, 1, 10, 2147483648, 2, 11, 2147483648, 3, 30, 29, 0, 13,
-                2147483648, 1, 14, 2147483648, 2, 15, 2147483648, 3, 33, 32, 0, 18, 17,
-                1, 28, 2147483648, 1, 19, 2147483648, 2, 20, 2147483648, 4, 2147483653,
-                2147483657, 0, 23, 22, 1, 27, 2147483648, 1, 24, 2147483648, 2, 25,
-                2147483648, 4, 37, 34, 1, 28, 27, 2, 32, 2147483648, 2, 29, 2147483648,
-                4, 31, 30, 5, 2147483655, 2147483657, 5, 2147483651, 2147483653, 4, 36,
-                33, 5, 35, 34, 6, 2147483656, 2147483657, 6, 2147483654, 2147483655, 5,
-                38, 37, 6, 2147483652, 2147483653, 6, 2147483650, 2147483651,
+                0, 1, 2147483648, 1, 2, 2147483648, 2, 3, 2147483648, 3, 7, 4, 4, 6, 5,
+                5, 2147483656, 2147483657, 5, 2147483654, 2147483655, 4, 9, 8, 5,
+                2147483652, 2147483653, 5, 2147483650, 2147483651,
             ],
             aux_initial: 0,
-            aux_roots: &[56, 40, 34, 28, 23, 17, 12, 7, 6, 4, 18, 2, 42, 1, 26, 0],
+            aux_roots: &[10, 2, 1, 1, 0, 0, 0, 0, 3, 3, 3, 3, 3, 3, 3, 3],
             aux_nodes: &[
-                0, 15, 26, 0, 38, 42, 0, 3, 18, 1, 10, 15, 0, 5, 6, 1, 32, 38, 1, 50, 42,
-                0, 8, 18, 1, 9, 15, 2, 11, 10, 3, 2147483659, 32, 3, 2147483655, 33, 0,
-                13, 26, 1, 14, 15, 2, 16, 15, 3, 44, 38, 3, 58, 39, 0, 19, 18, 1, 21, 26,
-                1, 20, 26, 2, 22, 21, 3, 51, 50, 3, 54, 53, 0, 24, 26, 1, 25, 26, 2, 27,
-                26, 3, 43, 42, 3, 57, 56, 0, 30, 29, 1, 49, 42, 1, 31, 38, 2, 33, 32, 4,
-                2147483657, 2147483659, 4, 2147483651, 2147483655, 0, 36, 35, 1, 41, 42,
-                1, 37, 38, 2, 39, 38, 4, 47, 44, 4, 61, 58, 1, 49, 41, 2, 56, 42, 4, 46,
-                43, 5, 45, 44, 6, 2147483663, 2147483659, 6, 2147483662, 2147483658, 5,
-                48, 47, 6, 2147483661, 2147483657, 6, 2147483660, 2147483656, 2, 53, 50,
-                4, 52, 51, 5, 2147483658, 2147483659, 5, 2147483656, 2147483657, 4, 55,
-                54, 5, 2147483653, 2147483655, 5, 2147483649, 2147483651, 4, 60, 57, 5,
-                59, 58, 6, 2147483654, 2147483655, 6, 2147483652, 2147483653, 5, 62, 61,
-                6, 2147483650, 2147483651, 6, 2147483648, 2147483649,
+                0, 1, 3, 1, 2, 3, 2, 10, 3, 3, 7, 4, 4, 6, 5, 5, 2147483662, 2147483663,
+                5, 2147483660, 2147483661, 4, 9, 8, 5, 2147483658, 2147483659, 5,
+                2147483656, 2147483657, 3, 14, 11, 4, 13, 12, 5, 2147483654, 2147483655,
+                5, 2147483652, 2147483653, 4, 16, 15, 5, 2147483650, 2147483651, 5,
+                2147483648, 2147483649,
             ],
-            aux_info: &[5, 7, 9, 11, 13, 15, 17, 19, 6, 10, 14, 18, 4, 8, 12, 16],
+            aux_info: &[5, 7, 9, 11, 13, 15, 17, 19, 4, 6, 8, 10, 12, 14, 16, 18],
         });
         static TABLE_DELIVER_AFTER_UNLOAD: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
@@ -611,9 +614,8 @@ impl Trucks {
                     on_satisfaction: false,
                 },
             ),
-            load_target_free: ::trac_core::generated::ParamTableMonitor::new(
-                ::std::sync::Arc::new(t[11].clone()),
-                "area",
+            load_target_free: ::trac_core::generated::static_monitor(
+                t[11],
                 ::trac_core::ResetPolicy {
                     on_violation: reset,
                     on_satisfaction: false,
@@ -673,7 +675,7 @@ impl Trucks {
             order_19_18: ::trac_core::Monitor::initial(&self.order_19_18),
             order_20_19: ::trac_core::Monitor::initial(&self.order_20_19),
             load_once: self.load_once.initial(),
-            load_target_free: self.load_target_free.initial(),
+            load_target_free: ::trac_core::Monitor::initial(&self.load_target_free),
             load_front_free: ::trac_core::Monitor::initial(&self.load_front_free),
             unload_front_free: ::trac_core::Monitor::initial(&self.unload_front_free),
             deliver_after_unload: self.deliver_after_unload.initial(),
@@ -770,16 +772,18 @@ impl Trucks {
                 ),
             load_target_free: self
                 .load_target_free
-                .step_with(
-                    |each: &mut dyn FnMut(&str)| {
-                        v.load_into.for_each(&mut *each);
-                        v.unload_from.for_each(&mut *each);
-                    },
-                    |value: &str| [
-                        u64::from(v.load_into.contains(value))
-                            | u64::from(v.unload_from.contains(value)) << 1,
+                .step_bits(
+                    &[
+                        u64::from(v.load_into.contains("a1"))
+                            | u64::from(v.derived_exists_p_unloads_p_a1_s_loads_p_a1)
+                                << 1 | u64::from(v.load_into.contains("a2")) << 2
+                            | u64::from(v.derived_exists_p_unloads_p_a2_s_loads_p_a2)
+                                << 3 | u64::from(v.load_into.contains("a3")) << 4
+                            | u64::from(v.derived_exists_p_unloads_p_a3_s_loads_p_a3)
+                                << 5 | u64::from(v.load_into.contains("a4")) << 6
+                            | u64::from(v.derived_exists_p_unloads_p_a4_s_loads_p_a4)
+                                << 7,
                     ],
-                    |_: usize| [0; 1],
                 ),
             load_front_free: self
                 .load_front_free
@@ -788,10 +792,12 @@ impl Trucks {
                         u64::from(v.load_into.contains("a2"))
                             | u64::from(v.load_into.contains("a3")) << 1
                             | u64::from(v.load_into.contains("a4")) << 2
-                            | u64::from(v.unload_from.contains("a1")) << 3
-                            | u64::from(v.load_into.contains("a1")) << 4
-                            | u64::from(v.unload_from.contains("a2")) << 5
-                            | u64::from(v.unload_from.contains("a3")) << 6,
+                            | u64::from(v.derived_exists_p_unloads_p_a1_s_loads_p_a1)
+                                << 3
+                            | u64::from(v.derived_exists_p_unloads_p_a2_s_loads_p_a2)
+                                << 4
+                            | u64::from(v.derived_exists_p_unloads_p_a3_s_loads_p_a3)
+                                << 5,
                     ],
                 ),
             unload_front_free: self
@@ -801,10 +807,12 @@ impl Trucks {
                         u64::from(v.unload_from.contains("a2"))
                             | u64::from(v.unload_from.contains("a3")) << 1
                             | u64::from(v.unload_from.contains("a4")) << 2
-                            | u64::from(v.unload_from.contains("a1")) << 3
-                            | u64::from(v.load_into.contains("a1")) << 4
-                            | u64::from(v.load_into.contains("a2")) << 5
-                            | u64::from(v.load_into.contains("a3")) << 6,
+                            | u64::from(v.derived_exists_p_unloads_p_a1_s_loads_p_a1)
+                                << 3
+                            | u64::from(v.derived_exists_p_unloads_p_a2_s_loads_p_a2)
+                                << 4
+                            | u64::from(v.derived_exists_p_unloads_p_a3_s_loads_p_a3)
+                                << 5,
                     ],
                 ),
             deliver_after_unload: self
@@ -866,10 +874,10 @@ impl Trucks {
                 self.load_once.step(input);
                 self.load_once.reached()
             },
-            load_target_free: {
-                self.load_target_free.step(input);
-                self.load_target_free.reached()
-            },
+            load_target_free: ::trac_core::Monitor::step(
+                &mut self.load_target_free,
+                input,
+            ),
             load_front_free: ::trac_core::Monitor::step(
                 &mut self.load_front_free,
                 input,
@@ -903,7 +911,7 @@ impl Trucks {
             ::trac_core::Monitor::verdict(&self.order_19_18),
             ::trac_core::Monitor::verdict(&self.order_20_19),
             self.load_once.verdict(),
-            self.load_target_free.verdict(),
+            ::trac_core::Monitor::verdict(&self.load_target_free),
             ::trac_core::Monitor::verdict(&self.load_front_free),
             ::trac_core::Monitor::verdict(&self.unload_front_free),
             self.deliver_after_unload.verdict(),
@@ -927,7 +935,7 @@ impl Trucks {
             t[8].residual(self.order_19_18.state()),
             t[9].residual(self.order_20_19.state()),
             t[10].residual(self.load_once.template().state()),
-            t[11].residual(self.load_target_free.template().state()),
+            t[11].residual(self.load_target_free.state()),
             t[12].residual(self.load_front_free.state()),
             t[13].residual(self.unload_front_free.state()),
             t[14].residual(self.deliver_after_unload.template().state()),
@@ -948,7 +956,7 @@ impl Trucks {
             ::trac_core::Monitor::ltlf(&self.order_19_18),
             ::trac_core::Monitor::ltlf(&self.order_20_19),
             self.load_once.ltlf(),
-            self.load_target_free.ltlf(),
+            ::trac_core::Monitor::ltlf(&self.load_target_free),
             ::trac_core::Monitor::ltlf(&self.load_front_free),
             ::trac_core::Monitor::ltlf(&self.unload_front_free),
             self.deliver_after_unload.ltlf(),
@@ -968,7 +976,7 @@ impl Trucks {
         ::trac_core::Monitor::reset(&mut self.order_19_18);
         ::trac_core::Monitor::reset(&mut self.order_20_19);
         self.load_once.reset();
-        self.load_target_free.reset();
+        ::trac_core::Monitor::reset(&mut self.load_target_free);
         ::trac_core::Monitor::reset(&mut self.load_front_free);
         ::trac_core::Monitor::reset(&mut self.unload_front_free);
         self.deliver_after_unload.reset();
@@ -1023,8 +1031,8 @@ impl Trucks {
         for (value, verdict) in self.load_once.events() {
             f("load_once", ::core::option::Option::Some(value), verdict);
         }
-        for (value, verdict) in self.load_target_free.events() {
-            f("load_target_free", ::core::option::Option::Some(value), verdict);
+        if let ::core::option::Option::Some(verdict) = self.last.load_target_free {
+            f("load_target_free", ::core::option::Option::None, verdict);
         }
         if let ::core::option::Option::Some(verdict) = self.last.load_front_free {
             f("load_front_free", ::core::option::Option::None, verdict);
@@ -1183,27 +1191,25 @@ impl Trucks {
     ) -> &mut ::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str> {
         &mut self.load_once
     }
-    /// The monitor of property `load_target_free` (its instances' monitors implement `trac_core::Monitor`).
+    /// The monitor of property `load_target_free` (it implements `trac_core::Monitor`).
     ///
-    /// "When loading a package, the target area in the truck must be free." (an area is occupied from a LOAD into it until the next UNLOAD from it; a violation names the area)
+    /// "When loading a package, the target area in the truck must be free." (an area is occupied while some package loaded into it has not been unloaded from it)
     ///
-    /// Property `load_target_free`: `forall area: G(load_into(area) -> !Y(!unload_from(area) S load_into(area)))`
-    pub fn load_target_free(
-        &self,
-    ) -> &::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str> {
+    /// Property `load_target_free`: `G((load_into(a1) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & (load_into(a2) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a3) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))) & (load_into(a4) -> !Y(exists p: !unloads(p, a4) S loads(p, a4))))`
+    pub fn load_target_free(&self) -> &::trac_core::generated::StaticTableMonitor {
         &self.load_target_free
     }
     /// The monitor of property `load_target_free`, mutable.
     pub fn load_target_free_mut(
         &mut self,
-    ) -> &mut ::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str> {
+    ) -> &mut ::trac_core::generated::StaticTableMonitor {
         &mut self.load_target_free
     }
     /// The monitor of property `load_front_free` (it implements `trac_core::Monitor`).
     ///
     /// "When loading a package, all areas closer to the exit than the target area must also be free (packages must be loaded from back to front)": loading into a2 needs a1 free; into a3, a1 and a2; into a4, a1, a2 and a3
     ///
-    /// Property `load_front_free`: `G(((load_into(a2) | load_into(a3) | load_into(a4)) -> !Y(!unload_from(a1) S load_into(a1))) & ((load_into(a3) | load_into(a4)) -> !Y(!unload_from(a2) S load_into(a2))) & (load_into(a4) -> !Y(!unload_from(a3) S load_into(a3))))`
+    /// Property `load_front_free`: `G(((load_into(a2) | load_into(a3) | load_into(a4)) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & ((load_into(a3) | load_into(a4)) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (load_into(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))`
     pub fn load_front_free(&self) -> &::trac_core::generated::StaticTableMonitor {
         &self.load_front_free
     }
@@ -1217,7 +1223,7 @@ impl Trucks {
     ///
     /// "When unloading a package, all areas closer to the exit than the target area must also be free": unloading from a2 needs a1 free; from a3, a1 and a2; from a4, a1, a2 and a3
     ///
-    /// Property `unload_front_free`: `G(((unload_from(a2) | unload_from(a3) | unload_from(a4)) -> !Y(!unload_from(a1) S load_into(a1))) & ((unload_from(a3) | unload_from(a4)) -> !Y(!unload_from(a2) S load_into(a2))) & (unload_from(a4) -> !Y(!unload_from(a3) S load_into(a3))))`
+    /// Property `unload_front_free`: `G(((unload_from(a2) | unload_from(a3) | unload_from(a4)) -> !Y(exists p: !unloads(p, a1) S loads(p, a1))) & ((unload_from(a3) | unload_from(a4)) -> !Y(exists p: !unloads(p, a2) S loads(p, a2))) & (unload_from(a4) -> !Y(exists p: !unloads(p, a3) S loads(p, a3))))`
     pub fn unload_front_free(&self) -> &::trac_core::generated::StaticTableMonitor {
         &self.unload_front_free
     }
@@ -1282,6 +1288,14 @@ pub struct TrucksValuation<'a> {
     ///
     /// Parametric (`load_pkg(pkg)`): the values for which it holds.
     pub load_pkg: ::trac_core::generated::Values<'a>,
+    /// the agent loads {pkg} into area {area} of the truck
+    ///
+    /// Parametric (`loads(pkg, area)`): the values for which it holds.
+    pub loads: ::trac_core::generated::Values<'a>,
+    /// the agent unloads {pkg} from area {area} of the truck
+    ///
+    /// Parametric (`unloads(pkg, area)`): the values for which it holds.
+    pub unloads: ::trac_core::generated::Values<'a>,
     /// the agent unloads a package from the truck
     pub unload: bool,
     /// the agent unloads a package from area {area} of the truck
@@ -1300,6 +1314,14 @@ pub struct TrucksValuation<'a> {
     ///
     /// Parametric (`deliver_at(loc)`): the values for which it holds.
     pub deliver_at: ::trac_core::generated::Values<'a>,
+    /// Derived atom `exists p: !unloads(p, a1) S loads(p, a1)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p_unloads_p_a1_s_loads_p_a1: bool,
+    /// Derived atom `exists p: !unloads(p, a2) S loads(p, a2)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p_unloads_p_a2_s_loads_p_a2: bool,
+    /// Derived atom `exists p: !unloads(p, a3) S loads(p, a3)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p_unloads_p_a3_s_loads_p_a3: bool,
+    /// Derived atom `exists p: !unloads(p, a4) S loads(p, a4)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    pub derived_exists_p_unloads_p_a4_s_loads_p_a4: bool,
 }
 impl<'a> TrucksValuation<'a> {
     /// The valuation of a label set: a proposition `p` holds iff the label `p` is in
@@ -1310,6 +1332,8 @@ impl<'a> TrucksValuation<'a> {
             drive_to: ::trac_core::generated::Values::from_labels(labels, "drive_to"),
             load_into: ::trac_core::generated::Values::from_labels(labels, "load_into"),
             load_pkg: ::trac_core::generated::Values::from_labels(labels, "load_pkg"),
+            loads: ::trac_core::generated::Values::from_labels(labels, "loads"),
+            unloads: ::trac_core::generated::Values::from_labels(labels, "unloads"),
             unload: labels.contains("unload"),
             unload_from: ::trac_core::generated::Values::from_labels(
                 labels,
@@ -1320,7 +1344,18 @@ impl<'a> TrucksValuation<'a> {
                 "unload_pkg",
             ),
             deliver: ::trac_core::generated::Values::from_labels(labels, "deliver"),
-            deliver_at: ::trac_core::generated::Values::from_labels(labels, "deliver_at"),
+            deliver_at: ::trac_core::generated::Values::from_labels(
+                labels,
+                "deliver_at",
+            ),
+            derived_exists_p_unloads_p_a1_s_loads_p_a1: labels
+                .contains("exists p: !unloads(p, a1) S loads(p, a1)"),
+            derived_exists_p_unloads_p_a2_s_loads_p_a2: labels
+                .contains("exists p: !unloads(p, a2) S loads(p, a2)"),
+            derived_exists_p_unloads_p_a3_s_loads_p_a3: labels
+                .contains("exists p: !unloads(p, a3) S loads(p, a3)"),
+            derived_exists_p_unloads_p_a4_s_loads_p_a4: labels
+                .contains("exists p: !unloads(p, a4) S loads(p, a4)"),
         }
     }
 }
@@ -1349,7 +1384,7 @@ pub struct TrucksVerdicts {
     pub order_20_19: ::core::option::Option<::trac_core::Verdict>,
     /// `load_once`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
     pub load_once: ::core::option::Option<::trac_core::Verdict>,
-    /// `load_target_free`: the verdict reached at this step, if any (⊥ if an instance was violated, else ⊤ if the property became satisfied for every value, seen or not).
+    /// `load_target_free`: the verdict reached at this step, if any.
     pub load_target_free: ::core::option::Option<::trac_core::Verdict>,
     /// `load_front_free`: the verdict reached at this step, if any.
     pub load_front_free: ::core::option::Option<::trac_core::Verdict>,
