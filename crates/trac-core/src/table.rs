@@ -1096,6 +1096,14 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             .get_or_init(|| w.entries.iter().map(|e| self.render(e)).collect())
     }
 
+    /// The rendering of `w` without caching it (the cached one if there is one).
+    fn owned(&self, w: &Window) -> Vec<Change> {
+        match w.view.get() {
+            Some(v) => v.clone(),
+            None => w.entries.iter().map(|e| self.render(e)).collect(),
+        }
+    }
+
     fn rendered(&self, w: &Window) -> Window {
         Window {
             entries: w
@@ -1195,6 +1203,14 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
 
     fn witness(&self) -> &[Change] {
         self.view(&self.witness)
+    }
+
+    fn witness_owned(&self) -> Vec<Change> {
+        self.owned(&self.witness)
+    }
+
+    fn explanation_owned(&self) -> Vec<Change> {
+        self.owned(&self.explanation)
     }
 
     fn ltlf(&self) -> Verdict {
