@@ -1310,6 +1310,11 @@ mod tests {
         let w: Vec<usize> = m.witness().iter().map(|c| c.step).collect();
         assert_eq!(w, vec![3, 4]);
         assert_eq!(m.witness()[1].residual, "false");
+        // Rendered from the compact entries: the propositions that held, by name, and the text.
+        let held: Vec<Vec<String>> = m.witness().iter().map(|c| c.held.clone()).collect();
+        assert_eq!(held, vec![vec!["p".to_string()], vec![]]);
+        assert_eq!(m.witness_owned(), m.witness().to_vec());
+        assert_eq!(m.explanation_owned(), m.explanation().to_vec());
         let mut m2 = TableMonitor::new(m.table().clone(), ResetPolicy::default());
         assert_eq!(m2.step_index(&[0]), None);
         assert_eq!(m2.step_bits(&[0]), Some(Verdict::Violated));
