@@ -437,6 +437,35 @@ fn emit(
     o.records.extend(recs);
 }
 
+/// One open session of a trace file: its id, auditor and outcome so far.
+type Session = (Option<String>, Auditor, TraceOutcome);
+
+/// Finishes one session's audit: its end-of-trace records (unless `error`), steps and end
+/// verdicts, and the printer's trace end. Returns the finished outcome; the auditor is dropped.
+fn end_session(
+    out: &mut dyn Write,
+    printer: &mut dyn Printer,
+    progress: &mut Progress,
+    mut auditor: Auditor,
+    mut outcome: TraceOutcome,
+    error: Option<String>,
+    not_audited: bool,
+) -> TraceOutcome {
+    outcome.error = error;
+    outcome.not_audited = not_audited;
+    if outcome.error.is_none() {
+        let recs = auditor.end_of_trace();
+        emit(out, printer, recs, &mut outcome);
+    }
+    outcome.steps = auditor.steps();
+    outcome.ends = auditor.finish();
+    progress.suspend(|| {
+        printer.trace_end(out, &outcome);
+        let _ = out.flush();
+    });
+    outcome
+}
+
 /// Why a trace that was read without error was not audited, if it was not: it is empty, or no
 /// event was understood (warned about on stderr). Also warns about ignored JSON fields and
 /// `--formula` atoms that never held.
@@ -590,21 +619,22 @@ fn audit(args: &AuditArgs) -> ExitCode {
     for path in &args.traces {
         let mut file = path.display().to_string();
         // One audit per session: a JSON Lines file may interleave several sessions (`session`
-        // field); each is a trace of its own, named `FILE#SESSION`.
-        // Sessions in order of first appearance, and each session's index (O(1) per event).
-        let mut sessions: Vec<(Option<String>, Auditor, TraceOutcome)> = Vec::new();
+        // field); each is a trace of its own, named `FILE#SESSION`. Open sessions by order of
+        // first appearance, and each open session's number (O(1) per event); a session that
+        // ends (`"session_end": true`) is finished at once and its state freed.
+        // Boxed: a B-tree keeps its values in half-full nodes.
+        let mut sessions: std::collections::BTreeMap<usize, Box<Session>> = Default::default();
         let mut index: rustc_hash::FxHashMap<Option<String>, usize> = Default::default();
+        let mut opened = 0usize;
+        let mut ended_cov = Coverage::default();
+        let mut file_steps = 0;
         let mut file_error: Option<String> = None;
         let mut fields_seen = Vec::new();
         let mut unknown_fields = Vec::new();
         let mut streamed = false;
         let mut stream = false;
         progress.start_file(&file);
-        let new_session = |file: &str,
-                           session: Option<String>,
-                           stream: bool,
-                           streamed: bool|
-         -> (Option<String>, Auditor, TraceOutcome) {
+        let new_session = |file: &str, session: Option<String>, stream: bool, streamed: bool| {
             let auditor = plan.auditor();
             let name = match &session {
                 Some(s) => format!("{file}#{s}"),
@@ -631,31 +661,55 @@ fn audit(args: &AuditArgs) -> ExitCode {
                             break;
                         }
                     };
+                    let marker = ev.is_end_marker();
                     let i = match index.get(&ev.session) {
                         Some(&i) => i,
+                        None if marker => continue,
                         None => {
                             let mut sess = new_session(&file, ev.session.clone(), stream, streamed);
                             let recs = sess.1.initial();
                             emit(&mut *out, &mut *printer, recs, &mut sess.2);
-                            index.insert(ev.session.clone(), sessions.len());
-                            sessions.push(sess);
-                            sessions.len() - 1
+                            index.insert(ev.session.clone(), opened);
+                            sessions.insert(opened, Box::new(sess));
+                            opened += 1;
+                            opened - 1
                         }
                     };
-                    let (_, auditor, outcome) = &mut sessions[i];
-                    let recs = match labels {
-                        Some(l) => auditor.step_labeled(&ev, l),
-                        None => auditor.step(&ev),
-                    };
-                    outcome.lines.push(ev.line);
+                    let (_, auditor, outcome) = &mut **sessions.get_mut(&i).expect("indexed");
+                    if !marker {
+                        let recs = match labels {
+                            Some(l) => auditor.step_labeled(&ev, l),
+                            None => auditor.step(&ev),
+                        };
+                        outcome.lines.push(ev.line);
+                        emit(&mut *out, &mut *printer, recs, outcome);
+                        if let Some((id, value, m)) = auditor.mismatch() {
+                            let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
+                            progress.finish();
+                            eprintln!("error: {}: property {id}{value}: {m}", outcome.name);
+                            let _ = out.flush();
+                            return ExitCode::from(2);
+                        }
+                    }
                     progress.advance(ev.raw.len() + 1);
-                    emit(&mut *out, &mut *printer, recs, outcome);
-                    if let Some((id, value, m)) = auditor.mismatch() {
-                        let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
-                        progress.finish();
-                        eprintln!("error: {}: property {id}{value}: {m}", outcome.name);
-                        let _ = out.flush();
-                        return ExitCode::from(2);
+                    // A session that ended is finished now, unless nothing of it was understood
+                    // (then the file's coverage decides at its end, as for open sessions).
+                    if ev.ends_session() && auditor.coverage().understood > 0 {
+                        index.remove(&ev.session);
+                        let (_, auditor, outcome) = *sessions.remove(&i).expect("indexed");
+                        ended_cov.merge(auditor.coverage());
+                        let outcome = end_session(
+                            &mut *out,
+                            &mut *printer,
+                            &mut progress,
+                            auditor,
+                            outcome,
+                            None,
+                            false,
+                        );
+                        file_steps += outcome.steps;
+                        violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
+                        outcomes.push(outcome);
                     }
                 }
                 // `try_lock`: after a labeling failure the pipeline's reader thread may still
@@ -670,7 +724,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 };
             }
         }
-        if sessions.is_empty() {
+        if sessions.is_empty() && opened == 0 {
             // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
             // reported.
             let mut sess = new_session(&file, None, stream, streamed);
@@ -678,11 +732,11 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 let recs = sess.1.initial();
                 emit(&mut *out, &mut *printer, recs, &mut sess.2);
             }
-            sessions.push(sess);
+            sessions.insert(0, Box::new(sess));
         }
         let not_audited = if file_error.is_none() {
-            let mut cov = Coverage::default();
-            for (_, a, _) in &sessions {
+            let mut cov = ended_cov;
+            for (_, a, _) in sessions.values().map(|b| &**b) {
                 cov.merge(a.coverage());
             }
             let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
@@ -692,21 +746,18 @@ fn audit(args: &AuditArgs) -> ExitCode {
             None
         };
         progress.end_file(path);
-        let mut file_steps = 0;
-        for (_, mut auditor, mut outcome) in sessions {
-            outcome.error = file_error.clone().or_else(|| not_audited.clone());
-            outcome.not_audited = not_audited.is_some();
-            if outcome.error.is_none() {
-                let recs = auditor.end_of_trace();
-                emit(&mut *out, &mut *printer, recs, &mut outcome);
-            }
-            outcome.steps = auditor.steps();
+        for (_, auditor, outcome) in sessions.into_values().map(|b| *b) {
+            let error = file_error.clone().or_else(|| not_audited.clone());
+            let outcome = end_session(
+                &mut *out,
+                &mut *printer,
+                &mut progress,
+                auditor,
+                outcome,
+                error,
+                not_audited.is_some(),
+            );
             file_steps += outcome.steps;
-            outcome.ends = auditor.finish();
-            progress.suspend(|| {
-                printer.trace_end(&mut *out, &outcome);
-                let _ = out.flush();
-            });
             violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
             outcomes.push(outcome);
         }

@@ -292,6 +292,56 @@ fn sessions_in_one_jsonl_file_are_separate_traces() {
 }
 
 #[test]
+fn session_end_finishes_a_session_where_it_ends() {
+    // Session a ends with its second event (`"session_end": true`), b at a bare marker (not a
+    // step); their end records are written there. An event of b after its marker starts a new
+    // trace of the same name.
+    let t = temp_file(
+        "ends.jsonl",
+        concat!(
+            "{\"session\": \"a\", \"labels\": [\"q\"]}\n",
+            "{\"session\": \"b\", \"labels\": [\"p\"]}\n",
+            "{\"session\": \"a\", \"labels\": [\"p\"], \"session_end\": true}\n",
+            "{\"session\": \"b\", \"labels\": [\"q\"]}\n",
+            "{\"session\": \"b\", \"session_end\": true}\n",
+            "{\"session\": \"c\", \"labels\": [\"q\"]}\n",
+            "{\"session\": \"b\", \"labels\": [\"p\"]}\n",
+        ),
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G(p -> F q)",
+        "--format",
+        "jsonl",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let name = t.to_str().unwrap();
+    let ends: Vec<(String, u64)> = jsonl(&o)
+        .iter()
+        .filter(|v| v.get("end").is_some())
+        .map(|v| {
+            (
+                v["trace"].as_str().unwrap().to_string(),
+                v["steps"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // In order of ending: a (2 steps), b (2 steps; the marker is no step), then at the end of
+    // the file the open sessions by first appearance: c, and the second b.
+    assert_eq!(
+        ends,
+        vec![
+            (format!("{name}#a"), 2),
+            (format!("{name}#b"), 2),
+            (format!("{name}#c"), 1),
+            (format!("{name}#b"), 1),
+        ]
+    );
+}
+
+#[test]
 fn a_property_decided_before_the_first_step_is_reported_once() {
     // `F p & G !p` is unsatisfiable: ⊥ at step 0 (complete LTL3 verdicts), and TRAC_R restarts
     // cannot change that, so it is one violation, not one per step.

@@ -539,7 +539,8 @@ fn malformed_trace_labels_are_errors_with_file_line_and_column() {
     );
     for (label, what) in [
         ("(knife)", "no name before `(`"),
-        ("take(knife,)", "unexpected `,`"),
+        ("take(knife,)", "empty value after `,`"),
+        ("take(knife,fork)", "expected one space after `,`"),
         ("take()", "empty value"),
         ("", "empty label"),
     ] {

@@ -110,6 +110,15 @@ pub trait Monitor {
     /// The witness of the last verdict reached: the steps from the property's (re)start to the
     /// verdict step that changed its residual, the last one ending in `true` or `false`.
     fn witness(&self) -> &[Change];
+    /// [`Monitor::witness`] as owned entries. Monitors that record witnesses compactly
+    /// ([`crate::table::TableMonitor`]) build them without keeping a rendered copy.
+    fn witness_owned(&self) -> Vec<Change> {
+        self.witness().to_vec()
+    }
+    /// [`Monitor::explanation`] as owned entries (see [`Monitor::witness_owned`]).
+    fn explanation_owned(&self) -> Vec<Change> {
+        self.explanation().to_vec()
+    }
     /// The finite-trace (LTLf) verdict of the whole trace read so far, `X` read as weak next.
     fn ltlf(&self) -> Verdict;
     /// Back to the state before the first step.

@@ -83,8 +83,10 @@ impl std::error::Error for LabelSyntaxError {}
 /// With the byte offset of the problem: an empty label; whitespace at either end, before `(`,
 /// or around the value; a `(` without a name before it, without a `)` at the end, or twice
 /// (`take(knife`, `(knife)`, `take(a(b))`); a `)` without its `(` or followed by text
-/// (`take)`, `take(knife) now`); an empty value (`take()`); a `,` anywhere (`take(knife,)`,
-/// `take(knife, fork)`: a label has one value; give one label per value).
+/// (`take)`, `take(knife) now`); an empty value (`take()`, `take(knife,)`); a `,` outside the
+/// parentheses. A proposition with several parameters has its values separated by `, `
+/// (`loads(package1, a1)`, as formulas print them); each value is non-empty, without
+/// whitespace at its ends.
 pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
     let err = |offset: usize, what: &str| {
         Err(LabelSyntaxError {
@@ -102,13 +104,13 @@ pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
     if label.trim_end().len() < label.len() {
         return err(label.trim_end().len(), "whitespace after the label");
     }
-    if let Some(k) = label.find(',') {
+    let open = label.find('(');
+    if let Some(k) = label.find(',').filter(|&k| open.is_none_or(|o| k < o)) {
         return err(
             k,
-            "unexpected `,`: a label is `name` or `name(value)` with one value (give one label per value)",
+            "unexpected `,` outside `(...)`: a label is `name` or `name(value, ...)`",
         );
     }
-    let open = label.find('(');
     let close = label.find(')');
     match (open, close) {
         (None, None) => Ok(()),
@@ -142,6 +144,28 @@ pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
             if value.trim_end().len() < value.len() {
                 return err(o + 1 + value.trim_end().len(), "whitespace before `)`");
             }
+            // Several values: `v1, v2`, each non-empty, separated by `, `.
+            let mut start = o + 1;
+            for (i, part) in value.split(',').enumerate() {
+                if part.is_empty() {
+                    return err(start, "empty value after `,`");
+                }
+                let v = if i == 0 {
+                    part
+                } else {
+                    let Some(v) = part.strip_prefix(' ') else {
+                        return err(start, "expected one space after `,` between values");
+                    };
+                    if v.is_empty() {
+                        return err(start + 1, "empty value after `,`");
+                    }
+                    v
+                };
+                if v.starts_with(char::is_whitespace) || v.ends_with(char::is_whitespace) {
+                    return err(start, "whitespace around a value (values are separated by `, `)");
+                }
+                start += part.len() + 1;
+            }
             Ok(())
         }
     }
@@ -159,6 +183,8 @@ mod tests {
             "take(knife)",
             "take(yellow potato)",
             "free(a1)",
+            "loads(package1, a1)",
+            "between(living room, hallway)",
         ] {
             assert_eq!(check_label(l), Ok(()), "{l}");
         }
@@ -171,7 +197,7 @@ mod tests {
     #[test]
     fn malformed_labels_are_errors_at_the_problem() {
         let at = |l: &str| check_label(l).map_err(|e| (e.offset, e.message));
-        let cases: [(&str, usize, &str); 16] = [
+        let cases: [(&str, usize, &str); 17] = [
             ("take(knife", 4, "unclosed `(`"),
             ("take)", 4, "`)` without `(`"),
             ("take)(knife", 4, "`)` before `(`"),
@@ -180,8 +206,9 @@ mod tests {
             ("take(knife) now", 11, "text after `)`"),
             ("take()", 5, "empty value"),
             ("take(  )", 5, "empty value"),
-            ("take(knife,)", 10, "unexpected `,`"),
-            ("take(knife, fork)", 10, "unexpected `,`"),
+            ("take(knife,)", 11, "empty value after `,`"),
+            ("take(knife,fork)", 11, "expected one space after `,`"),
+            ("take(a,,b)", 7, "empty value after `,`"),
             ("look,", 4, "unexpected `,`"),
             ("", 0, "empty label"),
             (" look", 0, "whitespace before the name"),

@@ -44,9 +44,9 @@ use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ResetPolicy, Semantics, Verdict, MAX_EXPLANATION};
 use crate::parametric::{conjunction, Instantiate};
 use serde::{Deserialize, Serialize};
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The format label of table files.
 pub const FORMAT: &str = "trac-monitor-table";
@@ -613,7 +613,9 @@ impl Table {
 /// Per step: one diagram walk in the main automaton and one in the auxiliary one (two when a
 /// TRAC_R restart happens); no allocation on the fast paths ([`TableMonitor::step_bits`],
 /// [`TableMonitor::step_index`]); [`Monitor::step`] allocates only to record witness entries
-/// when the state changes. The residual formulas shown in witnesses are the states'
+/// when the state changes: one compact entry (step, state, propositions held as bits, shared
+/// text), turned into [`Change`]s only when a witness or explanation is read. The windows are
+/// bounded: at most [`MAX_EXPLANATION`] entries each. The residual formulas shown in witnesses are the states'
 /// representatives: with trac-compile's default minimization (by language), a formula with the
 /// same models as the one progression would show; with verdict-only minimization, one with the
 /// same verdicts after every continuation.
@@ -629,9 +631,9 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     aux: u32,
     verdict: Verdict,
     steps: usize,
-    explanation: Vec<Change>,
+    explanation: Window,
     dropped: usize,
-    witness: Vec<Change>,
+    witness: Window,
     /// Parametric templates: monitors of the formula instantiated with the values whose
     /// instantiation makes two propositions one (see [`TableMonitor::with_shadows`]), run from
     /// the first step by [`Monitor::step`].
@@ -641,7 +643,7 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     announce: bool,
     /// Instantiated residual strings of a parametric instance, by state (parsing and printing
     /// them at every change was a tenth of the audit's time).
-    residual_cache: HashMap<u32, String>,
+    residual_cache: HashMap<u32, Arc<str>>,
     /// How a residual string is instantiated for a parametric instance (see
     /// [`TableMonitor::with_renamer`]).
     renamer: RenameResidual,
@@ -656,6 +658,84 @@ pub type RenameResidual = fn(&str, &str, &str) -> String;
 /// The default [`RenameResidual`]: every `(var)` of the residual's text becomes `(value)`.
 pub fn rename_residual_text(residual: &str, var: &str, value: &str) -> String {
     residual.replace(&format!("({var})"), &format!("({value})"))
+}
+
+/// One recorded witness entry (internal): the step, the main state after it and the
+/// propositions that held, by index; rendered as a [`Change`] when read.
+#[derive(Clone, Debug)]
+enum Entry {
+    /// As recorded by this monitor (its labels and residuals render it).
+    Compact {
+        step: usize,
+        state: u32,
+        /// Propositions `0..64` that held, as bits.
+        held: u64,
+        /// Propositions from 64 on that held (empty for nearly every property).
+        held_more: Vec<u32>,
+        /// The step's text, shared by the monitors that record the same step.
+        text: Arc<str>,
+        /// The residual as shown, for a parametric instance (cached instantiated string).
+        residual: Option<Arc<str>>,
+    },
+    /// Rendered already: entries a parametric instance inherited from its template, whose
+    /// labels and residuals were the template's.
+    Rendered(Change),
+}
+
+/// A bounded window of witness entries and, once read, their rendering (internal).
+#[derive(Clone, Debug, Default)]
+struct Window {
+    entries: Vec<Entry>,
+    view: OnceLock<Vec<Change>>,
+}
+
+impl Window {
+    fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn clear(&mut self) {
+        if !self.entries.is_empty() || self.view.get().is_some() {
+            self.entries.clear();
+            self.view = OnceLock::new();
+        }
+    }
+
+    fn push(&mut self, e: Entry) {
+        self.entries.push(e);
+        self.view = OnceLock::new();
+    }
+
+    fn remove_first(&mut self) {
+        self.entries.remove(0);
+        self.view = OnceLock::new();
+    }
+
+    fn copy_from(&mut self, other: &Window) {
+        self.entries.clone_from(&other.entries);
+        self.view = other.view.clone();
+    }
+}
+
+thread_local! {
+    /// The text of the last step recorded on this thread: every monitor that records the same
+    /// step shares one allocation (compared by content, so never a wrong text).
+    static LAST_TEXT: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
+}
+
+/// `text` as a shared string, reusing the last one recorded on this thread if equal.
+fn shared_text(text: &str) -> Arc<str> {
+    LAST_TEXT.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some(t) if &**t == text => t.clone(),
+            _ => {
+                let t: Arc<str> = Arc::from(text);
+                *last = Some(t.clone());
+                t
+            }
+        }
+    })
 }
 
 /// What one step did (internal).
@@ -683,9 +763,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             aux,
             verdict: Table::<S, T>::verdict(state),
             steps: 0,
-            explanation: Vec::new(),
+            explanation: Window::default(),
             dropped: 0,
-            witness: Vec::new(),
+            witness: Window::default(),
             shadows: Vec::new(),
             announce: false,
             residual_cache: HashMap::new(),
@@ -814,6 +894,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         }
         let mut m = self.clone();
         m.shadows = Vec::new();
+        // Inherited entries keep the template's labels and residuals.
+        m.explanation = self.rendered(&self.explanation);
+        m.witness = self.rendered(&self.witness);
         m.labels = self
             .labels
             .iter()
@@ -925,38 +1008,111 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         }
     }
 
-    fn record(&mut self, change: Change) {
+    fn record(&mut self, entry: Entry) {
         if self.explanation.len() == MAX_EXPLANATION {
-            self.explanation.remove(0);
+            self.explanation.remove_first();
             self.dropped += 1;
         }
-        self.explanation.push(change);
+        self.explanation.push(entry);
     }
 
-    fn change(&mut self, input: &StepInput<'_>, state: u32) -> Change {
-        Change {
+    /// The entry of a step that leads to `state`; `known` / `held`: the propositions (0..64)
+    /// looked up already at this step, and which of them held.
+    fn change(&mut self, input: &StepInput<'_>, state: u32, known: u64, held: u64) -> Entry {
+        let mut bits = 0u64;
+        let mut held_more = Vec::new();
+        for (i, l) in self.labels.iter().enumerate() {
+            let holds = if i < 64 && known >> i & 1 == 1 {
+                held >> i & 1 == 1
+            } else {
+                input.labels.contains(l)
+            };
+            if holds {
+                if i < 64 {
+                    bits |= 1 << i;
+                } else {
+                    held_more.push(i as u32);
+                }
+            }
+        }
+        Entry::Compact {
             step: input.step,
-            text: input.text.to_string(),
-            held: self
-                .labels
-                .iter()
-                .filter(|l| input.labels.contains(l))
-                .cloned()
-                .collect(),
+            state,
+            held: bits,
+            held_more,
+            text: shared_text(input.text),
             residual: self.cached_residual(state),
         }
     }
 
-    fn cached_residual(&mut self, state: u32) -> String {
-        if self.instance.is_none() {
-            return self.table.residual(state).to_string();
-        }
+    /// The shown residual of `state` for a parametric instance (cached); `None` for others
+    /// (the table's residual is shown).
+    fn cached_residual(&mut self, state: u32) -> Option<Arc<str>> {
+        self.instance.as_ref()?;
         if let Some(r) = self.residual_cache.get(&state) {
-            return r.clone();
+            return Some(r.clone());
         }
-        let r = self.state_residual(state);
+        let r: Arc<str> = Arc::from(self.state_residual(state));
         self.residual_cache.insert(state, r.clone());
-        r
+        Some(r)
+    }
+
+    fn render(&self, e: &Entry) -> Change {
+        match e {
+            Entry::Rendered(c) => c.clone(),
+            Entry::Compact {
+                step,
+                state,
+                held,
+                held_more,
+                text,
+                residual,
+            } => Change {
+                step: *step,
+                text: text.to_string(),
+                held: self
+                    .labels
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| {
+                        if i < 64 {
+                            held >> i & 1 == 1
+                        } else {
+                            held_more.contains(&(i as u32))
+                        }
+                    })
+                    .map(|(_, l)| l.clone())
+                    .collect(),
+                residual: match residual {
+                    Some(r) => r.to_string(),
+                    None => self.table.residual(*state).to_string(),
+                },
+            },
+        }
+    }
+
+    fn view<'a>(&self, w: &'a Window) -> &'a [Change] {
+        w.view
+            .get_or_init(|| w.entries.iter().map(|e| self.render(e)).collect())
+    }
+
+    /// The rendering of `w` without caching it (the cached one if there is one).
+    fn owned(&self, w: &Window) -> Vec<Change> {
+        match w.view.get() {
+            Some(v) => v.clone(),
+            None => w.entries.iter().map(|e| self.render(e)).collect(),
+        }
+    }
+
+    fn rendered(&self, w: &Window) -> Window {
+        Window {
+            entries: w
+                .entries
+                .iter()
+                .map(|e| Entry::Rendered(self.render(e)))
+                .collect(),
+            view: OnceLock::new(),
+        }
     }
 }
 
@@ -990,6 +1146,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
             held.get() & bit != 0
         };
         let st = self.advance(holds);
+        let (known, held) = (known.get(), held.get());
         if st.gap {
             // A new run: its explanation starts empty; a verdict known before its position is
             // explained by this step (the history it completes).
@@ -1001,9 +1158,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
                 } else {
                     st.before
                 };
-                let c = self.change(input, shown);
+                let c = self.change(input, shown, known, held);
                 self.record(c);
-                self.witness.clone_from(&self.explanation);
+                self.witness.copy_from(&self.explanation);
             }
             if self.restarts(self.verdict) {
                 self.explanation.clear();
@@ -1011,18 +1168,18 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
             return st.event;
         }
         if st.before != st.after || st.after <= SATISFIED {
-            let c = self.change(input, st.after);
+            let c = self.change(input, st.after, known, held);
             self.record(c);
         }
         if st.event.is_some() {
-            self.witness.clone_from(&self.explanation);
+            self.witness.copy_from(&self.explanation);
         }
         let fresh_start = self.table.aux_restart(self.aux);
         if st.restarted {
             self.explanation.clear();
             self.dropped = 0;
             if self.state != fresh_start {
-                let c = self.change(input, self.state);
+                let c = self.change(input, self.state, known, held);
                 self.record(c);
             }
         } else if self.state == fresh_start && self.verdict == Verdict::Pending {
@@ -1041,11 +1198,19 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
     }
 
     fn explanation(&self) -> &[Change] {
-        &self.explanation
+        self.view(&self.explanation)
     }
 
     fn witness(&self) -> &[Change] {
-        &self.witness
+        self.view(&self.witness)
+    }
+
+    fn witness_owned(&self) -> Vec<Change> {
+        self.owned(&self.witness)
+    }
+
+    fn explanation_owned(&self) -> Vec<Change> {
+        self.owned(&self.explanation)
     }
 
     fn ltlf(&self) -> Verdict {
@@ -1145,6 +1310,11 @@ mod tests {
         let w: Vec<usize> = m.witness().iter().map(|c| c.step).collect();
         assert_eq!(w, vec![3, 4]);
         assert_eq!(m.witness()[1].residual, "false");
+        // Rendered from the compact entries: the propositions that held, by name, and the text.
+        let held: Vec<Vec<String>> = m.witness().iter().map(|c| c.held.clone()).collect();
+        assert_eq!(held, vec![vec!["p".to_string()], vec![]]);
+        assert_eq!(m.witness_owned(), m.witness().to_vec());
+        assert_eq!(m.explanation_owned(), m.explanation().to_vec());
         let mut m2 = TableMonitor::new(m.table().clone(), ResetPolicy::default());
         assert_eq!(m2.step_index(&[0]), None);
         assert_eq!(m2.step_bits(&[0]), Some(Verdict::Violated));

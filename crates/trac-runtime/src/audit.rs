@@ -461,7 +461,7 @@ impl Auditor {
             let mut found: Vec<(Option<String>, String, Vec<Change>)> = Vec::new();
             let mut check = |value: Option<String>, m: &EngineMonitor| {
                 if m.verdict() == Verdict::Pending && m.ltlf() == Verdict::Violated {
-                    found.push((value, m.residual(), m.explanation().to_vec()));
+                    found.push((value, m.residual(), m.explanation_owned()));
                 }
             };
             match &p.runner {
@@ -793,7 +793,7 @@ fn record(
         value,
         residual: verdict.residual_str().to_string(),
         restarted_with: if restarted { Some(m.residual()) } else { None },
-        witness: m.witness().to_vec(),
+        witness: m.witness_owned(),
         log_step: None,
         timestamp: None,
     }

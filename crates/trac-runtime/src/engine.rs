@@ -233,6 +233,12 @@ impl Monitor for EngineMonitor {
     fn witness(&self) -> &[Change] {
         self.inner().witness()
     }
+    fn witness_owned(&self) -> Vec<Change> {
+        self.inner().witness_owned()
+    }
+    fn explanation_owned(&self) -> Vec<Change> {
+        self.inner().explanation_owned()
+    }
     fn ltlf(&self) -> Verdict {
         self.inner().ltlf()
     }
@@ -595,6 +601,14 @@ impl Monitor for CrossCheckMonitor {
 
     fn witness(&self) -> &[Change] {
         self.compiled.witness()
+    }
+
+    fn witness_owned(&self) -> Vec<Change> {
+        self.compiled.witness_owned()
+    }
+
+    fn explanation_owned(&self) -> Vec<Change> {
+        self.compiled.explanation_owned()
     }
 
     fn ltlf(&self) -> Verdict {

@@ -12,6 +12,10 @@
 //! {"session": "run-3", "step": 1, "input": "You are in a kitchen.", "output": "take knife", "labels": ["take(knife)"]}
 //! ```
 //!
+//! `"session_end": true` ends the event's session after it ([`Event::ends_session`]): its
+//! trace is complete, and an auditor can report its end records and free its state. A line
+//! with only `session` and `session_end` is a marker, not a step ([`Event::is_end_marker`]).
+//!
 //! # Plain-text action logs
 //! One action per non-empty line. The reader strips, in this order: markdown emphasis (`**`, `*`,
 //! `__`, backticks) anywhere in the line, surrounding whitespace, then one leading step prefix
@@ -86,7 +90,8 @@ pub struct Event {
     /// as written.
     pub timestamp: Option<String>,
     /// The record's other scalar fields (strings, numbers, booleans; OTLP span attributes), by
-    /// name, for `Field` rules. Empty for JSON Lines events and text logs.
+    /// name, for `Field` rules. Empty for text logs; for JSON Lines events, only
+    /// [`SESSION_END`] when the event ends its session.
     pub fields: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -102,6 +107,25 @@ pub struct ToolCall {
 }
 
 impl Event {
+    /// True when the event ends its session (JSON Lines `"session_end": true`): no event of
+    /// the session follows it, so its trace can be finished and its state freed.
+    pub fn ends_session(&self) -> bool {
+        self.fields.get(SESSION_END) == Some(&Value::Bool(true))
+    }
+
+    /// True for a session-end marker that is not a step: it ends its session and carries no
+    /// step number, text, labels, role or tool call.
+    pub fn is_end_marker(&self) -> bool {
+        self.ends_session()
+            && self.declared_step.is_none()
+            && self.input.is_none()
+            && self.output.is_none()
+            && self.labels.is_none()
+            && self.role.is_none()
+            && self.tool_calls.is_empty()
+            && self.fields.len() == 1
+    }
+
     /// The text labeling rules look at: the output, else the input, else `""`.
     pub fn text(&self) -> &str {
         self.output
@@ -318,7 +342,18 @@ pub const STDIN_NAME: &str = "<stdin>";
 
 /// The fields of a JSON Lines event that the reader understands; any other field is ignored and
 /// listed by [`TraceReader::unknown_fields`].
-pub const KNOWN_FIELDS: [&str; 5] = ["session", "step", "input", "output", "labels"];
+pub const KNOWN_FIELDS: [&str; 6] = [
+    "session",
+    "step",
+    "input",
+    "output",
+    "labels",
+    "session_end",
+];
+
+/// The key of [`Event::fields`] that marks the end of a JSON Lines event's session
+/// (`"session_end": true`; see [`Event::ends_session`]).
+pub const SESSION_END: &str = "session_end";
 
 /// Opens a trace once and detects its format (see [`TraceReader::sniff`]): the input is read up
 /// to its first non-empty line, which decides ([`sniff_line`]; a `.jsonl` / `.json` file whose
@@ -636,12 +671,17 @@ impl<R: BufRead> TraceReader<R> {
                             return Some(Err(self.error(col, e.message)));
                         }
                     }
+                    let mut fields = serde_json::Map::new();
+                    if j.session_end == Some(true) {
+                        fields.insert(SESSION_END.to_string(), Value::Bool(true));
+                    }
                     Event {
                         session: j.session.map(|s| s.0),
                         declared_step: j.step,
                         input: j.input,
                         output: j.output,
                         labels: j.labels,
+                        fields,
                         ..Event::default()
                     }
                 }
@@ -1026,6 +1066,7 @@ struct JsonEvent {
     input: Option<String>,
     output: Option<String>,
     labels: Option<Vec<String>>,
+    session_end: Option<bool>,
     /// Bit `i`: field [`KNOWN_FIELDS`]`[i]` was present.
     known: u8,
     /// The other fields' names, in order of appearance.
@@ -1069,7 +1110,8 @@ impl<'de> Visitor<'de> for JsonEventVisitor {
                 Key::Known(1) => once(&mut map, &mut ev.step, known, 1)?,
                 Key::Known(2) => once(&mut map, &mut ev.input, known, 2)?,
                 Key::Known(3) => once(&mut map, &mut ev.output, known, 3)?,
-                Key::Known(_) => once(&mut map, &mut ev.labels, known, 4)?,
+                Key::Known(4) => once(&mut map, &mut ev.labels, known, 4)?,
+                Key::Known(_) => once(&mut map, &mut ev.session_end, known, 5)?,
                 Key::Other(name) => {
                     map.next_value::<IgnoredAny>()?;
                     if !ev.unknown.contains(&name) {

@@ -458,3 +458,32 @@ fn bad_structural_rules_are_spec_errors_with_positions() {
         "{e}"
     );
 }
+
+#[test]
+fn session_end_ends_a_session_and_a_bare_marker_is_not_a_step() {
+    let src = concat!(
+        r#"{"session":"a","labels":["p"]}"#,
+        "\n",
+        r#"{"session":"a","labels":["q"],"session_end":true}"#,
+        "\n",
+        r#"{"session":"b","session_end":true}"#,
+        "\n",
+        r#"{"session":"b","labels":[],"session_end":false}"#,
+        "\n",
+        r#"{"session":"b","session_end":"yes"}"#,
+        "\n",
+    );
+    let evs = read_src(src, &ReadOptions::default());
+    let ok: Vec<&Event> = evs.iter().take(4).map(|e| e.as_ref().unwrap()).collect();
+    assert_eq!(
+        ok.iter().map(|e| e.ends_session()).collect::<Vec<_>>(),
+        [false, true, true, false]
+    );
+    assert_eq!(
+        ok.iter().map(|e| e.is_end_marker()).collect::<Vec<_>>(),
+        [false, false, true, false]
+    );
+    // A session_end of the wrong type is an error with its position, not ignored.
+    let err = evs[4].as_ref().unwrap_err();
+    assert!(err.starts_with("t:5:") && err.contains("boolean"), "{err}");
+}
