@@ -162,7 +162,10 @@ pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
                     v
                 };
                 if v.starts_with(char::is_whitespace) || v.ends_with(char::is_whitespace) {
-                    return err(start, "whitespace around a value (values are separated by `, `)");
+                    return err(
+                        start,
+                        "whitespace around a value (values are separated by `, `)",
+                    );
                 }
                 start += part.len() + 1;
             }

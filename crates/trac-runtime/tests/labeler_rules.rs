@@ -339,11 +339,15 @@ fn every_produced_label_is_well_formed() {
         prop("put", Some("what"), words("put {what} in {where...}")),
         prop("say", Some("x"), re(r"say (?P<x>.*)")),
         prop("look", None, words("look")),
-        prop("loads", Some("p, a"), re(r"load (?P<p>\S+) into (?P<a>\S+)")),
+        prop(
+            "loads",
+            Some("p, a"),
+            re(r"load (?P<p>\S+) into (?P<a>\S+)"),
+        ),
     ]);
     let toks = [
-        "load", "into", "take", "put", "say", "look", "in", "the", "a", "from", "(", ")", ",", "knife", "x(y)",
-        "a,b", ":", "-", "  ", "Knife", "é", "()", ".", "on",
+        "load", "into", "take", "put", "say", "look", "in", "the", "a", "from", "(", ")", ",",
+        "knife", "x(y)", "a,b", ":", "-", "  ", "Knife", "é", "()", ".", "on",
     ];
     let mut labeler = RuleLabeler::new(&s).unwrap();
     let mut seed: u64 = 0x2545_f491_4f6c_dd1d;

@@ -329,7 +329,11 @@ fn malformed_labels_are_errors_with_their_column() {
             22,
             "no name before `(`",
         ),
-        (r#"{"labels": ["take(knife,)"]}"#, 25, "empty value after `,`"),
+        (
+            r#"{"labels": ["take(knife,)"]}"#,
+            25,
+            "empty value after `,`",
+        ),
         (r#"{"labels": ["take,"]}"#, 18, "unexpected `,`"),
         (r#"{"labels": ["take()"]}"#, 19, "empty value"),
         (r#"{"labels": [""]}"#, 14, "empty label"),
