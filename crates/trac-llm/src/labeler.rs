@@ -327,8 +327,22 @@ steps are context. Answer with one JSON object and nothing else."
                         )
                     })?;
                     let mut seen: Vec<String> = Vec::new();
+                    let arity = param.split(',').count();
                     for raw in values {
-                        let v = normalize(&raw, self.case_sensitive);
+                        // Several parameters: `v1, v2`, each value normalized on its own; an
+                        // answer with the wrong number of values gives no label.
+                        let v = if arity > 1 {
+                            let parts: Vec<String> = raw
+                                .split(',')
+                                .map(|x| normalize(x, self.case_sensitive))
+                                .collect();
+                            if parts.len() != arity || parts.iter().any(String::is_empty) {
+                                continue;
+                            }
+                            parts.join(", ")
+                        } else {
+                            normalize(&raw, self.case_sensitive)
+                        };
                         if !v.is_empty() && !seen.contains(&v) {
                             seen.push(v);
                         }
@@ -492,10 +506,17 @@ fn read_values(v: &Value) -> Option<Vec<String>> {
 }
 
 /// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; parentheses and
-/// commas become spaces (a label `name(value)` cannot hold them: `trac_runtime::labeler::check_label`).
+/// commas become spaces (a label `name(value)` cannot hold them: `trac_runtime::labeler::check_label`);
+/// a leading article (`a`, `an`, `the`) is dropped when more words follow, as a rule's `{x}`
+/// capture skips it, so that "the knife" from a model and `take the knife` read by a rule give
+/// the same value.
 pub(crate) fn normalize(v: &str, case_sensitive: bool) -> String {
     let v = v.replace(['(', ')', ','], " ");
-    let joined = v.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut words: Vec<&str> = v.split_whitespace().collect();
+    if words.len() > 1 && ["a", "an", "the"].contains(&words[0].to_lowercase().as_str()) {
+        words.remove(0);
+    }
+    let joined = words.join(" ");
     if case_sensitive {
         joined
     } else {

@@ -102,7 +102,7 @@ fn labels_come_from_the_answer_and_the_prompt_has_the_window() {
     let labels = l
         .label_step(&event(7, "look, then take the red knife"), &history)
         .unwrap();
-    assert_eq!(labels, ["look", "take(the red knife)"]);
+    assert_eq!(labels, ["look", "take(red knife)"]);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 1);
     let user = reqs[0]["messages"][1]["content"].as_str().unwrap();
@@ -375,7 +375,7 @@ fn lenient_answers_are_read() {
     let l = llm_labeler(Arc::new(model(&server, 5000, 0)), 0);
     assert_eq!(
         l.label_step(&event(1, "x"), &[]).unwrap(),
-        ["look", "take(the knife)"]
+        ["look", "take(knife)"]
     );
 }
 
@@ -655,10 +655,10 @@ fn hybrid_and_spec_modes_pick_the_labeling_function_per_proposition() {
             .names()
     };
     let sp = spec();
-    assert_eq!(names(LabelerMode::Rules, &sp), ["take(the box)"]);
+    assert_eq!(names(LabelerMode::Rules, &sp), ["take(box)"]);
     assert_eq!(names(LabelerMode::Llm, &sp), ["look", "take(llm-value)"]);
     // Hybrid: the rule first (take holds by rule), the LLM where the rule does not hold (look).
-    assert_eq!(names(LabelerMode::Hybrid, &sp), ["look", "take(the box)"]);
+    assert_eq!(names(LabelerMode::Hybrid, &sp), ["look", "take(box)"]);
     let mut hybrid = HybridLabeler::new(&[&sp], LabelerMode::Hybrid, Some(m.clone()), &cfg, false)
         .unwrap()
         .label_step(&ev, &[])
@@ -668,14 +668,14 @@ fn hybrid_and_spec_modes_pick_the_labeling_function_per_proposition() {
         hybrid.labels,
         [
             ("look".to_string(), LabelSource::Llm),
-            ("take(the box)".to_string(), LabelSource::Rule)
+            ("take(box)".to_string(), LabelSource::Rule)
         ]
     );
-    assert_eq!(hybrid.describe(), "look=true (llm), take=the box (rule)");
+    assert_eq!(hybrid.describe(), "look=true (llm), take=box (rule)");
     let mut sp2 = spec();
     sp2.propositions[0].labeler = LabelerChoice::Llm;
-    assert_eq!(names(LabelerMode::Spec, &sp2), ["look", "take(the box)"]);
-    assert_eq!(names(LabelerMode::Spec, &spec()), ["take(the box)"]);
+    assert_eq!(names(LabelerMode::Spec, &sp2), ["look", "take(box)"]);
+    assert_eq!(names(LabelerMode::Spec, &spec()), ["take(box)"]);
     // No model while the LLM is needed: a clear error.
     let err = HybridLabeler::new(&[&sp2], LabelerMode::Spec, None, &cfg, false).unwrap_err();
     assert!(err.contains("look") && err.contains("--model"), "{err}");
