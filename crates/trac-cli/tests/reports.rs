@@ -740,3 +740,59 @@ fn standard_input_twice_and_empty_specs_are_usage_errors() {
         );
     }
 }
+
+/// TRAC_R with LTLf properties: the end of the trace judges only the run since the last
+/// restart, so a failure already reported is not counted again there (each failing position
+/// counts once), while an obligation left open after a restart still is. Counts derived by
+/// hand from the traces.
+#[test]
+fn ltlf_end_of_trace_counts_only_the_run_since_the_last_restart() {
+    let spec = temp_file(
+        "ltlf-end.ron",
+        r#"(name: "t", properties: [
+            (id: "g", formula: "G !bad", semantics: Ltlf),
+            (id: "x", formula: "G(x -> X[!] p)", semantics: Ltlf),
+            (id: "f", formula: "G !bad & F done", semantics: Ltlf),
+        ])"#,
+    );
+    let count = |trace: &str, engine: &str| -> Vec<u64> {
+        let t = temp_file(&format!("ltlf-end-{engine}-{}.jsonl", trace.len()), trace);
+        let o = trac(&[
+            "audit",
+            "--engine",
+            engine,
+            "--format",
+            "jsonl",
+            "--spec",
+            spec.to_str().unwrap(),
+            t.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        stdout(&o)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|r| r["end"] == true)
+            .map(|r| r["violations"].as_u64().unwrap())
+            .collect()
+    };
+    let l = |labels: &[&str]| {
+        labels
+            .iter()
+            .map(|x| format!("{{\"labels\": [\"{x}\"]}}\n"))
+            .collect::<String>()
+    };
+    for engine in ["compiled", "progression"] {
+        // Violated at the last step: the restarted run read nothing.
+        assert_eq!(count(&l(&["ok", "bad"]), engine), [1, 0, 1], "{engine}");
+        // Violated at step 1, then clean: G !bad holds on the rest (1), but F done is still
+        // open after the restart (f: 1 + 1).
+        assert_eq!(
+            count(&l(&["bad", "ok", "ok"]), engine),
+            [1, 0, 2],
+            "{engine}"
+        );
+        // x at step 2 needs p after the end (strong next); F done is still open after the
+        // restart at step 1.
+        assert_eq!(count(&l(&["bad", "x"]), engine), [1, 1, 2], "{engine}");
+    }
+}

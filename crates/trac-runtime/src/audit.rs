@@ -459,8 +459,27 @@ impl Auditor {
                 continue;
             }
             let mut found: Vec<(Option<String>, String, Vec<Change>)> = Vec::new();
+            let counted = &p.violations;
             let mut check = |value: Option<String>, m: &EngineMonitor| {
-                if m.verdict() == Verdict::Pending && m.ltlf() == Verdict::Violated {
+                if m.verdict() != Verdict::Pending {
+                    return;
+                }
+                // TRAC_R: only the run since the last restart is judged here; the failures
+                // before it were counted when they were reported (each failing position once).
+                let restarted_at = counted
+                    .iter()
+                    .filter(|(_, v)| *v == value)
+                    .map(|(s, _)| *s)
+                    .max();
+                let violated = match restarted_at {
+                    // Never restarted: the run is the whole trace.
+                    None => m.ltlf() == Verdict::Violated,
+                    // Restarted at the last step: the new run read nothing.
+                    Some(s) if s >= step => false,
+                    // The residual of the run since the restart, on the end of the trace.
+                    Some(_) => fails_at_end(&m.residual()).unwrap_or(m.ltlf() == Verdict::Violated),
+                };
+                if violated {
                     found.push((value, m.residual(), m.explanation_owned()));
                 }
             };
@@ -933,4 +952,13 @@ pub fn audit_path(
         reader,
         opts,
     )
+}
+
+/// Whether the residual `residual` (Spot syntax) is false at the end of the trace (LTLf, the
+/// empty remainder: weak operators hold, strong ones and atoms do not; see
+/// [`trac_spec::progress::eval_empty`]). `None` when it does not parse.
+fn fails_at_end(residual: &str) -> Option<bool> {
+    let mut arena = trac_spec::formula::Arena::new();
+    let f = trac_spec::parser::parse(&mut arena, residual).ok()?;
+    Some(!trac_spec::progress::eval_empty(&arena, f))
 }
