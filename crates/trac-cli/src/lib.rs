@@ -541,8 +541,37 @@ pub(crate) fn stdin_once(traces: &[PathBuf]) -> Result<(), String> {
     Ok(())
 }
 
+/// `-o FILE` must not name one of the inputs (a trace or a spec): the report would truncate it
+/// before it is read. Paths are compared after resolving them (`./x` and `x` are the same file).
+///
+/// # Errors
+/// The usage error, naming the file.
+pub(crate) fn output_not_an_input(
+    output: Option<&PathBuf>,
+    inputs: &[&PathBuf],
+) -> Result<(), String> {
+    let Some(out) = output else { return Ok(()) };
+    let Ok(out_real) = std::fs::canonicalize(out) else {
+        return Ok(()); // does not exist yet: not an input
+    };
+    for i in inputs {
+        if i.as_os_str() != "-" && std::fs::canonicalize(i).is_ok_and(|r| r == out_real) {
+            return Err(format!(
+                "-o {}: the report would overwrite an input file; choose another output file",
+                out.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn audit(args: &AuditArgs) -> ExitCode {
     if let Err(e) = stdin_once(&args.traces) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let inputs: Vec<&PathBuf> = args.traces.iter().chain(&args.specs).collect();
+    if let Err(e) = output_not_an_input(args.output.as_ref(), &inputs) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }

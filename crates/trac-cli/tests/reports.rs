@@ -796,3 +796,54 @@ fn ltlf_end_of_trace_counts_only_the_run_since_the_last_restart() {
         assert_eq!(count(&l(&["bad", "x"]), engine), [1, 1, 2], "{engine}");
     }
 }
+
+/// Input a new user's tools produce: a UTF-8 byte-order mark before a spec or a JSON Lines
+/// trace is not part of the text; NUL bytes are binary data, an error (exit 2), never a clean
+/// trace; `-o` naming an input file is refused before anything is truncated.
+#[test]
+fn byte_order_marks_nul_bytes_and_output_over_an_input() {
+    let spec = temp_file(
+        "bom.ron",
+        "\u{feff}(name: \"t\", properties: [(id: \"g\", formula: \"G !bad\")])\n",
+    );
+    let spec = spec.to_str().unwrap();
+    let trace = temp_file("bom.jsonl", "\u{feff}{\"labels\": [\"bad\"]}\n");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec,
+        trace.to_str().unwrap(),
+        "--summary",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("step 1"), "{}", stdout(&o));
+
+    let zeros = temp_file("zeros.dat", &"\0".repeat(1000));
+    let o = trac(&["audit", "--spec", spec, zeros.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("zeros.dat:1:1: a NUL byte"),
+        "{}",
+        stderr(&o)
+    );
+
+    let before = std::fs::read(&trace).unwrap();
+    for target in [trace.to_str().unwrap(), spec] {
+        let o = trac(&[
+            "audit",
+            "--spec",
+            spec,
+            trace.to_str().unwrap(),
+            "-o",
+            target,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{target}");
+        assert!(
+            stderr(&o).contains("would overwrite an input file"),
+            "{}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+    assert!(std::fs::read_to_string(spec).unwrap().contains("G !bad"));
+}

@@ -583,6 +583,8 @@ impl<R: BufRead> TraceReader<R> {
                 }
             }
             let first = String::from_utf8_lossy(&line);
+            // A UTF-8 byte-order mark (Windows editors write one) is not part of the text.
+            let first = first.strip_prefix('\u{feff}').unwrap_or(&first);
             let blank = first.trim().is_empty();
             if !blank {
                 r.format = match sniff_line(&first) {
@@ -749,13 +751,22 @@ impl<R: BufRead> Iterator for TraceReader<R> {
                     bytes.pop();
                 }
             }
-            let raw = match String::from_utf8(bytes) {
+            let mut raw = match String::from_utf8(bytes) {
                 Ok(s) => s,
                 Err(e) => {
                     let col = e.utf8_error().valid_up_to() + 1;
                     return Some(Err(self.error(col, "invalid UTF-8".into())));
                 }
             };
+            if self.line == 1 && raw.starts_with('\u{feff}') {
+                raw.drain(..'\u{feff}'.len_utf8());
+            }
+            if let Some(k) = raw.find('\0') {
+                let col = raw[..k].chars().count() + 1;
+                return Some(Err(
+                    self.error(col, "a NUL byte: this is binary data, not a trace".into())
+                ));
+            }
             if let Some(r) = self.parse_line(raw) {
                 return Some(r);
             }

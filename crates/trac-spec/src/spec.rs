@@ -711,7 +711,8 @@ impl Spec {
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| SpecError::single(&file, None, format!("cannot read spec: {e}")))?;
-        Spec::from_str(&text, &file)
+        // A UTF-8 byte-order mark (Windows editors write one) is not part of the text.
+        Spec::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text), &file)
     }
 
     /// Reads a spec from RON text; `file` names it in error messages. `Some(..)` around optional
