@@ -283,8 +283,12 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
             };
             match trac_runtime::labeler::check_spec(&spec) {
                 Ok(c) => {
-                    warn_unknown_atoms(&specs, &c);
-                    specs.push(c)
+                    let arity = warn_unknown_atoms(&specs, &c);
+                    if arity.is_empty() {
+                        specs.push(c)
+                    } else {
+                        errors.extend(arity)
+                    }
                 }
                 Err(e) => errors.extend(report::diagnostics(&e)),
             }
@@ -377,18 +381,39 @@ fn namespace_ids(specs: &mut [CheckedSpec], files: &[String]) -> Result<(), Vec<
 
 /// Warns (on stderr) about atoms of `--formula` properties that no `--spec` declares: they hold
 /// only when the trace itself labels a step with them, which is likely a typo when specs are given.
-fn warn_unknown_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) {
-    let declared: Vec<&str> = specs
+/// Warns about `--formula` atoms that no `--spec` declares, and returns an error for each atom
+/// of a declared proposition used with the wrong number of arguments (`G !take` when `take`
+/// has a parameter: it would never hold, and the audit would pass silently).
+fn warn_unknown_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) -> Vec<String> {
+    let declared: Vec<(&str, usize)> = specs
         .iter()
-        .flat_map(|c| c.spec.propositions.iter().map(|p| p.name.as_str()))
+        .flat_map(|c| {
+            c.spec.propositions.iter().map(|p| {
+                let n = p.param.as_deref().map_or(0, |x| x.split(',').count());
+                (p.name.as_str(), n)
+            })
+        })
         .collect();
+    let mut errors = Vec::new();
     if declared.is_empty() {
-        return;
+        return errors;
     }
     for p in &adhoc.properties {
         for s in p.arena.atoms(p.formula) {
-            let base = &p.arena.sym_parts(s).base;
-            if !declared.contains(&base.as_str()) {
+            let parts = p.arena.sym_parts(s);
+            let base = &parts.base;
+            let given = parts.arg.as_deref().map_or(0, |a| a.split(',').count());
+            if let Some((_, n)) = declared.iter().find(|(d, _)| *d == base.as_str()) {
+                if *n != given {
+                    errors.push(format!(
+                        "error: --formula {}: `{}` has {given} argument(s), but proposition `{base}` has {n} parameter(s)",
+                        p.decl.id,
+                        p.arena.sym_name(s)
+                    ));
+                }
+                continue;
+            }
+            {
                 eprintln!(
                     "warning: --formula {}: `{}` is not a proposition of any --spec; it holds only at steps the trace labels with it",
                     p.decl.id,
@@ -397,6 +422,7 @@ fn warn_unknown_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) {
             }
         }
     }
+    errors
 }
 
 /// The spec files given, in order, as displayed.

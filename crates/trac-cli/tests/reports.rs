@@ -847,3 +847,46 @@ fn byte_order_marks_nul_bytes_and_output_over_an_input() {
     assert_eq!(std::fs::read(&trace).unwrap(), before);
     assert!(std::fs::read_to_string(spec).unwrap().contains("G !bad"));
 }
+
+/// A `--formula` atom of a proposition a `--spec` declares, with the wrong number of arguments,
+/// would never hold and the property would pass silently: an error (exit 2) naming both.
+#[test]
+fn formula_atoms_with_the_wrong_arity_for_a_spec_proposition_are_errors() {
+    let spec = root().join("examples/specs/textworld.ron");
+    let trace = root().join("examples/traces/textworld-demo.txt");
+    for (f, msg) in [
+        (
+            "G !take",
+            "`take` has 0 argument(s), but proposition `take` has 1",
+        ),
+        (
+            "G !go(north)",
+            "`go(north)` has 1 argument(s), but proposition `go` has 0",
+        ),
+        (
+            "G !take(a, b)",
+            "has 2 argument(s), but proposition `take` has 1",
+        ),
+    ] {
+        let o = trac(&[
+            "audit",
+            "--spec",
+            spec.to_str().unwrap(),
+            "--formula",
+            f,
+            trace.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{f}");
+        assert!(stderr(&o).contains(msg), "{f}: {}", stderr(&o));
+    }
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--formula",
+        "forall x: G !take(x)",
+        "--summary",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}

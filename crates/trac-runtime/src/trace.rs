@@ -587,7 +587,7 @@ impl<R: BufRead> TraceReader<R> {
             let first = first.strip_prefix('\u{feff}').unwrap_or(&first);
             let blank = first.trim().is_empty();
             if !blank {
-                r.format = match sniff_line(&first) {
+                r.format = match sniff_line(first) {
                     TraceFormat::Text if by_ext == Some(TraceFormat::Jsonl) => TraceFormat::Jsonl,
                     f => f,
                 };
