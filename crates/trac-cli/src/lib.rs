@@ -283,7 +283,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
             };
             match trac_runtime::labeler::check_spec(&spec) {
                 Ok(c) => {
-                    let arity = warn_unknown_atoms(&specs, &c);
+                    let arity = check_formula_atoms(&specs, &c);
                     if arity.is_empty() {
                         specs.push(c)
                     } else {
@@ -384,7 +384,7 @@ fn namespace_ids(specs: &mut [CheckedSpec], files: &[String]) -> Result<(), Vec<
 /// Warns about `--formula` atoms that no `--spec` declares, and returns an error for each atom
 /// of a declared proposition used with the wrong number of arguments (`G !take` when `take`
 /// has a parameter: it would never hold, and the audit would pass silently).
-fn warn_unknown_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) -> Vec<String> {
+fn check_formula_atoms(specs: &[CheckedSpec], adhoc: &CheckedSpec) -> Vec<String> {
     let declared: Vec<(&str, usize)> = specs
         .iter()
         .flat_map(|c| {

@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use trac_runtime::labeler::{LabelFailure, Labeler, RuleLabeler};
+use trac_runtime::labeler::{label_value, LabelFailure, Labeler, RuleLabeler};
 use trac_runtime::trace::Event;
 use trac_spec::formula::split_atom_name;
 use trac_spec::spec::{LabelerChoice, PropositionDecl, Spec};
@@ -329,21 +329,12 @@ steps are context. Answer with one JSON object and nothing else."
                     let mut seen: Vec<String> = Vec::new();
                     let arity = param.split(',').count();
                     for raw in values {
-                        // Several parameters: `v1, v2`, each value normalized on its own; an
+                        // A leading article is dropped, as a rule's capture skips it; an
                         // answer with the wrong number of values gives no label.
-                        let v = if arity > 1 {
-                            let parts: Vec<String> = raw
-                                .split(',')
-                                .map(|x| normalize(x, self.case_sensitive))
-                                .collect();
-                            if parts.len() != arity || parts.iter().any(String::is_empty) {
-                                continue;
-                            }
-                            parts.join(", ")
-                        } else {
-                            normalize(&raw, self.case_sensitive)
+                        let Some(v) = label_value(&raw, arity, self.case_sensitive, true) else {
+                            continue;
                         };
-                        if !v.is_empty() && !seen.contains(&v) {
+                        if !seen.contains(&v) {
                             seen.push(v);
                         }
                     }
@@ -502,25 +493,6 @@ fn read_values(v: &Value) -> Option<Vec<String>> {
             })
             .collect(),
         _ => None,
-    }
-}
-
-/// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; parentheses and
-/// commas become spaces (a label `name(value)` cannot hold them: `trac_runtime::labeler::check_label`);
-/// a leading article (`a`, `an`, `the`) is dropped when more words follow, as a rule's `{x}`
-/// capture skips it, so that "the knife" from a model and `take the knife` read by a rule give
-/// the same value.
-pub(crate) fn normalize(v: &str, case_sensitive: bool) -> String {
-    let v = v.replace(['(', ')', ','], " ");
-    let mut words: Vec<&str> = v.split_whitespace().collect();
-    if words.len() > 1 && ["a", "an", "the"].contains(&words[0].to_lowercase().as_str()) {
-        words.remove(0);
-    }
-    let joined = words.join(" ");
-    if case_sensitive {
-        joined
-    } else {
-        joined.to_lowercase()
     }
 }
 

@@ -18,10 +18,11 @@
 //! This is the labeling function of the paper (§3) with a small model; the paper's §5.1 finds
 //! small labeling models competitive with frontier LLM judges.
 
-use crate::labeler::{normalize as normalize_value, LlmLabeler, ANSWER_MARKER, STEP_MARKER};
+use crate::labeler::{LlmLabeler, ANSWER_MARKER, STEP_MARKER};
 use crate::model::{ChatModel, ChatRequest, Message, ScoreRequest};
 use serde::Serialize;
 use std::sync::Arc;
+use trac_runtime::labeler::label_value;
 use trac_runtime::labeler::{LabelFailure, Labeler};
 use trac_runtime::trace::Event;
 use trac_spec::spec::PropositionDecl;
@@ -297,11 +298,12 @@ pub fn score_step(
                     .next()
                     .map(|c| c.content)
                     .unwrap_or_default();
-                let v = normalize_value(
+                label_value(
                     text.trim().trim_matches(['"', '\'', '`']),
+                    1,
                     labeler.case_sensitive(),
-                );
-                (!v.is_empty()).then_some(v)
+                    true,
+                )
             }
             _ => None,
         };

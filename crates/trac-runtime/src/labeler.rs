@@ -419,19 +419,12 @@ impl RuleLabeler {
                 Some(param) => {
                     values.sort_by_key(|(pos, _)| *pos);
                     let mut seen: Vec<String> = Vec::new();
-                    let several = param.contains(',');
+                    let arity = param.split(',').count();
                     for (_, v) in values {
-                        // Several parameters: each part on its own, joined by `, `.
-                        let v = if several {
-                            v.split(", ")
-                                .map(|part| normalize(part, self.case_sensitive))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        } else {
-                            normalize(&v, self.case_sensitive)
+                        let Some(v) = label_value(&v, arity, self.case_sensitive, false) else {
+                            continue;
                         };
-                        let complete = !v.is_empty() && !v.split(", ").any(str::is_empty);
-                        if complete && !seen.contains(&v) {
+                        if !seen.contains(&v) {
                             seen.push(v);
                         }
                     }
@@ -455,11 +448,45 @@ impl Labeler for RuleLabeler {
     }
 }
 
+/// The value of a label `name(value)` of a proposition with `arity` parameters, from the text
+/// `raw` a rule captured or a model answered; `None` when a value is empty or, for several
+/// parameters, `raw` does not hold `arity` comma-separated values. Each value is normalized on
+/// its own (see [`normalize`]) and several are joined by `, ` (`loads(package1, a1)`), so the
+/// label is well-formed ([`check_label`]). `drop_article`: a leading `a`/`an`/`the` followed by
+/// more words is dropped (model answers; a rule's `{x}` capture skips it in its pattern).
+/// O(length of `raw`).
+pub fn label_value(
+    raw: &str,
+    arity: usize,
+    case_sensitive: bool,
+    drop_article: bool,
+) -> Option<String> {
+    let one = |part: &str| normalize(part, case_sensitive, drop_article);
+    let v = if arity > 1 {
+        let parts: Vec<String> = raw.split(',').map(one).collect();
+        if parts.len() != arity || parts.iter().any(String::is_empty) {
+            return None;
+        }
+        parts.join(", ")
+    } else {
+        one(raw)
+    };
+    (!v.is_empty()).then_some(v)
+}
+
 /// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; `(`, `)` and `,`
-/// become spaces first, so that `name(value)` is a well-formed label ([`check_label`]).
-fn normalize(v: &str, case_sensitive: bool) -> String {
+/// become spaces first, so that `name(value)` is a well-formed label ([`check_label`]); with
+/// `drop_article`, a leading article before more words is dropped.
+fn normalize(v: &str, case_sensitive: bool, drop_article: bool) -> String {
     let v = v.replace(['(', ')', ','], " ");
-    let joined = v.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut words: Vec<&str> = v.split_whitespace().collect();
+    if drop_article
+        && words.len() > 1
+        && ["a", "an", "the"].contains(&words[0].to_lowercase().as_str())
+    {
+        words.remove(0);
+    }
+    let joined = words.join(" ");
     if case_sensitive {
         joined
     } else {
