@@ -103,9 +103,75 @@ pub struct TableParts<S, T> {
 }
 
 /// A compiled monitor automaton (see the module docs).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Besides its arrays, a table keeps its dense transition rows ([`Table::next_valuation`]),
+/// built on first use: equality and the serialized forms ignore them.
+#[derive(Clone, Debug)]
 pub struct Table<S = Vec<u32>, T = String> {
     parts: TableParts<S, T>,
+    /// Dense transition rows, built on first use (`None`: too many propositions).
+    rows: OnceLock<Option<StepRows>>,
+}
+
+impl<S: PartialEq, T: PartialEq> PartialEq for Table<S, T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts == other.parts
+    }
+}
+
+impl<S: Eq, T: Eq> Eq for Table<S, T> {}
+
+/// The largest number of propositions for which a table's transitions are stored as dense rows
+/// indexed by the whole valuation (2^8 = 256 entries per state).
+pub const DENSE_PROPS: usize = 8;
+
+/// The dense transition rows of a table's main and auxiliary automata (internal).
+#[derive(Clone, Debug)]
+struct StepRows {
+    main: Targets,
+    aux: Targets,
+}
+
+/// Per state `s` and valuation `v` (bit `i` = proposition `i` holds), the successor at index
+/// `s << props | v`, in the smallest unsigned integer type that holds every state id.
+#[derive(Clone, Debug)]
+enum Targets {
+    U8(Box<[u8]>),
+    U16(Box<[u16]>),
+    U32(Box<[u32]>),
+}
+
+impl Targets {
+    /// The rows of one automaton: `states` states, diagrams `roots` / `nodes`, `props`
+    /// propositions (at most [`DENSE_PROPS`]). O(states · 2^props · diagram depth).
+    fn build(roots: &[u32], nodes: &[u32], props: usize) -> Targets {
+        let width = 1usize << props;
+        let all = roots
+            .iter()
+            .flat_map(|&r| (0..width).map(move |v| walk(r, nodes, |i| v >> i & 1 == 1)));
+        match roots.len() {
+            n if n <= 1 << 8 => Targets::U8(all.map(|t| t as u8).collect()),
+            n if n <= 1 << 16 => Targets::U16(all.map(|t| t as u16).collect()),
+            _ => Targets::U32(all.collect()),
+        }
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> u32 {
+        match self {
+            Targets::U8(t) => u32::from(t[i]),
+            Targets::U16(t) => u32::from(t[i]),
+            Targets::U32(t) => t[i],
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Targets::U8(t) => t.len(),
+            Targets::U16(t) => 2 * t.len(),
+            Targets::U32(t) => 4 * t.len(),
+        }
+    }
 }
 
 /// The serialized form of a table (RON or JSON).
@@ -295,14 +361,20 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
             }
             start = e;
         }
-        Ok(Table { parts })
+        Ok(Table {
+            parts,
+            rows: OnceLock::new(),
+        })
     }
 
     /// A table from its arrays without any check, for generated `static` tables that were checked
     /// when generated. A bad table makes the monitor panic (index out of bounds) or loop; it is
     /// never undefined behaviour.
     pub const fn from_parts_unchecked(parts: TableParts<S, T>) -> Self {
-        Table { parts }
+        Table {
+            parts,
+            rows: OnceLock::new(),
+        }
     }
 
     /// The raw arrays.
@@ -401,6 +473,60 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         )
     }
 
+    /// The dense rows, built on first use; `None` for a table of more than [`DENSE_PROPS`]
+    /// propositions.
+    #[inline]
+    fn rows(&self) -> Option<&StepRows> {
+        self.rows
+            .get_or_init(|| {
+                let n = self.prop_count();
+                (n <= DENSE_PROPS).then(|| StepRows {
+                    main: Targets::build(self.parts.roots.as_ref(), self.parts.nodes.as_ref(), n),
+                    aux: Targets::build(
+                        self.parts.aux_roots.as_ref(),
+                        self.parts.aux_nodes.as_ref(),
+                        n,
+                    ),
+                })
+            })
+            .as_ref()
+    }
+
+    /// Whether this table steps by dense rows ([`Table::next_valuation`] is one load): at most
+    /// [`DENSE_PROPS`] propositions.
+    pub fn is_dense(&self) -> bool {
+        self.rows().is_some()
+    }
+
+    /// Bytes taken by the dense rows (0 for a table that is not dense; builds them on first
+    /// call): `2^props` entries per main and auxiliary state, each of 1, 2 or 4 bytes (the
+    /// smallest type holding every state id).
+    pub fn dense_bytes(&self) -> usize {
+        self.rows().map_or(0, |r| r.main.bytes() + r.aux.bytes())
+    }
+
+    /// The main successor of `state` under the valuation `v` of the table's propositions
+    /// (proposition `i` holds iff bit `i` of `v` is set; bits from [`Table::prop_count`] on are
+    /// ignored). Equal to [`Table::next`] with that valuation. For a table of at most
+    /// [`DENSE_PROPS`] propositions, one load from a dense row (`2^props` entries per state,
+    /// built on first use: O(states · 2^props)); otherwise a decision-diagram walk.
+    #[inline]
+    pub fn next_valuation(&self, state: u32, v: u64) -> u32 {
+        match self.rows() {
+            Some(r) => r.main.get(dense_index(state, v, self.parts.props)),
+            None => self.next(state, |i| i < 64 && v >> i & 1 == 1),
+        }
+    }
+
+    /// The auxiliary successor of `aux` under the valuation `v` (as [`Table::next_valuation`]).
+    #[inline]
+    pub fn aux_next_valuation(&self, aux: u32, v: u64) -> u32 {
+        match self.rows() {
+            Some(r) => r.aux.get(dense_index(aux, v, self.parts.props)),
+            None => self.aux_next(aux, |i| i < 64 && v >> i & 1 == 1),
+        }
+    }
+
     /// The auxiliary initial state.
     pub fn aux_initial(&self) -> u32 {
         self.parts.aux_initial
@@ -458,6 +584,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
                 aux_nodes: self.parts.aux_nodes.as_ref().to_vec(),
                 aux_info: self.parts.aux_info.as_ref().to_vec(),
             },
+            rows: OnceLock::new(),
         }
     }
 
@@ -499,6 +626,12 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         let cfg = ron::ser::PrettyConfig::default().compact_arrays(true);
         ron::ser::to_string_pretty(&self.to_file(), cfg).expect("tables serialize")
     }
+}
+
+/// Index of `(state, v)` in dense rows of `props` propositions (`props` ≤ [`DENSE_PROPS`]).
+#[inline(always)]
+fn dense_index(state: u32, v: u64, props: u32) -> usize {
+    ((state as usize) << props) | (v as usize & ((1usize << props) - 1))
 }
 
 #[inline]
@@ -738,6 +871,53 @@ fn shared_text(text: &str) -> Arc<str> {
     })
 }
 
+/// How one step's valuation is read (internal): by a predicate on proposition indices (a
+/// decision-diagram walk) or as bits (dense rows).
+trait Valuation: Copy {
+    fn next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, state: u32) -> u32;
+    fn aux_next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, aux: u32) -> u32;
+}
+
+/// A valuation read by a predicate: `holds(i)`.
+#[derive(Clone, Copy)]
+struct Pred<F>(F);
+
+impl<F: Fn(u32) -> bool + Copy> Valuation for Pred<F> {
+    #[inline]
+    fn next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, state: u32) -> u32 {
+        t.next(state, self.0)
+    }
+    #[inline]
+    fn aux_next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, aux: u32) -> u32 {
+        t.aux_next(aux, self.0)
+    }
+}
+
+/// A valuation as bits of the table's propositions (at most 64).
+#[derive(Clone, Copy)]
+struct Bits(u64);
+
+impl Valuation for Bits {
+    #[inline]
+    fn next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, state: u32) -> u32 {
+        t.next_valuation(state, self.0)
+    }
+    #[inline]
+    fn aux_next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, aux: u32) -> u32 {
+        t.aux_next_valuation(aux, self.0)
+    }
+}
+
+/// The bits `0..n` set (all 64 from `n` = 64 on).
+#[inline]
+fn low_mask(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
 /// What one step did (internal).
 struct Stepped {
     before: u32,
@@ -916,7 +1096,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     }
 
     #[inline]
-    fn advance(&mut self, holds: impl Fn(u32) -> bool + Copy) -> Stepped {
+    fn advance(&mut self, holds: impl Valuation) -> Stepped {
         self.steps += 1;
         let t = &*self.table;
         let before = self.state;
@@ -927,7 +1107,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             // or merged into the verdict of the step that knew it. It is not read again: the
             // next run starts at the next position, with this step in its history, and its
             // verdict, if already known, is this step's.
-            self.aux = t.aux_next(self.aux, holds);
+            self.aux = holds.aux_next(t, self.aux);
             let state = t.aux_restart(self.aux);
             let reached = Table::<S, T>::verdict(state);
             let event = if self.announce {
@@ -946,7 +1126,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
                 gap: true,
             };
         }
-        let after = t.next(before, holds);
+        let after = holds.next(t, before);
         let mut event = None;
         let mut restarted = false;
         let mut state = after;
@@ -958,11 +1138,11 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             }
             if restart {
                 restarted = true;
-                state = t.next(t.aux_restart(self.aux), holds);
+                state = holds.next(t, t.aux_restart(self.aux));
             }
         }
         self.announce = false;
-        self.aux = t.aux_next(self.aux, holds);
+        self.aux = holds.aux_next(t, self.aux);
         if restarted && state <= SATISFIED {
             // Decided again at the same step: at most one verdict per step, start afresh from
             // the initial formula (with the current past bits) at the next position. If that
@@ -985,10 +1165,14 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// No allocation.
     #[inline]
     pub fn step_bits(&mut self, bits: &[u64]) -> Option<Verdict> {
-        self.advance(|i| {
+        if self.labels.len() <= 64 {
+            let v = bits.first().copied().unwrap_or(0) & low_mask(self.labels.len());
+            return self.advance(Bits(v)).event;
+        }
+        self.advance(Pred(|i: u32| {
             bits.get(i as usize / 64)
                 .is_some_and(|w| w >> (i % 64) & 1 == 1)
-        })
+        }))
         .event
     }
 
@@ -996,7 +1180,8 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// verdict reached, without witnesses. No allocation.
     #[inline]
     pub fn step_index(&mut self, holding: &[u32]) -> Option<Verdict> {
-        self.advance(|i| holding.binary_search(&i).is_ok()).event
+        self.advance(Pred(|i: u32| holding.binary_search(&i).is_ok()))
+            .event
     }
 
     /// The representative residual of a main state, instantiated for a parametric instance.
@@ -1006,6 +1191,92 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             None => r.to_string(),
             Some((var, value)) => (self.renamer)(r, var, value),
         }
+    }
+
+    /// What [`Monitor::step`] does after the transition: witness entries and the returned
+    /// verdict. `known` / `held`: the propositions (0..64) read at this step, and which held.
+    fn finish_step(
+        &mut self,
+        input: &StepInput<'_>,
+        st: &Stepped,
+        known: u64,
+        held: u64,
+    ) -> Option<Verdict> {
+        if st.gap {
+            // A new run: its explanation starts empty; a verdict known before its position is
+            // explained by this step (the history it completes).
+            self.explanation.clear();
+            self.dropped = 0;
+            if let Some(v) = st.event {
+                let shown = if v == Table::<S, T>::verdict(st.after) {
+                    st.after
+                } else {
+                    st.before
+                };
+                let c = self.change(input, shown, known, held);
+                self.record(c);
+                self.witness.copy_from(&self.explanation);
+            }
+            if self.restarts(self.verdict) {
+                self.explanation.clear();
+            }
+            return st.event;
+        }
+        if st.before != st.after || st.after <= SATISFIED {
+            let c = self.change(input, st.after, known, held);
+            self.record(c);
+        }
+        if st.event.is_some() {
+            self.witness.copy_from(&self.explanation);
+        }
+        let fresh_start = self.table.aux_restart(self.aux);
+        if st.restarted {
+            self.explanation.clear();
+            self.dropped = 0;
+            if self.state != fresh_start {
+                let c = self.change(input, self.state, known, held);
+                self.record(c);
+            }
+        } else if self.state == fresh_start && self.verdict == Verdict::Pending {
+            self.explanation.clear();
+            self.dropped = 0;
+        }
+        st.event
+    }
+
+    /// [`Monitor::step`] with the step's valuation of this table's propositions given as bits:
+    /// proposition `i` (its label `self.labels[i]`) holds iff bit `i` of `v` is set; only
+    /// propositions from 64 on, if any, are looked up in `input.labels` (the shadows of a
+    /// parametric template, too, read `input.labels`). Same verdicts, states and witnesses as
+    /// [`Monitor::step`] when `v` agrees with `input.labels`; for a table of at most
+    /// [`DENSE_PROPS`] propositions the transition is one load per automaton. The caller
+    /// computes `v` once per step from an interned valuation (trac-runtime's audit loop), so no
+    /// label string is hashed per proposition.
+    pub fn step_valuation(&mut self, input: &StepInput<'_>, v: u64) -> Option<Verdict> {
+        for (_, m) in &mut self.shadows {
+            m.step(input);
+        }
+        let n = self.labels.len();
+        if n <= 64 {
+            let v = v & low_mask(n);
+            let st = self.advance(Bits(v));
+            return self.finish_step(input, &st, low_mask(n), v);
+        }
+        let labels = self.labels.clone();
+        let st = self.advance(Pred(|i: u32| {
+            if i < 64 {
+                v >> i & 1 == 1
+            } else {
+                input.labels.contains(&labels[i as usize])
+            }
+        }));
+        self.finish_step(input, &st, u64::MAX, v)
+    }
+
+    /// The names of the labels this monitor reads, by proposition index (renamed for a
+    /// parametric instance): what [`TableMonitor::step_valuation`]'s bits stand for.
+    pub fn labels(&self) -> &[String] {
+        &self.labels
     }
 
     fn record(&mut self, entry: Entry) {
@@ -1128,6 +1399,17 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
         for (_, m) in &mut self.shadows {
             m.step(input);
         }
+        if self.labels.len() <= DENSE_PROPS {
+            // Few propositions: read them all (at most 8 lookups) and step by dense rows.
+            let mut v = 0u64;
+            for (i, l) in self.labels.iter().enumerate() {
+                if input.labels.contains(l) {
+                    v |= 1 << i;
+                }
+            }
+            let st = self.advance(Bits(v));
+            return self.finish_step(input, &st, low_mask(self.labels.len()), v);
+        }
         let labels = self.labels.clone();
         // The main, auxiliary and restart walks test the same propositions: look each label up
         // at most once per step (propositions 0..64; the others are looked up every time).
@@ -1145,48 +1427,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
             }
             held.get() & bit != 0
         };
-        let st = self.advance(holds);
+        let st = self.advance(Pred(holds));
         let (known, held) = (known.get(), held.get());
-        if st.gap {
-            // A new run: its explanation starts empty; a verdict known before its position is
-            // explained by this step (the history it completes).
-            self.explanation.clear();
-            self.dropped = 0;
-            if let Some(v) = st.event {
-                let shown = if v == Table::<S, T>::verdict(st.after) {
-                    st.after
-                } else {
-                    st.before
-                };
-                let c = self.change(input, shown, known, held);
-                self.record(c);
-                self.witness.copy_from(&self.explanation);
-            }
-            if self.restarts(self.verdict) {
-                self.explanation.clear();
-            }
-            return st.event;
-        }
-        if st.before != st.after || st.after <= SATISFIED {
-            let c = self.change(input, st.after, known, held);
-            self.record(c);
-        }
-        if st.event.is_some() {
-            self.witness.copy_from(&self.explanation);
-        }
-        let fresh_start = self.table.aux_restart(self.aux);
-        if st.restarted {
-            self.explanation.clear();
-            self.dropped = 0;
-            if self.state != fresh_start {
-                let c = self.change(input, self.state, known, held);
-                self.record(c);
-            }
-        } else if self.state == fresh_start && self.verdict == Verdict::Pending {
-            self.explanation.clear();
-            self.dropped = 0;
-        }
-        st.event
+        self.finish_step(input, &st, known, held)
     }
 
     fn verdict(&self) -> Verdict {
