@@ -14,7 +14,7 @@ use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::parametric::ParametricMonitor;
 use crate::table::TableMonitor;
 use crate::trace::{self, Event, TraceError};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
@@ -226,7 +226,15 @@ struct Prop {
     /// Decided before the first step and free of past-time operators: every restart would be
     /// decided the same way, so the step-0 verdict is the only one reported.
     frozen: bool,
+    /// A compiled, non-parametric property of at most 64 propositions: per proposition of its
+    /// table, the id of its label in the auditor's [`Interned`] map (the valuation path).
+    ids: Option<Arc<[u32]>>,
 }
+
+/// The labels the compiled, non-parametric monitors read, interned once per [`AuditPlan`]:
+/// label → id (FxHash; the map is never grown by the trace, so chosen labels cannot make it
+/// degrade beyond its fixed probe lengths).
+type Interned = FxHashMap<Box<str>, u32>;
 
 /// The streaming audit of one trace against a set of checked specs.
 ///
@@ -248,6 +256,10 @@ pub struct Auditor {
     coverage: Coverage,
     /// Derived atoms of the properties (patterns, `exists` quantifiers), computed per step.
     derived: DerivedAtoms,
+    /// Interned labels of the properties with `ids` (shared by every auditor of a plan).
+    interned: Arc<Interned>,
+    /// The step's valuation over `interned`'s ids (scratch, reused at every step).
+    valuation: Vec<u64>,
 }
 
 /// Everything an audit builds once per set of specs and options: the validated properties, their
@@ -369,6 +381,7 @@ impl Auditor {
                         },
                     runner,
                     violations: Vec::new(),
+                    ids: None,
                 });
             }
         }
@@ -378,7 +391,31 @@ impl Auditor {
                 .map(|p| (&p.arena, p.formula, p.var.as_deref()))
         }))
         .map_err(AuditError::Spec)?;
+        // The valuation path: each label read by a compiled monitor gets an id once, and each
+        // step is looked up once per label of the step instead of once per proposition per
+        // property (`TableMonitor::step_valuation`).
+        let mut interned = Interned::default();
+        for p in &mut props {
+            let Runner::Plain(EngineMonitor::Table(m)) = &p.runner else {
+                continue;
+            };
+            if m.labels().len() > 64 {
+                continue;
+            }
+            let ids: Arc<[u32]> = m
+                .labels()
+                .iter()
+                .map(|l| {
+                    let next = interned.len() as u32;
+                    *interned.entry(l.as_str().into()).or_insert(next)
+                })
+                .collect();
+            p.ids = Some(ids);
+        }
+        let valuation = vec![0; interned.len().div_ceil(64)];
         Ok(Auditor {
+            interned: Arc::new(interned),
+            valuation,
             derived,
             props,
             text_rules: labelers.iter().any(|l| !l.is_empty()),
@@ -589,11 +626,29 @@ impl Auditor {
             text,
             labels: &labels,
         };
+        if !self.valuation.is_empty() {
+            self.valuation.fill(0);
+            for l in labels.iter() {
+                if let Some(&id) = self.interned.get(l) {
+                    self.valuation[id as usize / 64] |= 1 << (id % 64);
+                }
+            }
+        }
         let mut out = Vec::new();
         for p in &mut self.props {
             match &mut p.runner {
                 Runner::Plain(m) => {
-                    if let Some(v) = m.step(&input).filter(|_| !p.frozen) {
+                    let reached = match (&p.ids, &mut *m) {
+                        (Some(ids), EngineMonitor::Table(t)) => {
+                            let mut v = 0u64;
+                            for (i, &id) in ids.iter().enumerate() {
+                                v |= (self.valuation[id as usize / 64] >> (id % 64) & 1) << i;
+                            }
+                            t.step_valuation(&input, v)
+                        }
+                        _ => m.step(&input),
+                    };
+                    if let Some(v) = reached.filter(|_| !p.frozen) {
                         if v == Verdict::Violated {
                             p.violations.push((input.step, None));
                         }
