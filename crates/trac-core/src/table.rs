@@ -475,8 +475,17 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
 
     /// The dense rows, built on first use; `None` for a table of more than [`DENSE_PROPS`]
     /// propositions.
-    #[inline]
+    #[inline(always)]
     fn rows(&self) -> Option<&StepRows> {
+        match self.rows.get() {
+            Some(r) => r.as_ref(),
+            None => self.init_rows(),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn init_rows(&self) -> Option<&StepRows> {
         self.rows
             .get_or_init(|| {
                 let n = self.prop_count();
@@ -510,7 +519,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
     /// ignored). Equal to [`Table::next`] with that valuation. For a table of at most
     /// [`DENSE_PROPS`] propositions, one load from a dense row (`2^props` entries per state,
     /// built on first use: O(states · 2^props)); otherwise a decision-diagram walk.
-    #[inline]
+    #[inline(always)]
     pub fn next_valuation(&self, state: u32, v: u64) -> u32 {
         match self.rows() {
             Some(r) => r.main.get(dense_index(state, v, self.parts.props)),
@@ -519,7 +528,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
     }
 
     /// The auxiliary successor of `aux` under the valuation `v` (as [`Table::next_valuation`]).
-    #[inline]
+    #[inline(always)]
     pub fn aux_next_valuation(&self, aux: u32, v: u64) -> u32 {
         match self.rows() {
             Some(r) => r.aux.get(dense_index(aux, v, self.parts.props)),
@@ -898,11 +907,11 @@ impl<F: Fn(u32) -> bool + Copy> Valuation for Pred<F> {
 struct Bits(u64);
 
 impl Valuation for Bits {
-    #[inline]
+    #[inline(always)]
     fn next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, state: u32) -> u32 {
         t.next_valuation(state, self.0)
     }
-    #[inline]
+    #[inline(always)]
     fn aux_next<S: AsRef<[u32]>, T: AsRef<str>>(self, t: &Table<S, T>, aux: u32) -> u32 {
         t.aux_next_valuation(aux, self.0)
     }

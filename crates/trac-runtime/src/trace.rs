@@ -725,36 +725,33 @@ impl<R: BufRead> Iterator for TraceReader<R> {
             return self.next_structured();
         }
         while !self.done {
-            let mut bytes = match self.pending.pop_front() {
-                Some(line) => line,
-                None => {
-                    self.buf.clear();
-                    match self.reader.read_until(b'\n', &mut self.buf) {
-                        Ok(0) => {
-                            self.done = true;
-                            return None;
-                        }
-                        Ok(_) => {}
-                        Err(e) => {
-                            self.done = true;
-                            self.line += 1;
-                            return Some(Err(self.error(0, format!("cannot read trace: {e}"))));
-                        }
+            // Lines are read into one reused buffer and copied out once, at their exact size
+            // (the event keeps its line as `raw`).
+            let replayed = self.pending.pop_front();
+            if replayed.is_none() {
+                self.buf.clear();
+                match self.reader.read_until(b'\n', &mut self.buf) {
+                    Ok(0) => {
+                        self.done = true;
+                        return None;
                     }
-                    std::mem::take(&mut self.buf)
-                }
-            };
-            self.line += 1;
-            if bytes.last() == Some(&b'\n') {
-                bytes.pop();
-                if bytes.last() == Some(&b'\r') {
-                    bytes.pop();
+                    Ok(_) => {}
+                    Err(e) => {
+                        self.done = true;
+                        self.line += 1;
+                        return Some(Err(self.error(0, format!("cannot read trace: {e}"))));
+                    }
                 }
             }
-            let mut raw = match String::from_utf8(bytes) {
-                Ok(s) => s,
+            self.line += 1;
+            let mut bytes: &[u8] = replayed.as_deref().unwrap_or(&self.buf);
+            if let Some(b) = bytes.strip_suffix(b"\n") {
+                bytes = b.strip_suffix(b"\r").unwrap_or(b);
+            }
+            let mut raw = match std::str::from_utf8(bytes) {
+                Ok(s) => s.to_owned(),
                 Err(e) => {
-                    let col = e.utf8_error().valid_up_to() + 1;
+                    let col = e.valid_up_to() + 1;
                     return Some(Err(self.error(col, "invalid UTF-8".into())));
                 }
             };
