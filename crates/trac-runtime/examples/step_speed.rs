@@ -1,0 +1,144 @@
+//! The compiled step in isolation, and the compile time of the 55 Dwyer patterns (BENCHMARKS.md,
+//! "Issue 14, third pass"), without criterion and without building the `trac` binary: a quick
+//! before/after check on a loaded machine: times are the thread's CPU time
+//! (`/proc/thread-self/schedstat`), best of 5 rounds.
+//!
+//! usage: `cargo run --release -p trac-runtime --example step_speed -- [EVENTS]`
+//!
+//! - W1 (benches): `G((q & !r) -> ((p -> (!r U (s & !r))) W r))` on EVENTS (default 10^6)
+//!   random steps, each proposition true with probability 1/4, TRAC_R (restart after every
+//!   verdict): `TableMonitor::step_bits`.
+//! - The 55 Dwyer patterns (`benches/data/dwyer.ron`) compiled together with the default
+//!   options, and stepped together on EVENTS / 200 random steps over their 6 propositions.
+
+use std::sync::Arc;
+use std::time::Instant;
+use trac_runtime::monitor::ResetPolicy;
+use trac_runtime::table::{Table, TableMonitor};
+use trac_spec::spec::Spec;
+
+/// CPU time of this thread in ns (`/proc/thread-self/schedstat`: time on a CPU, not waiting
+/// for one: the machine may be loaded), else wall time since the first call.
+fn cpu_ns() -> f64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap_or_else(|| START.get_or_init(Instant::now).elapsed().as_nanos() as f64)
+}
+
+fn rng(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// Per random step, the global valuation (bits 0..props) and, per table, its gathered bits.
+fn run(tables: &[Arc<Table>], names: &[&str], events: usize, rounds: usize) -> f64 {
+    let policy = ResetPolicy {
+        on_violation: true,
+        on_satisfaction: true,
+    };
+    let maps: Vec<Vec<u32>> = tables
+        .iter()
+        .map(|t| {
+            t.prop_names()
+                .map(|n| names.iter().position(|g| *g == n).expect("known") as u32)
+                .collect()
+        })
+        .collect();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let steps: Vec<Vec<u64>> = (0..events)
+        .map(|_| {
+            let mut g = 0u64;
+            for i in 0..names.len() {
+                if rng(&mut seed) % 4 == 0 {
+                    g |= 1 << i;
+                }
+            }
+            maps.iter()
+                .map(|m| {
+                    m.iter()
+                        .enumerate()
+                        .fold(0u64, |v, (k, &j)| v | (g >> j & 1) << k)
+                })
+                .collect()
+        })
+        .collect();
+    let mut best = f64::INFINITY;
+    let mut verdicts = 0u64;
+    for _ in 0..rounds {
+        let mut ms: Vec<TableMonitor> = tables
+            .iter()
+            .map(|t| TableMonitor::new(t.clone(), policy))
+            .collect();
+        // At least 5·10^7 property-steps per round: the CPU clock read advances by ticks.
+        let reps = (50_000_000 / (events * tables.len())).max(1);
+        let t0 = cpu_ns();
+        for _ in 0..reps {
+            for s in &steps {
+                for (m, &v) in ms.iter_mut().zip(s) {
+                    verdicts += u64::from(m.step_bits(&[v]).is_some());
+                }
+            }
+        }
+        let ns = (cpu_ns() - t0) / (reps * events * tables.len()) as f64;
+        best = best.min(ns);
+    }
+    eprintln!("  ({verdicts} verdicts)");
+    best
+}
+
+fn main() {
+    let events: usize = std::env::args()
+        .nth(1)
+        .map_or(1_000_000, |a| a.parse().expect("EVENTS"));
+    let compile = |arena: &trac_spec::formula::Arena, f| {
+        let mut a = arena.clone();
+        Arc::new(
+            trac_compile::compile(&mut a, f, &Default::default())
+                .expect("compiles")
+                .table,
+        )
+    };
+    let mut arena = trac_spec::formula::Arena::new();
+    let w1 = trac_spec::parser::parse(&mut arena, "G((q & !r) -> ((p -> (!r U (s & !r))) W r))")
+        .expect("W1 parses");
+    let t = compile(&arena, w1);
+    let ns = run(&[t], &["p", "q", "r", "s"], events, 5);
+    println!("W1, {events} random steps: {ns:.2} ns per property-event (best of 5)");
+
+    let root =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/data/dwyer.ron");
+    let spec = Spec::from_path(&root)
+        .and_then(|s| s.check())
+        .expect("dwyer.ron");
+    let mut best = f64::INFINITY;
+    let mut tables = Vec::new();
+    for _ in 0..5 {
+        let t0 = cpu_ns();
+        for _ in 0..10 {
+            tables = spec
+                .properties
+                .iter()
+                .map(|p| compile(&p.arena, p.formula))
+                .collect();
+        }
+        best = best.min((cpu_ns() - t0) / 1e7);
+    }
+    println!(
+        "55 Dwyer patterns compiled together (default options: minimized by language): {best:.1} ms (best of 5 rounds of 10; goal < 50 ms), {} states",
+        tables.iter().map(|t| t.state_count()).sum::<usize>()
+    );
+    let ns = run(
+        &tables,
+        &["p0", "p1", "p2", "p3", "p4", "p5"],
+        events / 200,
+        5,
+    );
+    println!(
+        "55 Dwyer patterns, {} random steps: {ns:.2} ns per property-event (best of 5)",
+        events / 200
+    );
+}
