@@ -27,6 +27,7 @@ macro_rules! println {
     }};
 }
 
+mod audit;
 mod compile;
 mod llm;
 mod model;
@@ -35,12 +36,11 @@ mod run;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use report::progress::Progress;
-use report::{Printer, TraceOutcome};
-use std::io::Write;
+use report::Printer;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
-use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor, Coverage, VerdictRecord};
+use trac_runtime::audit::{AuditOptions, AuditPlan};
 use trac_runtime::trace;
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
 
@@ -114,6 +114,11 @@ struct AuditArgs {
     /// follows up to the next one).
     #[arg(long, value_enum, default_value_t = StepPerArg::Message)]
     step_per: StepPerArg,
+    /// Audit up to N trace files at once (default: the number of cores). The report, messages
+    /// and exit code are the same as with `-j 1`: each file's output is written in argument
+    /// order. Standard input, pipes and LLM labeling are audited one file at a time.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    jobs: Option<std::num::NonZeroUsize>,
     /// Trace files: JSON Lines events, plain-text action logs, chat logs (OpenAI, Anthropic) or
     /// OTLP JSON spans; `-` reads standard input. Pipes are read as events arrive.
     #[arg(required = true, value_name = "TRACE")]
@@ -446,112 +451,6 @@ fn report_printer(args: &AuditArgs, cx: report::Context) -> Result<Box<dyn Print
     })
 }
 
-/// Records verdicts, after the printer has seen them: with `--format jsonl`, or text output of
-/// a streamed trace, they are written at once and flushed, so a pipe shows verdicts as its
-/// events arrive.
-fn emit(
-    out: &mut dyn Write,
-    printer: &mut dyn Printer,
-    recs: Vec<VerdictRecord>,
-    o: &mut TraceOutcome,
-) {
-    if recs.is_empty() {
-        return;
-    }
-    printer.verdicts(out, o, &recs);
-    let _ = out.flush();
-    o.records.extend(recs);
-}
-
-/// One open session of a trace file: its id, auditor and outcome so far.
-type Session = (Option<String>, Auditor, TraceOutcome);
-
-/// Finishes one session's audit: its end-of-trace records (unless `error`), steps and end
-/// verdicts, and the printer's trace end. Returns the finished outcome; the auditor is dropped.
-fn end_session(
-    out: &mut dyn Write,
-    printer: &mut dyn Printer,
-    progress: &mut Progress,
-    mut auditor: Auditor,
-    mut outcome: TraceOutcome,
-    error: Option<String>,
-    not_audited: bool,
-) -> TraceOutcome {
-    outcome.error = error;
-    outcome.not_audited = not_audited;
-    if outcome.error.is_none() {
-        let recs = auditor.end_of_trace();
-        emit(out, printer, recs, &mut outcome);
-    }
-    outcome.steps = auditor.steps();
-    outcome.ends = auditor.finish();
-    progress.suspend(|| {
-        printer.trace_end(out, &outcome);
-        let _ = out.flush();
-    });
-    outcome
-}
-
-/// Why a trace that was read without error was not audited, if it was not: it is empty, or no
-/// event was understood (warned about on stderr). Also warns about ignored JSON fields and
-/// `--formula` atoms that never held.
-fn coverage_check(
-    file: &str,
-    cov: &Coverage,
-    fields_seen: &[String],
-    unknown_fields: &[&str],
-    adhoc: Option<&CheckedSpec>,
-    declared: &[&str],
-) -> Option<String> {
-    if cov.steps == 0 {
-        return trac_runtime::jsonl::not_audited(file, cov);
-    }
-    if cov.understood == 0 {
-        if cov.with_text == 0 && cov.with_labels == 0 {
-            let fields = if fields_seen.is_empty() {
-                "none".to_string()
-            } else {
-                fields_seen.join(", ")
-            };
-            eprintln!("warning: no event of {file} had text or labels: fields seen: {fields}");
-        } else {
-            eprintln!(
-                "warning: no event of {file} had labels, and no --spec has labeling rules to read its text"
-            );
-        }
-        return trac_runtime::jsonl::not_audited(file, cov);
-    }
-    if !unknown_fields.is_empty() {
-        eprintln!(
-            "warning: {file}: event field(s) ignored: {} (trac reads {})",
-            unknown_fields.join(", "),
-            trace::KNOWN_FIELDS.join(", ")
-        );
-    }
-    if let Some(adhoc) = adhoc {
-        for (id, atom) in cov.never_labeled(adhoc) {
-            let base = trac_spec::formula::AtomName::parse(&atom).base;
-            if !declared.contains(&base.as_str()) {
-                eprintln!("warning: atom `{atom}` of {id} was never labeled in {file}");
-            }
-        }
-    }
-    None
-}
-
-/// A trace reader shared between the labeling pipeline (which may read it on another thread)
-/// and the audit loop (which reads the fields it met at the end).
-struct SharedReader(Arc<Mutex<trace::TraceReader<trace::Input>>>);
-
-impl Iterator for SharedReader {
-    type Item = Result<trace::Event, trace::TraceError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        // A poisoned lock means a reader call panicked on another thread: end the trace.
-        self.0.lock().ok()?.next()
-    }
-}
-
 /// `-` (standard input) may be given once among the traces: a second audit of it would read
 /// nothing (and report an empty trace as if it were one).
 ///
@@ -665,173 +564,52 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         },
+        // Buffered unless a person watches it, or the labeling pipeline writes `--show-labels`
+        // records to stdout between the report's lines.
+        None if labeling.active().is_none() && !std::io::stdout().is_terminal() => Box::new(
+            std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock()),
+        ),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut progress = Progress::new(&args.traces);
-    let mut outcomes = Vec::new();
-    let mut bad_input = false;
-    let mut violations = 0usize;
-    for path in &args.traces {
-        let mut file = path.display().to_string();
-        // One audit per session: a JSON Lines file may interleave several sessions (`session`
-        // field); each is a trace of its own, named `FILE#SESSION`. Open sessions by order of
-        // first appearance, and each open session's number (O(1) per event); a session that
-        // ends (`"session_end": true`) is finished at once and its state freed.
-        // Boxed: a B-tree keeps its values in half-full nodes.
-        let mut sessions: std::collections::BTreeMap<usize, Box<Session>> = Default::default();
-        let mut index: rustc_hash::FxHashMap<Option<String>, usize> = Default::default();
-        let mut opened = 0usize;
-        let mut ended_cov = Coverage::default();
-        let mut file_steps = 0;
-        let mut file_error: Option<String> = None;
-        let mut fields_seen = Vec::new();
-        let mut unknown_fields = Vec::new();
-        let mut streamed = false;
-        let mut stream = false;
-        progress.start_file(&file);
-        let new_session = |file: &str, session: Option<String>, stream: bool, streamed: bool| {
-            let auditor = plan.auditor();
-            let name = match &session {
-                Some(s) => format!("{file}#{s}"),
-                None => file.to_string(),
-            };
-            let outcome = TraceOutcome::new(name, file.to_string(), stream, streamed);
-            (session, auditor, outcome)
-        };
-        match trace::open_with(path, &args.read_options()) {
-            Err(e) => file_error = Some(e.to_string()),
-            Ok(reader) => {
-                file = reader.name().to_string();
-                stream = reader.is_stream();
-                streamed = stream && args.format == Format::Text && !args.summary;
-                // The labeling pipeline may read the trace on another thread; the reader is
-                // shared so that the fields it met can be read back after the audit.
-                let reader = SharedReader(Arc::new(Mutex::new(reader)));
-                let shared = Arc::clone(&reader.0);
-                for ev in labeling.events(&file, reader) {
-                    let (ev, labels) = match ev {
-                        Ok(ev) => ev,
-                        Err(e) => {
-                            file_error = Some(e.to_string());
-                            break;
-                        }
-                    };
-                    let marker = ev.is_end_marker();
-                    let i = match index.get(&ev.session) {
-                        Some(&i) => i,
-                        None if marker => continue,
-                        None => {
-                            let mut sess = new_session(&file, ev.session.clone(), stream, streamed);
-                            let recs = sess.1.initial();
-                            emit(&mut *out, &mut *printer, recs, &mut sess.2);
-                            index.insert(ev.session.clone(), opened);
-                            sessions.insert(opened, Box::new(sess));
-                            opened += 1;
-                            opened - 1
-                        }
-                    };
-                    let (_, auditor, outcome) = &mut **sessions.get_mut(&i).expect("indexed");
-                    if !marker {
-                        let recs = match labels {
-                            Some(l) => auditor.step_labeled(&ev, l),
-                            None => auditor.step(&ev),
-                        };
-                        outcome.lines.push(ev.line);
-                        emit(&mut *out, &mut *printer, recs, outcome);
-                        if let Some((id, value, m)) = auditor.mismatch() {
-                            let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
-                            progress.finish();
-                            eprintln!("error: {}: property {id}{value}: {m}", outcome.name);
-                            let _ = out.flush();
-                            return ExitCode::from(2);
-                        }
-                    }
-                    progress.advance(ev.raw.len() + 1);
-                    // A session that ended is finished now, unless nothing of it was understood
-                    // (then the file's coverage decides at its end, as for open sessions).
-                    if ev.ends_session() && auditor.coverage().understood > 0 {
-                        index.remove(&ev.session);
-                        let (_, auditor, outcome) = *sessions.remove(&i).expect("indexed");
-                        ended_cov.merge(auditor.coverage());
-                        let outcome = end_session(
-                            &mut *out,
-                            &mut *printer,
-                            &mut progress,
-                            auditor,
-                            outcome,
-                            None,
-                            false,
-                        );
-                        file_steps += outcome.steps;
-                        violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
-                        outcomes.push(outcome);
-                    }
-                }
-                // `try_lock`: after a labeling failure the pipeline's reader thread may still
-                // be waiting on a stream; the field warnings are then left out.
-                if let Ok(reader) = shared.try_lock() {
-                    fields_seen = reader.fields_seen().to_vec();
-                    unknown_fields = reader
-                        .unknown_fields()
-                        .into_iter()
-                        .map(str::to_string)
-                        .collect();
-                };
-            }
-        }
-        if sessions.is_empty() && opened == 0 {
-            // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
-            // reported.
-            let mut sess = new_session(&file, None, stream, streamed);
-            if file_error.is_none() {
-                let recs = sess.1.initial();
-                emit(&mut *out, &mut *printer, recs, &mut sess.2);
-            }
-            sessions.insert(0, Box::new(sess));
-        }
-        let not_audited = if file_error.is_none() {
-            let mut cov = ended_cov;
-            for (_, a, _) in sessions.values().map(|b| &**b) {
-                cov.merge(a.coverage());
-            }
-            let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
-            progress
-                .suspend(|| coverage_check(&file, &cov, &fields_seen, &unknown, adhoc, &declared))
-        } else {
-            None
-        };
-        progress.end_file(path);
-        for (_, auditor, outcome) in sessions.into_values().map(|b| *b) {
-            let error = file_error.clone().or_else(|| not_audited.clone());
-            let outcome = end_session(
-                &mut *out,
-                &mut *printer,
-                &mut progress,
-                auditor,
-                outcome,
-                error,
-                not_audited.is_some(),
-            );
-            file_steps += outcome.steps;
-            violations += outcome.ends.iter().map(|e| e.violations).sum::<usize>();
-            outcomes.push(outcome);
-        }
-        if let Some(e) = &file_error {
-            bad_input = true;
-            progress.suspend(|| eprintln!("error: {e}"));
-            if file_steps > 0 {
-                eprintln!(
-                    "note: the {file_steps} step(s) read before the error were audited; their verdicts are reported"
-                );
-            }
-        } else if let Some(e) = &not_audited {
-            bad_input = true;
-            progress.suspend(|| eprintln!("error: {e}"));
-        }
+    let mut kept = report::Kept::default();
+    let fa = audit::FileAudit {
+        plan: &plan,
+        printer: &*printer,
+        read_options: args.read_options(),
+        adhoc,
+        declared: &declared,
+        text: args.format == Format::Text && !args.summary,
+    };
+    // `-j N`: files on N threads when they are all regular files and no labeling pipeline runs
+    // (an LLM labeler has its own concurrency); the output is the sequential run's, in order.
+    let jobs = match args.jobs {
+        Some(n) => n.get(),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let jobs = if audit::parallel_safe(&args.traces) {
+        jobs
+    } else {
+        1
+    };
+    let run = audit::audit_files(
+        &fa,
+        &args.traces,
+        jobs,
+        labeling.active(),
+        &mut *out,
+        &mut progress,
+        &mut kept,
+    );
+    if run.abort {
+        progress.finish();
+        let _ = out.flush();
+        return ExitCode::from(2);
     }
+    let (violations, bad_input) = (run.violations, run.bad_input);
     progress.finish();
     let written = printer
-        .finish(&mut *out, &outcomes, violations)
+        .finish(&mut *out, kept, violations)
         .and_then(|()| out.flush());
     if let (Err(e), Some(path)) = (written, &args.output) {
         eprintln!("error: {}: cannot write the report: {e}", path.display());

@@ -313,6 +313,12 @@ impl Labeling {
         )
     }
 
+    /// This labeling, if it runs a pipeline (a model, or `--show-labels`); `None` when the
+    /// auditors' own rules label every step.
+    pub fn active(&self) -> Option<&Labeling> {
+        self.active.as_ref().map(|_| self)
+    }
+
     /// Reports the model's usage on stderr, if a model was used.
     pub fn finish(&self) {
         if let Some(m) = self.active.as_ref().and_then(|a| a.model.as_ref()) {

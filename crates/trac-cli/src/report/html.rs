@@ -13,7 +13,8 @@
 //! Markup is written with `maud`, which escapes every interpolated string.
 
 use super::{
-    explain_end, residual_english, shorten, status, Context, Printer, PropertyMeta, TraceOutcome,
+    explain_end, residual_english, shorten, status, Context, Kept, Printer, PropertyMeta,
+    TraceOutcome,
 };
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use std::io::{self, Write};
@@ -161,13 +162,13 @@ td.text { max-width: 32em; overflow-wrap: anywhere; }
 "#;
 
 impl Printer for Html {
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        outcomes: &[TraceOutcome],
-        violations: usize,
-    ) -> io::Result<()> {
-        let page = page(&self.cx, outcomes, violations);
+    fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
+        kept.traces += 1;
+        kept.outcomes.push(o);
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, kept: Kept, violations: usize) -> io::Result<()> {
+        let page = page(&self.cx, &kept.outcomes, violations);
         out.write_all(page.into_string().as_bytes())
     }
 }

@@ -2,7 +2,7 @@
 //! `--format jsonl` (one object per verdict as it is reached, then one `"end": true` object per
 //! trace and property). Step texts are kept whole. The schema is in the README.
 
-use super::{Context, Printer, TraceOutcome};
+use super::{Context, Kept, Printer, StepLines, TraceOutcome};
 use serde_json::json;
 use std::io::{self, Write};
 use trac_runtime::audit::{PropertyEnd, PropertyInfo, VerdictRecord};
@@ -24,7 +24,7 @@ impl Json {
 }
 
 impl Printer for Json {
-    fn verdicts(&mut self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
+    fn verdicts(&self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
         if self.lines {
             for r in recs {
                 let _ = writeln!(out, "{}", jsonl_record(&o.name, r));
@@ -32,7 +32,7 @@ impl Printer for Json {
         }
     }
 
-    fn trace_end(&mut self, out: &mut dyn Write, o: &TraceOutcome) {
+    fn trace_end(&self, out: &mut dyn Write, o: &TraceOutcome) {
         if self.lines {
             for e in &o.ends {
                 let _ = writeln!(
@@ -44,16 +44,22 @@ impl Printer for Json {
         }
     }
 
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        outcomes: &[TraceOutcome],
-        _: usize,
-    ) -> io::Result<()> {
+    /// JSON Lines keeps nothing (every record is written as it is reached); the JSON document
+    /// keeps each outcome without its step→line map, which it does not print.
+    fn keep(&self, mut o: TraceOutcome, kept: &mut Kept) {
+        kept.traces += 1;
+        if !self.lines {
+            o.lines = StepLines::default();
+            kept.outcomes.push(o);
+        }
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, kept: Kept, _: usize) -> io::Result<()> {
         if self.lines {
             return Ok(());
         }
-        let doc: Vec<_> = outcomes
+        let doc: Vec<_> = kept
+            .outcomes
             .iter()
             .map(|o| {
                 json!({

@@ -220,23 +220,58 @@ impl Context {
 }
 
 /// A sink for an audit's results. See the [module docs](self) for when each method is called.
-pub(crate) trait Printer {
+///
+/// The streaming calls take `&self` and printers are `Sync`: with `-j N`, the traces of several
+/// files are audited on worker threads that share one printer, each writing into its own buffer;
+/// what a printer needs at the end it keeps in a [`Kept`] (one per file, appended in argument
+/// order), not in itself.
+pub(crate) trait Printer: Sync {
     /// The verdicts reached at one step of trace `o` (not yet in `o.records`).
-    fn verdicts(&mut self, _out: &mut dyn Write, _o: &TraceOutcome, _recs: &[VerdictRecord]) {}
+    fn verdicts(&self, _out: &mut dyn Write, _o: &TraceOutcome, _recs: &[VerdictRecord]) {}
 
     /// Trace `o` has ended: its records, end verdicts and error are final.
-    fn trace_end(&mut self, _out: &mut dyn Write, _o: &TraceOutcome) {}
+    fn trace_end(&self, _out: &mut dyn Write, _o: &TraceOutcome) {}
 
-    /// Every trace has ended; `violations` is their total.
+    /// Keeps of the finished trace `o` (after [`Printer::trace_end`]) what [`Printer::finish`]
+    /// needs. The default keeps only the count: a printer that writes everything as traces end
+    /// (text, JSON Lines) holds no memory per finished trace.
+    fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
+        kept.traces += 1;
+        drop(o);
+    }
+
+    /// Every trace has ended; `kept` holds what [`Printer::keep`] kept of them, in order, and
+    /// `violations` is their total.
     ///
     /// # Errors
     /// A write error.
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        outcomes: &[TraceOutcome],
-        violations: usize,
-    ) -> io::Result<()>;
+    fn finish(&mut self, out: &mut dyn Write, kept: Kept, violations: usize) -> io::Result<()>;
+}
+
+/// What the printer keeps of the finished traces until [`Printer::finish`]: their number, and
+/// the whole outcomes (JSON, SARIF and HTML, which write one document at the end) or the
+/// summary's rows (compact, spilled to a temporary file past a few MiB). Text and JSON Lines keep
+/// only the count, so their memory is bounded by the traces (sessions) open at once.
+#[derive(Default)]
+pub(crate) struct Kept {
+    /// Traces finished.
+    pub traces: usize,
+    /// The outcomes, in the order the traces ended (printers that need them).
+    pub outcomes: Vec<TraceOutcome>,
+    /// The summary's rows and errors (`--summary`).
+    pub rows: summary::Rows,
+}
+
+impl Kept {
+    /// Appends `other` (the next file's) after these.
+    ///
+    /// # Errors
+    /// A read or write error of the summary's temporary file.
+    pub fn append(&mut self, other: Kept) -> io::Result<()> {
+        self.traces += other.traces;
+        self.outcomes.extend(other.outcomes);
+        self.rows.append(other.rows)
+    }
 }
 
 /// The status a report shows for a property on a trace: violated if it was violated at least once

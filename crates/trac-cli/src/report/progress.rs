@@ -46,6 +46,11 @@ impl Progress {
         Progress { bar, done: 0 }
     }
 
+    /// No bar (the workers of `-j N`: the run's bar advances as files are written).
+    pub fn hidden() -> Progress {
+        Progress { bar: None, done: 0 }
+    }
+
     /// A new file, `name`, starts.
     pub fn start_file(&self, name: &str) {
         if let Some(b) = &self.bar {

@@ -9,7 +9,7 @@
 //! or a step-0 verdict (no line) still says where it is. Trace errors are tool execution
 //! notifications, and make `executionSuccessful` false.
 
-use super::{shorten, Context, Printer, TraceOutcome, TEXT_WIDTH};
+use super::{shorten, Context, Kept, Printer, TraceOutcome, TEXT_WIDTH};
 use serde_json::{json, Value};
 use std::io::{self, Write};
 use trac_runtime::Verdict;
@@ -69,12 +69,13 @@ pub(crate) fn uri_reference(path: &str) -> String {
 }
 
 impl Printer for Sarif {
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        outcomes: &[TraceOutcome],
-        _: usize,
-    ) -> io::Result<()> {
+    fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
+        kept.traces += 1;
+        kept.outcomes.push(o);
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, kept: Kept, _: usize) -> io::Result<()> {
+        let outcomes = &kept.outcomes;
         let mut artifacts: Vec<String> = Vec::new();
         let mut results = Vec::new();
         let mut notifications = Vec::new();

@@ -2,10 +2,18 @@
 //! violation step), under a header, in aligned columns; then the traces' errors (verdict
 //! `error`: nothing was read; `... (until error)`: the verdicts of the steps before a malformed
 //! line; `not audited`: empty, or nothing understood), and the total.
+//!
+//! The columns are aligned over all rows, so the rows are written at the end; until then each
+//! finished trace leaves only its rows' cells, packed in one byte buffer ([`Rows`]: a few dozen
+//! bytes per row, no allocation per row) that moves to an anonymous temporary file past
+//! [`SPILL_BYTES`]: the memory of a summary of 10^6 sessions does not grow with the sessions.
 
-use super::{status, Context, Printer, TraceOutcome};
-use std::io::{self, Write};
+use super::{status, Context, Kept, Printer, TraceOutcome};
+use std::io::{self, BufRead, BufReader, Read, Seek, Write};
 use trac_runtime::Verdict;
+
+/// Bytes of packed rows kept in memory before they move to a temporary file (8 MiB).
+pub(crate) const SPILL_BYTES: usize = 8 << 20;
 
 /// The summary printer.
 pub(crate) struct Summary {
@@ -19,105 +27,254 @@ impl Summary {
             ids: cx.props.iter().map(|p| p.info.id.clone()).collect(),
         }
     }
+}
 
-    /// The rows: trace, property, status, violations, first violation.
-    fn rows(&self, outcomes: &[TraceOutcome]) -> Vec<[String; 5]> {
-        let mut rows = Vec::new();
-        for o in outcomes {
-            for id in &self.ids {
-                let end = o.ends.iter().find(|e| &e.property == id);
-                let (verdict, count) = match (end, o.not_audited, &o.error) {
-                    (_, true, _) | (None, _, _) => ("not audited".to_string(), "-".to_string()),
-                    // Nothing read (missing file, a directory, binary data): no verdict at all.
-                    (Some(_), false, Some(_)) if o.steps == 0 => {
-                        ("error".to_string(), "-".to_string())
-                    }
-                    // The verdicts of the steps read before the error.
-                    (Some(e), false, Some(_)) => (
-                        format!("{} (until error)", status(e).as_str()),
-                        e.violations.to_string(),
-                    ),
-                    (Some(e), false, None) => {
-                        (status(e).as_str().to_string(), e.violations.to_string())
-                    }
-                };
-                let first = o
-                    .records
-                    .iter()
-                    .find(|r| &r.property == id && r.verdict == Verdict::Violated)
-                    .map(|r| match &r.value {
-                        Some(v) => format!("step {} ({v})", r.step),
-                        None => format!("step {}", r.step),
-                    })
-                    .unwrap_or_else(|| "-".into());
-                rows.push([o.name.clone(), id.clone(), verdict, count, first]);
+/// The header row.
+const HEADER: [&str; 5] = [
+    "trace",
+    "property",
+    "verdict",
+    "violations",
+    "first violation",
+];
+
+/// The summary's rows so far, packed: per row, five cells (trace, property, verdict, violations,
+/// first violation), each a little-endian `u32` length and its UTF-8 bytes; the widest cell of
+/// each aligned column; and the error lines written under the table. Appending is O(row bytes);
+/// memory is at most [`SPILL_BYTES`] plus the error lines.
+#[derive(Default)]
+pub(crate) struct Rows {
+    /// Packed rows not yet spilled.
+    buf: Vec<u8>,
+    /// Rows spilled, before those of `buf` (an anonymous temporary file).
+    spill: Option<std::fs::File>,
+    /// Widest cell (in characters) of the first four columns, header excluded.
+    width: [usize; 4],
+    /// The lines under the table, one per trace with an error.
+    errors: Vec<String>,
+}
+
+impl Rows {
+    /// Adds one row. O(cells' bytes), amortized.
+    fn push(&mut self, cells: [&str; 5]) {
+        for (k, c) in cells.iter().enumerate() {
+            if k < 4 {
+                self.width[k] = self.width[k].max(c.chars().count());
+            }
+            self.buf.extend_from_slice(&(c.len() as u32).to_le_bytes());
+            self.buf.extend_from_slice(c.as_bytes());
+        }
+        if self.buf.len() >= SPILL_BYTES {
+            // Without a temporary file (none writable), the rows stay in memory.
+            if let Ok(()) = self.spill_now() {
+                self.buf.clear();
             }
         }
-        rows
+    }
+
+    /// Writes `buf` to the temporary file, creating it if needed.
+    fn spill_now(&mut self) -> io::Result<()> {
+        if self.spill.is_none() {
+            self.spill = Some(tempfile::tempfile()?);
+        }
+        self.spill.as_mut().expect("created").write_all(&self.buf)
+    }
+
+    /// Appends `other`'s rows and errors after these.
+    ///
+    /// # Errors
+    /// A read or write error of a temporary file.
+    pub fn append(&mut self, mut other: Rows) -> io::Result<()> {
+        for (w, o) in self.width.iter_mut().zip(other.width) {
+            *w = (*w).max(o);
+        }
+        self.errors.append(&mut other.errors);
+        if let Some(mut f) = other.spill.take() {
+            f.rewind()?;
+            let mut spilled = Vec::new();
+            f.read_to_end(&mut spilled)?;
+            self.buf.extend_from_slice(&spilled);
+        }
+        self.buf.extend_from_slice(&other.buf);
+        if self.buf.len() >= SPILL_BYTES && self.spill_now().is_ok() {
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Every row, in order, to `each`.
+    fn for_each(&mut self, mut each: impl FnMut([&str; 5]) -> io::Result<()>) -> io::Result<()> {
+        let mut rest: Box<dyn BufRead + '_> = match self.spill.as_mut() {
+            Some(f) => {
+                f.write_all(&self.buf)?;
+                f.rewind()?;
+                Box::new(BufReader::with_capacity(1 << 16, f))
+            }
+            None => Box::new(&self.buf[..]),
+        };
+        let mut cells: [String; 5] = Default::default();
+        loop {
+            for (k, cell) in cells.iter_mut().enumerate() {
+                let mut len = [0u8; 4];
+                match rest.read_exact(&mut len) {
+                    Err(e) if k == 0 && e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
+                    r => r?,
+                }
+                let mut bytes = vec![0u8; u32::from_le_bytes(len) as usize];
+                rest.read_exact(&mut bytes)?;
+                *cell = String::from_utf8(bytes)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            }
+            each([&cells[0], &cells[1], &cells[2], &cells[3], &cells[4]])?;
+        }
     }
 }
 
+/// `s` left-aligned in `width` characters.
+fn left(out: &mut dyn Write, s: &str, width: usize) -> io::Result<()> {
+    out.write_all(s.as_bytes())?;
+    pad(out, width.saturating_sub(s.chars().count()))
+}
+
+/// `n` spaces.
+fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
+    const SPACES: &[u8; 64] = &[b' '; 64];
+    let mut n = n;
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.write_all(&SPACES[..k])?;
+        n -= k;
+    }
+    Ok(())
+}
+
 impl Printer for Summary {
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        outcomes: &[TraceOutcome],
-        violations: usize,
-    ) -> io::Result<()> {
-        let header = [
-            "trace",
-            "property",
-            "verdict",
-            "violations",
-            "first violation",
-        ]
-        .map(String::from);
-        let rows = self.rows(outcomes);
-        let mut width = [0usize; 4];
-        for r in std::iter::once(&header).chain(&rows) {
-            for (w, c) in width.iter_mut().zip(r) {
-                *w = (*w).max(c.chars().count());
+    /// The trace's rows (one per property) and its error line, if any.
+    fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
+        kept.traces += 1;
+        let rows = &mut kept.rows;
+        let mut count = String::new();
+        let mut first = String::new();
+        for id in &self.ids {
+            let end = o.ends.iter().find(|e| &e.property == id);
+            let until;
+            count.clear();
+            let verdict: &str = match (end, o.not_audited, &o.error) {
+                (_, true, _) | (None, _, _) => {
+                    count.push('-');
+                    "not audited"
+                }
+                // Nothing read (missing file, a directory, binary data): no verdict at all.
+                (Some(_), false, Some(_)) if o.steps == 0 => {
+                    count.push('-');
+                    "error"
+                }
+                // The verdicts of the steps read before the error.
+                (Some(e), false, Some(_)) => {
+                    count.push_str(&e.violations.to_string());
+                    until = format!("{} (until error)", status(e).as_str());
+                    &until
+                }
+                (Some(e), false, None) => {
+                    count.push_str(&e.violations.to_string());
+                    status(e).as_str()
+                }
+            };
+            first.clear();
+            match o
+                .records
+                .iter()
+                .find(|r| &r.property == id && r.verdict == Verdict::Violated)
+            {
+                Some(r) => {
+                    use std::fmt::Write as _;
+                    let _ = write!(first, "step {}", r.step);
+                    if let Some(v) = &r.value {
+                        let _ = write!(first, " ({v})");
+                    }
+                }
+                None => first.push('-'),
             }
+            rows.push([&o.name, id, verdict, &count, &first]);
         }
-        for r in std::iter::once(&header).chain(&rows) {
-            writeln!(
-                out,
-                "{:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}  {}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                w0 = width[0],
-                w1 = width[1],
-                w2 = width[2],
-                w3 = width[3],
-            )?;
-        }
-        // The errors, under the table (they are also on stderr, which may not be kept).
-        let mut failed = 0;
-        for o in outcomes {
-            let Some(e) = &o.error else { continue };
-            failed += 1;
-            if o.not_audited || o.steps == 0 {
-                writeln!(out, "error: {e}")?;
+        if let Some(e) = &o.error {
+            rows.errors.push(if o.not_audited || o.steps == 0 {
+                format!("error: {e}")
             } else {
-                writeln!(
-                    out,
+                format!(
                     "error: {e} ({}: the {} step(s) before it were audited)",
                     o.name, o.steps
-                )?;
-            }
+                )
+            });
         }
-        write!(
-            out,
-            "{} violation(s) in {} trace(s)",
-            violations,
-            outcomes.len()
-        )?;
-        if failed > 0 {
-            write!(out, ", {failed} with an error (above)")?;
+    }
+
+    fn finish(&mut self, out: &mut dyn Write, kept: Kept, violations: usize) -> io::Result<()> {
+        let Kept {
+            traces, mut rows, ..
+        } = kept;
+        let mut width = rows.width;
+        for (w, h) in width.iter_mut().zip(HEADER) {
+            *w = (*w).max(h.chars().count());
+        }
+        let mut line = |r: [&str; 5]| -> io::Result<()> {
+            left(out, r[0], width[0])?;
+            out.write_all(b"  ")?;
+            left(out, r[1], width[1])?;
+            out.write_all(b"  ")?;
+            left(out, r[2], width[2])?;
+            out.write_all(b"  ")?;
+            pad(out, width[3].saturating_sub(r[3].chars().count()))?;
+            out.write_all(r[3].as_bytes())?;
+            out.write_all(b"  ")?;
+            out.write_all(r[4].as_bytes())?;
+            out.write_all(b"\n")
+        };
+        line(HEADER)?;
+        rows.for_each(&mut line)?;
+        // The errors, under the table (they are also on stderr, which may not be kept).
+        for e in &rows.errors {
+            writeln!(out, "{e}")?;
+        }
+        write!(out, "{} violation(s) in {} trace(s)", violations, traces)?;
+        if !rows.errors.is_empty() {
+            write!(out, ", {} with an error (above)", rows.errors.len())?;
         }
         writeln!(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(rows: &mut Rows) -> Vec<[String; 5]> {
+        let mut all = Vec::new();
+        rows.for_each(|r| {
+            all.push(r.map(str::to_string));
+            Ok(())
+        })
+        .unwrap();
+        all
+    }
+
+    #[test]
+    fn rows_come_back_in_order_across_a_spill_and_an_append() {
+        let mut a = Rows::default();
+        a.push(["t#1", "f1", "violated", "2", "step 3 (é)"]);
+        a.spill_now().unwrap();
+        a.buf.clear();
+        a.push(["t#2", "f1", "pending", "0", "-"]);
+        let mut b = Rows::default();
+        b.push(["u", "f2", "satisfied", "10", ""]);
+        b.errors.push("error: x".into());
+        a.append(b).unwrap();
+        let got = cells(&mut a);
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0][4], "step 3 (é)");
+        assert_eq!(got[1][0], "t#2");
+        assert_eq!(got[2][2], "satisfied");
+        assert_eq!(a.width, [3, 2, 9, 2]);
+        assert_eq!(a.errors, ["error: x"]);
     }
 }

@@ -2,7 +2,7 @@
 //! what the end of the trace means for it in words, and a witness per verdict (long step texts
 //! shortened to [`TEXT_WIDTH`] characters).
 
-use super::{explain_end, shorten, status, Context, Printer, TraceOutcome, TEXT_WIDTH};
+use super::{explain_end, shorten, status, Context, Kept, Printer, TraceOutcome, TEXT_WIDTH};
 use std::io::{self, Write};
 use trac_runtime::audit::{PropertyInfo, VerdictRecord};
 use trac_runtime::Verdict;
@@ -24,7 +24,7 @@ impl Text {
 }
 
 impl Printer for Text {
-    fn verdicts(&mut self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
+    fn verdicts(&self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
         if !o.streamed {
             return;
         }
@@ -34,21 +34,15 @@ impl Printer for Text {
         }
     }
 
-    fn trace_end(&mut self, out: &mut dyn Write, o: &TraceOutcome) {
+    fn trace_end(&self, out: &mut dyn Write, o: &TraceOutcome) {
         print_trace(out, &self.props, self.reset, o);
     }
 
-    fn finish(
-        &mut self,
-        out: &mut dyn Write,
-        outcomes: &[TraceOutcome],
-        violations: usize,
-    ) -> io::Result<()> {
+    fn finish(&mut self, out: &mut dyn Write, kept: Kept, violations: usize) -> io::Result<()> {
         writeln!(
             out,
             "{} violation(s) in {} trace(s)",
-            violations,
-            outcomes.len()
+            violations, kept.traces
         )
     }
 }
