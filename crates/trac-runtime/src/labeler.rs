@@ -7,9 +7,12 @@
 //! Label strings are proposition names (`look`) or, for a parametric proposition, `name(value)`
 //! for each captured value (`take(red hot pepper)`).
 
+use crate::prefilter::{Found, Prefilter};
 use crate::trace::{Event, ToolCall};
 use regex::Regex;
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::Arc;
 /// The syntax of a label given by a trace (`look`, `take(knife)`), checked by the trace readers;
 /// every label the labelers here produce passes it.
 pub use trac_core::names::{check_label, LabelSyntaxError};
@@ -259,6 +262,8 @@ enum Compiled {
     /// one.
     Leaf {
         re: Regex,
+        /// The regex's index in the labeler's [`Prefilter`].
+        id: usize,
         group: Option<String>,
         /// The group is a `{x...}` placeholder of a `Words` pattern: its values are cut before
         /// a preposition ([`cut_at_preposition`]).
@@ -309,6 +314,8 @@ struct Cx<'a> {
     text: &'a str,
     call: Option<&'a ToolCall>,
     sel: TextSel,
+    /// The literals found in each text (default, input, output), when prefiltering.
+    scans: Option<&'a Scans<'a>>,
 }
 
 impl<'a> Cx<'a> {
@@ -319,6 +326,29 @@ impl<'a> Cx<'a> {
             (TextSel::Output, Some(e)) => e.output.as_deref().unwrap_or(""),
         }
     }
+
+    /// False when the prefilter shows the regex `id` cannot match the text leaves read.
+    fn may_match(&self, id: usize) -> bool {
+        let Some(s) = self.scans else { return true };
+        let k = match (self.sel, self.event) {
+            (TextSel::Default, _) | (_, None) => 0,
+            (TextSel::Input, Some(_)) => 1,
+            (TextSel::Output, Some(_)) => 2,
+        };
+        let mut found = s.found[k].borrow_mut();
+        let found = found.get_or_insert_with(|| {
+            let mut f = Found::default();
+            s.pre.scan(self.text(), &mut f);
+            f
+        });
+        s.pre.may_match(id, found)
+    }
+}
+
+/// The prefilter's scans of one event's texts, made when a leaf first reads them.
+struct Scans<'a> {
+    pre: &'a Prefilter,
+    found: [RefCell<Option<Found>>; 3],
 }
 
 /// Labels events with a spec's labeling rules (see [`trac_spec::spec`] for their semantics),
@@ -334,6 +364,12 @@ impl<'a> Cx<'a> {
 pub struct RuleLabeler {
     props: Vec<Prop>,
     case_sensitive: bool,
+    /// One Aho–Corasick pass over the text for the literals of every `Words` / `Regex` leaf;
+    /// a leaf whose literals do not occur is not run ([`crate::prefilter`]).
+    prefilter: Arc<Prefilter>,
+    /// Whether [`RuleLabeler::prefilter`] is used (off only to compare, see
+    /// [`RuleLabeler::without_prefilter`]).
+    use_prefilter: bool,
 }
 
 impl RuleLabeler {
@@ -344,14 +380,14 @@ impl RuleLabeler {
     /// [`check_spec`] reports these and more, with positions in the spec file.
     pub fn new(spec: &Spec) -> Result<RuleLabeler, LabelerError> {
         let mut props = Vec::new();
+        let mut leaves = Vec::new();
         for p in &spec.propositions {
             let Some(rule) = &p.rule else { continue };
-            let rule = compile(rule, p.param.as_deref(), spec.case_sensitive).map_err(|e| {
-                LabelerError {
+            let rule = compile(rule, p.param.as_deref(), spec.case_sensitive, &mut leaves)
+                .map_err(|e| LabelerError {
                     proposition: p.name.clone(),
                     message: e.to_string(),
-                }
-            })?;
+                })?;
             props.push(Prop {
                 name: p.name.clone(),
                 param: p.param.clone(),
@@ -359,10 +395,21 @@ impl RuleLabeler {
                 per_call: p.rule.as_ref().is_some_and(Rule::reads_tool_calls),
             });
         }
+        let prefilter = Arc::new(Prefilter::new(leaves.iter().map(String::as_str)));
         Ok(RuleLabeler {
             props,
             case_sensitive: spec.case_sensitive,
+            use_prefilter: !prefilter.is_trivial(),
+            prefilter,
         })
+    }
+
+    /// The same labeler running every rule's regex on every text, without the Aho–Corasick
+    /// prefilter: the reference the prefiltered labeler is tested against (same labels), and
+    /// the "before" of the benchmarks.
+    pub fn without_prefilter(mut self) -> RuleLabeler {
+        self.use_prefilter = false;
+        self
     }
 
     /// True when the spec has no labeling rule: the labeler then only passes on the trace's
@@ -386,12 +433,17 @@ impl RuleLabeler {
 
     fn label_cx(&self, event: Option<&Event>, text: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
+        let scans = self.use_prefilter.then(|| Scans {
+            pre: &self.prefilter,
+            found: Default::default(),
+        });
         for p in &self.props {
             let base = Cx {
                 event,
                 text,
                 call: None,
                 sel: TextSel::Default,
+                scans: scans.as_ref(),
             };
             let calls = event.map(|e| e.tool_calls.as_slice()).unwrap_or(&[]);
             let found = if p.per_call && !calls.is_empty() {
@@ -494,16 +546,30 @@ fn normalize(v: &str, case_sensitive: bool, drop_article: bool) -> String {
     }
 }
 
-fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Compiled, RuleError> {
-    let all = |v: &[Rule]| -> Result<Vec<Compiled>, RuleError> {
+/// Compiles `rule`; the source of each `Words` / `Regex` leaf's regex is pushed on `leaves`
+/// (its index is the leaf's `id` in the prefilter).
+fn compile(
+    rule: &Rule,
+    param: Option<&str>,
+    case_sensitive: bool,
+    leaves: &mut Vec<String>,
+) -> Result<Compiled, RuleError> {
+    fn all(
+        v: &[Rule],
+        param: Option<&str>,
+        case_sensitive: bool,
+        leaves: &mut Vec<String>,
+    ) -> Result<Vec<Compiled>, RuleError> {
         v.iter()
-            .map(|r| compile(r, param, case_sensitive))
+            .map(|r| compile(r, param, case_sensitive, leaves))
             .collect()
-    };
+    }
     Ok(match rule {
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
             let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
+            let id = leaves.len();
+            leaves.push(src);
             let group = groups_of(param, &re);
             // A one-parameter `{x...}` capture of a Words rule ends before a prepositional
             // phrase (README, labeling rules).
@@ -513,17 +579,18 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
                 }
                 _ => false,
             };
-            Compiled::Leaf { re, group, cut }
+            Compiled::Leaf { re, id, group, cut }
         }
-        Rule::AnyOf(v) => Compiled::AnyOf(all(v)?),
-        Rule::AllOf(v) => Compiled::AllOf(all(v)?),
-        Rule::Not(r) => Compiled::Not(Box::new(compile(r, param, case_sensitive)?)),
-        Rule::Input(r) => {
-            Compiled::Text(TextSel::Input, Box::new(compile(r, param, case_sensitive)?))
-        }
+        Rule::AnyOf(v) => Compiled::AnyOf(all(v, param, case_sensitive, leaves)?),
+        Rule::AllOf(v) => Compiled::AllOf(all(v, param, case_sensitive, leaves)?),
+        Rule::Not(r) => Compiled::Not(Box::new(compile(r, param, case_sensitive, leaves)?)),
+        Rule::Input(r) => Compiled::Text(
+            TextSel::Input,
+            Box::new(compile(r, param, case_sensitive, leaves)?),
+        ),
         Rule::Output(r) => Compiled::Text(
             TextSel::Output,
-            Box::new(compile(r, param, case_sensitive)?),
+            Box::new(compile(r, param, case_sensitive, leaves)?),
         ),
         Rule::Role(r) => Compiled::Role(r.clone()),
         Rule::Tool(g) => Compiled::Tool(g.clone()),
@@ -678,7 +745,11 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             })
         }
         Compiled::Text(sel, r) => eval(r, Cx { sel: *sel, ..cx }),
-        Compiled::Leaf { re, group, cut } => {
+        Compiled::Leaf { re, id, group, cut } => {
+            if !cx.may_match(*id) {
+                // A literal this regex needs is not in the text: it does not match.
+                return None;
+            }
             let text = cx.text();
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
