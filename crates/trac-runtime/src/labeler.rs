@@ -530,6 +530,15 @@ pub fn label_value(
 /// become spaces first, so that `name(value)` is a well-formed label ([`check_label`]); with
 /// `drop_article`, a leading article before more words is dropped.
 fn normalize(v: &str, case_sensitive: bool, drop_article: bool) -> String {
+    if is_normal(v, case_sensitive, drop_article) {
+        // Most captured values (`package1`, `a3`, `red hot pepper`): nothing to change.
+        return v.to_string();
+    }
+    normalize_slow(v, case_sensitive, drop_article)
+}
+
+/// [`normalize`] without its fast path.
+fn normalize_slow(v: &str, case_sensitive: bool, drop_article: bool) -> String {
     let v = v.replace(['(', ')', ','], " ");
     let mut words: Vec<&str> = v.split_whitespace().collect();
     if drop_article
@@ -548,6 +557,38 @@ fn normalize(v: &str, case_sensitive: bool, drop_article: bool) -> String {
 
 /// Compiles `rule`; the source of each `Words` / `Regex` leaf's regex is pushed on `leaves`
 /// (its index is the leaf's `id` in the prefilter).
+/// True when [`normalize`] gives `v` unchanged: ASCII, single spaces between words and none
+/// around, no `(`, `)` or `,`, no uppercase letter unless `case_sensitive`, and no article to
+/// drop. O(length of `v`).
+fn is_normal(v: &str, case_sensitive: bool, drop_article: bool) -> bool {
+    let b = v.as_bytes();
+    if b.first() == Some(&b' ') || b.last() == Some(&b' ') {
+        return false;
+    }
+    let mut prev_space = false;
+    for &c in b {
+        let ok = match c {
+            b' ' => !prev_space,
+            b'(' | b')' | b',' => false,
+            b'A'..=b'Z' => case_sensitive,
+            // Other whitespace (tabs, newlines...) and non-ASCII text take the slow path.
+            _ => c.is_ascii() && !c.is_ascii_whitespace() && c != 0x0b,
+        };
+        if !ok {
+            return false;
+        }
+        prev_space = c == b' ';
+    }
+    if drop_article {
+        if let Some((first, _)) = v.split_once(' ') {
+            if ["a", "an", "the"].contains(&first.to_lowercase().as_str()) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 fn compile(
     rule: &Rule,
     param: Option<&str>,
@@ -793,6 +834,30 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast path of `normalize` changes nothing: on strings over an alphabet of letters
+    /// of both cases, articles, separators, whitespace of every kind and non-ASCII letters.
+    #[test]
+    fn normalize_fast_path_is_exact() {
+        fn prop(parts: Vec<u8>, case_sensitive: bool, drop_article: bool) -> bool {
+            const ALPHABET: [&str; 16] = [
+                "a", "the", "An", "x", "Box", " ", "  ", "\t", "\u{b}", ",", "(", ")", "É", "ß",
+                "\u{a0}", "k",
+            ];
+            let v: String = parts
+                .iter()
+                .map(|&k| ALPHABET[usize::from(k) % ALPHABET.len()])
+                .collect();
+            normalize(&v, case_sensitive, drop_article)
+                == normalize_slow(&v, case_sensitive, drop_article)
+        }
+        quickcheck::QuickCheck::new()
+            .tests(5000)
+            .quickcheck(prop as fn(Vec<u8>, bool, bool) -> bool);
+        // Both paths are taken.
+        assert!(is_normal("red hot pepper", false, true));
+        assert!(!is_normal("the knife", false, true));
+    }
 
     #[test]
     fn words_regex_shape() {
