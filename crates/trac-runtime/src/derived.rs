@@ -84,16 +84,23 @@ enum BodyAtom {
 }
 
 impl BodyAtom {
-    /// For a label `base(vals)`: the value of the variable if the label matches this atom.
-    fn value_of<'l>(&self, base: &str, vals: &[&'l str]) -> Option<&'l str> {
-        let BodyAtom::Param { base: b, args } = self else {
+    /// For a label `base(args)` (`args` as written, `, `-separated): the value of the variable
+    /// if the label matches this atom. Allocates nothing.
+    fn value_of<'l>(&self, base: &str, args: &'l str) -> Option<&'l str> {
+        let BodyAtom::Param {
+            base: b,
+            args: pats,
+        } = self
+        else {
             return None;
         };
-        if b != base || args.len() != vals.len() {
+        if b != base {
             return None;
         }
+        let mut vals = args.split(", ");
         let mut value: Option<&str> = None;
-        for (a, v) in args.iter().zip(vals) {
+        for a in pats {
+            let v = vals.next()?;
             match a {
                 Some(p) if is_pattern_arg(p) => {
                     if !arg_matches(p, v) {
@@ -106,10 +113,14 @@ impl BodyAtom {
                     }
                 }
                 None => match value {
-                    Some(x) if x != *v => return None,
+                    Some(x) if x != v => return None,
                     _ => value = Some(v),
                 },
             }
+        }
+        // As many arguments as the atom has.
+        if vals.next().is_some() {
+            return None;
         }
         value
     }
@@ -126,6 +137,10 @@ struct Exists {
     template: PastState,
     values: Vec<(String, PastState)>,
     index: HashMap<String, usize>,
+    /// Per body atom, the values (indices into `values`) it holds for at the current step.
+    holds: Vec<Vec<usize>>,
+    /// Per body atom without the variable, whether it holds at the current step.
+    ground: Vec<bool>,
 }
 
 impl Exists {
@@ -161,44 +176,49 @@ impl Exists {
             template,
             values: Vec::new(),
             index: HashMap::new(),
+            holds: Vec::new(),
+            ground: Vec::new(),
         })
     }
 
     /// Reads one step's labels; returns the quantified formula's truth at that step.
+    /// Allocates only for a value seen for the first time.
     fn step(&mut self, labels: &LabelSet) -> bool {
-        // Which values make each variable atom hold at this step, and which are new.
-        let mut holds: Vec<Vec<&str>> = vec![Vec::new(); self.atoms.len()];
-        let mut ground: Vec<bool> = vec![false; self.atoms.len()];
-        for (k, (_, a)) in self.atoms.iter().enumerate() {
-            if let BodyAtom::Ground(name) = a {
-                ground[k] = ground_holds(name, labels);
-            }
-        }
+        let n = self.atoms.len();
+        // Which values (indices into `values`) make each variable atom hold at this step, and
+        // which are new; buffers kept across steps.
+        self.holds.resize_with(n, Vec::new);
+        self.holds.iter_mut().for_each(Vec::clear);
+        self.ground.clear();
+        self.ground.extend(self.atoms.iter().map(|(_, a)| match a {
+            BodyAtom::Ground(name) => ground_holds(name, labels),
+            BodyAtom::Param { .. } => false,
+        }));
         for l in labels.iter() {
             let Some((base, args)) = split_atom_name(l) else {
                 continue;
             };
-            let vals: Vec<&str> = args.split(", ").collect();
             for (k, (_, a)) in self.atoms.iter().enumerate() {
-                if let Some(v) = a.value_of(base, &vals) {
-                    holds[k].push(v);
-                    if !self.index.contains_key(v) {
-                        // A new value: its past equals the template's (none of its atoms held).
-                        self.index.insert(v.to_string(), self.values.len());
-                        self.values.push((v.to_string(), self.template.clone()));
-                    }
+                if let Some(v) = a.value_of(base, args) {
+                    let id = match self.index.get(v) {
+                        Some(&id) => id,
+                        None => {
+                            // A new value: its past equals the template's (none of its atoms
+                            // held).
+                            let id = self.values.len();
+                            self.index.insert(v.to_string(), id);
+                            self.values.push((v.to_string(), self.template.clone()));
+                            id
+                        }
+                    };
+                    self.holds[k].push(id);
                 }
             }
         }
-        let sym_index: HashMap<Sym, usize> = self
-            .atoms
-            .iter()
-            .enumerate()
-            .map(|(k, (s, _))| (*s, k))
-            .collect();
-        let eval = |value: Option<&str>, state: &mut PastState, arena: &Arena, body| {
+        let (atoms, holds, ground) = (&self.atoms, &self.holds, &self.ground);
+        let eval = |value: Option<usize>, state: &mut PastState, arena: &Arena, body| {
             let v = |s: Sym| {
-                let Some(&k) = sym_index.get(&s) else {
+                let Some(k) = atoms.iter().position(|(x, _)| *x == s) else {
                     return false;
                 };
                 match value {
@@ -211,9 +231,9 @@ impl Exists {
             state.eval(arena, body, &v)
         };
         let mut any = eval(None, &mut self.template, &self.arena, self.body);
-        for (value, state) in &mut self.values {
+        for (id, (_, state)) in self.values.iter_mut().enumerate() {
             // Every state steps, whatever the result.
-            any |= eval(Some(value.as_str()), state, &self.arena, self.body);
+            any |= eval(Some(id), state, &self.arena, self.body);
         }
         any
     }
