@@ -7,7 +7,7 @@
 //! Label strings are proposition names (`look`) or, for a parametric proposition, `name(value)`
 //! for each captured value (`take(red hot pepper)`).
 
-use crate::prefilter::{Found, Prefilter};
+use crate::prefilter::{ascii_word_variant, Found, Prefilter};
 use crate::trace::{Event, ToolCall};
 use regex::Regex;
 use std::cell::RefCell;
@@ -262,6 +262,10 @@ enum Compiled {
     /// one.
     Leaf {
         re: Regex,
+        /// The same regex with ASCII word boundaries, run instead of `re` on ASCII texts (where
+        /// both match alike: [`crate::prefilter::ascii_word_variant`]); `None` when `re` has no
+        /// Unicode word boundary.
+        ascii: Option<Regex>,
         /// The regex's index in the labeler's [`Prefilter`].
         id: usize,
         group: Option<String>,
@@ -329,7 +333,9 @@ impl<'a> Cx<'a> {
 
     /// False when the prefilter shows the regex `id` cannot match the text leaves read.
     fn may_match(&self, id: usize) -> bool {
-        let Some(s) = self.scans else { return true };
+        let Some(s) = self.scans.filter(|s| !s.pre.is_trivial()) else {
+            return true;
+        };
         let k = match (self.sel, self.event) {
             (TextSel::Default, _) | (_, None) => 0,
             (TextSel::Input, Some(_)) => 1,
@@ -367,8 +373,8 @@ pub struct RuleLabeler {
     /// One Aho–Corasick pass over the text for the literals of every `Words` / `Regex` leaf;
     /// a leaf whose literals do not occur is not run ([`crate::prefilter`]).
     prefilter: Arc<Prefilter>,
-    /// Whether [`RuleLabeler::prefilter`] is used (off only to compare, see
-    /// [`RuleLabeler::without_prefilter`]).
+    /// Whether the prefilter and the ASCII word-boundary regexes are used (off only to
+    /// compare, see [`RuleLabeler::without_prefilter`]).
     use_prefilter: bool,
 }
 
@@ -399,14 +405,14 @@ impl RuleLabeler {
         Ok(RuleLabeler {
             props,
             case_sensitive: spec.case_sensitive,
-            use_prefilter: !prefilter.is_trivial(),
+            use_prefilter: true,
             prefilter,
         })
     }
 
     /// The same labeler running every rule's regex on every text, without the Aho–Corasick
-    /// prefilter: the reference the prefiltered labeler is tested against (same labels), and
-    /// the "before" of the benchmarks.
+    /// prefilter and with Unicode word boundaries on ASCII texts too: the reference the fast
+    /// labeler is tested against (same labels), and the "before" of the benchmarks.
     pub fn without_prefilter(mut self) -> RuleLabeler {
         self.use_prefilter = false;
         self
@@ -609,6 +615,7 @@ fn compile(
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
             let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
+            let ascii = ascii_word_variant(&src).and_then(|v| Regex::new(&v).ok());
             let id = leaves.len();
             leaves.push(src);
             let group = groups_of(param, &re);
@@ -620,7 +627,13 @@ fn compile(
                 }
                 _ => false,
             };
-            Compiled::Leaf { re, id, group, cut }
+            Compiled::Leaf {
+                re,
+                ascii,
+                id,
+                group,
+                cut,
+            }
         }
         Rule::AnyOf(v) => Compiled::AnyOf(all(v, param, case_sensitive, leaves)?),
         Rule::AllOf(v) => Compiled::AllOf(all(v, param, case_sensitive, leaves)?),
@@ -786,12 +799,22 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             })
         }
         Compiled::Text(sel, r) => eval(r, Cx { sel: *sel, ..cx }),
-        Compiled::Leaf { re, id, group, cut } => {
+        Compiled::Leaf {
+            re,
+            ascii,
+            id,
+            group,
+            cut,
+        } => {
             if !cx.may_match(*id) {
                 // A literal this regex needs is not in the text: it does not match.
                 return None;
             }
             let text = cx.text();
+            let re = match ascii {
+                Some(a) if cx.scans.is_some() && text.is_ascii() => a,
+                _ => re,
+            };
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
             };

@@ -197,6 +197,54 @@ pub fn required_literals(pattern: &str) -> Vec<BTreeSet<Vec<u8>>> {
     sets
 }
 
+/// `pattern` with its Unicode word boundaries (`\b`, `\B`, `\<`, `\>`, `\b{start-half}`,
+/// ...) replaced by their ASCII forms, printed back as regex syntax; `None` when it has none (or
+/// does not parse). On an ASCII text the two regexes match exactly alike: the Unicode word
+/// characters that are ASCII are `[0-9A-Za-z_]`, the ASCII word characters, and a boundary only
+/// looks at the text's characters. The ASCII boundary is much cheaper to test (no UTF-8 decoding
+/// and Unicode table lookup at every position the regex engine tries).
+pub fn ascii_word_variant(pattern: &str) -> Option<String> {
+    let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+    let mut changed = false;
+    let out = ascii_words(&hir, &mut changed);
+    changed.then(|| out.to_string())
+}
+
+fn ascii_words(h: &Hir, changed: &mut bool) -> Hir {
+    use regex_syntax::hir::{Capture, Look, Repetition};
+    match h.kind() {
+        HirKind::Look(l) => {
+            let a = match l {
+                Look::WordUnicode => Look::WordAscii,
+                Look::WordUnicodeNegate => Look::WordAsciiNegate,
+                Look::WordStartUnicode => Look::WordStartAscii,
+                Look::WordEndUnicode => Look::WordEndAscii,
+                Look::WordStartHalfUnicode => Look::WordStartHalfAscii,
+                Look::WordEndHalfUnicode => Look::WordEndHalfAscii,
+                other => *other,
+            };
+            *changed |= a != *l;
+            Hir::look(a)
+        }
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            min: r.min,
+            max: r.max,
+            greedy: r.greedy,
+            sub: Box::new(ascii_words(&r.sub, changed)),
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            index: c.index,
+            name: c.name.clone(),
+            sub: Box::new(ascii_words(&c.sub, changed)),
+        }),
+        HirKind::Concat(v) => Hir::concat(v.iter().map(|x| ascii_words(x, changed)).collect()),
+        HirKind::Alternation(v) => {
+            Hir::alternation(v.iter().map(|x| ascii_words(x, changed)).collect())
+        }
+        HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => h.clone(),
+    }
+}
+
 /// The prefilter of a set of regexes (the text leaves of a spec's rules), built once per spec.
 #[derive(Clone, Debug)]
 pub struct Prefilter {
@@ -345,6 +393,20 @@ mod tests {
         assert!(lits(r"\bgo\b").is_empty());
         assert!(lits(r"\S").is_empty());
         assert!(lits(r"a[").is_empty());
+    }
+
+    #[test]
+    fn ascii_word_variants() {
+        let v = ascii_word_variant(r"(?i)^[^(]*\bload\b.*?\b(?P<pkg>package\d+)\b").unwrap();
+        assert!(v.contains(r"(?-u:\b)") && !v.contains(r"(?:\b)"), "{v}");
+        let re = regex::Regex::new(&v).unwrap();
+        let caps = re.captures("1. LOAD package12 into a1").unwrap();
+        assert_eq!(&caps["pkg"], "package12");
+        assert!(ascii_word_variant(r"^[^(]*drive").is_none());
+        // Not used on non-ASCII texts: there the two differ.
+        let uni = regex::Regex::new(r"\bé").unwrap();
+        let asc = regex::Regex::new(&ascii_word_variant(r"\bé").unwrap()).unwrap();
+        assert!(uni.is_match("é") && !asc.is_match("é"));
     }
 
     #[test]
