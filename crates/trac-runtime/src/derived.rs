@@ -195,7 +195,8 @@ impl Exists {
 
     /// Reads one step's labels; returns the quantified formula's truth at that step.
     /// Allocates only for a value seen for the first time.
-    fn step(&mut self, labels: &LabelSet) -> bool {
+    /// `split`: the parametric labels of `labels`, as `(base, arguments)`.
+    fn step(&mut self, labels: &LabelSet, split: &[(&str, &str)]) -> bool {
         let n = self.atoms.len();
         // Which values (indices into `values`) make each variable atom hold at this step, and
         // which are new; buffers kept across steps.
@@ -206,10 +207,7 @@ impl Exists {
             BodyAtom::Ground(name) => ground_holds(name, labels),
             BodyAtom::Param { .. } => false,
         }));
-        for l in labels.iter() {
-            let Some((base, args)) = split_atom_name(l) else {
-                continue;
-            };
+        for &(base, args) in split {
             for (k, (_, a)) in self.atoms.iter().enumerate() {
                 if let Some(v) = a.value_of(base, args) {
                     let id = match self.index.get(v) {
@@ -375,10 +373,17 @@ impl DerivedAtoms {
     /// exactly once per step, in trace order (quantifiers keep state).
     pub fn extend(&mut self, labels: &mut LabelSet) {
         let mut add = Vec::new();
+        // The parametric labels, split once for every quantifier.
+        let split: Vec<(&str, &str)> =
+            if self.atoms.iter().any(|(_, k)| matches!(k, Kind::Exists(_))) {
+                labels.iter().filter_map(split_atom_name).collect()
+            } else {
+                Vec::new()
+            };
         for (name, kind) in &mut self.atoms {
             let holds = match kind {
                 Kind::Pattern => ground_holds(name, labels),
-                Kind::Exists(e) => e.step(labels),
+                Kind::Exists(e) => e.step(labels, &split),
             };
             if holds {
                 add.push(name.clone());
