@@ -12,7 +12,7 @@ use crate::trace::{Event, ToolCall};
 use regex::Regex;
 use std::cell::RefCell;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 /// The syntax of a label given by a trace (`look`, `take(knife)`), checked by the trace readers;
 /// every label the labelers here produce passes it.
 pub use trac_core::names::{check_label, LabelSyntaxError};
@@ -264,8 +264,8 @@ enum Compiled {
         re: Regex,
         /// The same regex with ASCII word boundaries, run instead of `re` on ASCII texts (where
         /// both match alike: [`crate::prefilter::ascii_word_variant`]); `None` when `re` has no
-        /// Unicode word boundary.
-        ascii: Option<Regex>,
+        /// Unicode word boundary. Compiled when first needed, shared by the labeler's clones.
+        ascii: Arc<OnceLock<Option<Regex>>>,
         /// The regex's index in the labeler's [`Prefilter`].
         id: usize,
         group: Option<String>,
@@ -615,7 +615,7 @@ fn compile(
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
             let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
-            let ascii = ascii_word_variant(&src).and_then(|v| Regex::new(&v).ok());
+            let ascii = Arc::new(OnceLock::new());
             let id = leaves.len();
             leaves.push(src);
             let group = groups_of(param, &re);
@@ -811,8 +811,13 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
                 return None;
             }
             let text = cx.text();
-            let re = match ascii {
-                Some(a) if cx.scans.is_some() && text.is_ascii() => a,
+            let re = match cx.scans {
+                Some(_) if text.is_ascii() => ascii
+                    .get_or_init(|| {
+                        ascii_word_variant(re.as_str()).and_then(|v| Regex::new(&v).ok())
+                    })
+                    .as_ref()
+                    .unwrap_or(re),
                 _ => re,
             };
             let Some(group) = group else {
