@@ -84,16 +84,23 @@ enum BodyAtom {
 }
 
 impl BodyAtom {
-    /// For a label `base(vals)`: the value of the variable if the label matches this atom.
-    fn value_of<'l>(&self, base: &str, vals: &[&'l str]) -> Option<&'l str> {
-        let BodyAtom::Param { base: b, args } = self else {
+    /// For a label `base(args)` (`args` as written, `, `-separated): the value of the variable
+    /// if the label matches this atom. Allocates nothing.
+    fn value_of<'l>(&self, base: &str, args: &'l str) -> Option<&'l str> {
+        let BodyAtom::Param {
+            base: b,
+            args: pats,
+        } = self
+        else {
             return None;
         };
-        if b != base || args.len() != vals.len() {
+        if b != base {
             return None;
         }
+        let mut vals = args.split(", ");
         let mut value: Option<&str> = None;
-        for (a, v) in args.iter().zip(vals) {
+        for a in pats {
+            let v = vals.next()?;
             match a {
                 Some(p) if is_pattern_arg(p) => {
                     if !arg_matches(p, v) {
@@ -106,10 +113,14 @@ impl BodyAtom {
                     }
                 }
                 None => match value {
-                    Some(x) if x != *v => return None,
+                    Some(x) if x != v => return None,
                     _ => value = Some(v),
                 },
             }
+        }
+        // As many arguments as the atom has.
+        if vals.next().is_some() {
+            return None;
         }
         value
     }
@@ -126,6 +137,18 @@ struct Exists {
     template: PastState,
     values: Vec<(String, PastState)>,
     index: HashMap<String, usize>,
+    /// Per body atom, the values (indices into `values`) it holds for at the current step.
+    holds: Vec<Vec<usize>>,
+    /// Per body atom without the variable, whether it holds at the current step.
+    ground: Vec<bool>,
+    /// Per value: some atom holds for it at the current step.
+    touched: Vec<bool>,
+    /// The current step's shared evaluations (see [`Exists::step`]); buffers kept.
+    memo: Vec<Memo>,
+    /// Scratch: a state's bits before its step.
+    old: Vec<bool>,
+    /// Whether untouched values share evaluations (off only in tests, as the reference).
+    share: bool,
 }
 
 impl Exists {
@@ -161,44 +184,51 @@ impl Exists {
             template,
             values: Vec::new(),
             index: HashMap::new(),
+            holds: Vec::new(),
+            ground: Vec::new(),
+            touched: Vec::new(),
+            memo: Vec::new(),
+            old: Vec::new(),
+            share: true,
         })
     }
 
     /// Reads one step's labels; returns the quantified formula's truth at that step.
-    fn step(&mut self, labels: &LabelSet) -> bool {
-        // Which values make each variable atom hold at this step, and which are new.
-        let mut holds: Vec<Vec<&str>> = vec![Vec::new(); self.atoms.len()];
-        let mut ground: Vec<bool> = vec![false; self.atoms.len()];
-        for (k, (_, a)) in self.atoms.iter().enumerate() {
-            if let BodyAtom::Ground(name) = a {
-                ground[k] = ground_holds(name, labels);
-            }
-        }
-        for l in labels.iter() {
-            let Some((base, args)) = split_atom_name(l) else {
-                continue;
-            };
-            let vals: Vec<&str> = args.split(", ").collect();
+    /// Allocates only for a value seen for the first time.
+    /// `split`: the parametric labels of `labels`, as `(base, arguments)`.
+    fn step(&mut self, labels: &LabelSet, split: &[(&str, &str)]) -> bool {
+        let n = self.atoms.len();
+        // Which values (indices into `values`) make each variable atom hold at this step, and
+        // which are new; buffers kept across steps.
+        self.holds.resize_with(n, Vec::new);
+        self.holds.iter_mut().for_each(Vec::clear);
+        self.ground.clear();
+        self.ground.extend(self.atoms.iter().map(|(_, a)| match a {
+            BodyAtom::Ground(name) => ground_holds(name, labels),
+            BodyAtom::Param { .. } => false,
+        }));
+        for &(base, args) in split {
             for (k, (_, a)) in self.atoms.iter().enumerate() {
-                if let Some(v) = a.value_of(base, &vals) {
-                    holds[k].push(v);
-                    if !self.index.contains_key(v) {
-                        // A new value: its past equals the template's (none of its atoms held).
-                        self.index.insert(v.to_string(), self.values.len());
-                        self.values.push((v.to_string(), self.template.clone()));
-                    }
+                if let Some(v) = a.value_of(base, args) {
+                    let id = match self.index.get(v) {
+                        Some(&id) => id,
+                        None => {
+                            // A new value: its past equals the template's (none of its atoms
+                            // held).
+                            let id = self.values.len();
+                            self.index.insert(v.to_string(), id);
+                            self.values.push((v.to_string(), self.template.clone()));
+                            id
+                        }
+                    };
+                    self.holds[k].push(id);
                 }
             }
         }
-        let sym_index: HashMap<Sym, usize> = self
-            .atoms
-            .iter()
-            .enumerate()
-            .map(|(k, (s, _))| (*s, k))
-            .collect();
-        let eval = |value: Option<&str>, state: &mut PastState, arena: &Arena, body| {
+        let (atoms, holds, ground) = (&self.atoms, &self.holds, &self.ground);
+        let eval = |value: Option<usize>, state: &mut PastState, arena: &Arena, body| {
             let v = |s: Sym| {
-                let Some(&k) = sym_index.get(&s) else {
+                let Some(k) = atoms.iter().position(|(x, _)| *x == s) else {
                     return false;
                 };
                 match value {
@@ -210,13 +240,71 @@ impl Exists {
             state.step(arena, &v);
             state.eval(arena, body, &v)
         };
+        // A value none of whose atoms holds at this step reads the template's valuation, so
+        // its next state and truth depend on its past bits alone: the values sharing bits
+        // (most of them: never loaded, or unloaded since) share one evaluation, remembered in
+        // `memo` (old bits, new bits, truth) for this step.
+        self.touched.clear();
+        self.touched.resize(self.values.len(), false);
+        for &id in self.holds.iter().flatten() {
+            self.touched[id] = true;
+        }
+        let mut used = 0;
+        fn remember(
+            memo: &mut Vec<Memo>,
+            used: &mut usize,
+            old: &[bool],
+            new: &[bool],
+            truth: bool,
+        ) {
+            if *used == memo.len() {
+                memo.push(Memo::default());
+            }
+            let m = &mut memo[*used];
+            m.old.clear();
+            m.old.extend_from_slice(old);
+            m.new.clear();
+            m.new.extend_from_slice(new);
+            m.truth = truth;
+            *used += 1;
+        }
+        self.old.clear();
+        self.old.extend_from_slice(self.template.bits());
         let mut any = eval(None, &mut self.template, &self.arena, self.body);
-        for (value, state) in &mut self.values {
+        remember(
+            &mut self.memo,
+            &mut used,
+            &self.old,
+            self.template.bits(),
+            any,
+        );
+        for (id, (_, state)) in self.values.iter_mut().enumerate() {
             // Every state steps, whatever the result.
-            any |= eval(Some(value.as_str()), state, &self.arena, self.body);
+            if self.share && !self.touched[id] {
+                if let Some(m) = self.memo[..used].iter().find(|m| m.old == state.bits()) {
+                    state.set_bits(&m.new);
+                    any |= m.truth;
+                    continue;
+                }
+                self.old.clear();
+                self.old.extend_from_slice(state.bits());
+                let truth = eval(Some(id), state, &self.arena, self.body);
+                remember(&mut self.memo, &mut used, &self.old, state.bits(), truth);
+                any |= truth;
+            } else {
+                any |= eval(Some(id), state, &self.arena, self.body);
+            }
         }
         any
     }
+}
+
+/// One evaluation of a quantifier's body for values none of whose atoms hold at a step.
+#[derive(Clone, Debug, Default)]
+struct Memo {
+    old: Vec<bool>,
+    new: Vec<bool>,
+    truth: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -285,10 +373,17 @@ impl DerivedAtoms {
     /// exactly once per step, in trace order (quantifiers keep state).
     pub fn extend(&mut self, labels: &mut LabelSet) {
         let mut add = Vec::new();
+        // The parametric labels, split once for every quantifier.
+        let split: Vec<(&str, &str)> =
+            if self.atoms.iter().any(|(_, k)| matches!(k, Kind::Exists(_))) {
+                labels.iter().filter_map(split_atom_name).collect()
+            } else {
+                Vec::new()
+            };
         for (name, kind) in &mut self.atoms {
             let holds = match kind {
                 Kind::Pattern => ground_holds(name, labels),
-                Kind::Exists(e) => e.step(labels),
+                Kind::Exists(e) => e.step(labels, &split),
             };
             if holds {
                 add.push(name.clone());
@@ -297,6 +392,17 @@ impl DerivedAtoms {
         for n in add {
             labels.insert(n);
         }
+    }
+
+    /// Every value evaluated on its own (no shared evaluations): the reference of the tests.
+    #[cfg(test)]
+    fn unshared(mut self) -> DerivedAtoms {
+        for (_, k) in &mut self.atoms {
+            if let Kind::Exists(e) = k {
+                e.share = false;
+            }
+        }
+        self
     }
 
     /// The variable of each quantifier, by atom name (for reports).
@@ -399,6 +505,51 @@ mod tests {
         let got = run("G(exists x: O ok(x))", &[&[], &["ok(a)"], &[]]);
         let a = "exists x: O ok(x)".to_string();
         assert_eq!(got, vec![vec![], vec![a.clone()], vec![a]]);
+    }
+
+    /// Sharing the evaluation of values none of whose atoms hold changes no truth value: on
+    /// random label sequences, the derived atoms equal those of evaluating every value alone.
+    #[test]
+    fn shared_evaluations_change_nothing() {
+        const FORMULA: &str = "G((exists p: !unloads(p, a1) S loads(p, a1)) \
+            | (exists x: H !bad(x)) | (exists x: O ok(x)) \
+            | (exists p: Y loads(p, a2) & !unloads(p, a1)) \
+            | (exists p: (loads(p, a1) S unloads(p, a2)) | Y Y loads(p, a2)) \
+            | (exists p: Z(ok(p) | drive) S bad(p)))";
+        fn prop(steps: Vec<Vec<u8>>) -> bool {
+            const LABELS: [&str; 12] = [
+                "loads(p1, a1)",
+                "loads(p2, a1)",
+                "loads(p3, a2)",
+                "unloads(p1, a1)",
+                "unloads(p2, a2)",
+                "unloads(p3, a1)",
+                "bad(p1)",
+                "bad(p2)",
+                "ok(p3)",
+                "ok(p1)",
+                "drive",
+                "loads(p4, a1)",
+            ];
+            let mut arena = Arena::new();
+            let f = trac_spec::parse(&mut arena, FORMULA).unwrap();
+            let mut fast = DerivedAtoms::new([(&arena, f, None)]).unwrap();
+            let mut slow = fast.clone().unshared();
+            let names: Vec<String> = fast.names().map(String::from).collect();
+            steps.iter().all(|step| {
+                let mut a = LabelSet::new();
+                for &k in step {
+                    a.insert(LABELS[usize::from(k) % LABELS.len()].to_string());
+                }
+                let mut b = a.clone();
+                fast.extend(&mut a);
+                slow.extend(&mut b);
+                names.iter().all(|n| a.contains(n) == b.contains(n))
+            })
+        }
+        quickcheck::QuickCheck::new()
+            .tests(500)
+            .quickcheck(prop as fn(Vec<Vec<u8>>) -> bool);
     }
 
     #[test]

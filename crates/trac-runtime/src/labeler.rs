@@ -7,9 +7,12 @@
 //! Label strings are proposition names (`look`) or, for a parametric proposition, `name(value)`
 //! for each captured value (`take(red hot pepper)`).
 
+use crate::prefilter::{ascii_word_variant, Found, Prefilter};
 use crate::trace::{Event, ToolCall};
 use regex::Regex;
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::{Arc, OnceLock};
 /// The syntax of a label given by a trace (`look`, `take(knife)`), checked by the trace readers;
 /// every label the labelers here produce passes it.
 pub use trac_core::names::{check_label, LabelSyntaxError};
@@ -259,6 +262,12 @@ enum Compiled {
     /// one.
     Leaf {
         re: Regex,
+        /// The same regex with ASCII word boundaries, run instead of `re` on ASCII texts (where
+        /// both match alike: [`crate::prefilter::ascii_word_variant`]); `None` when `re` has no
+        /// Unicode word boundary. Compiled when first needed, shared by the labeler's clones.
+        ascii: Arc<OnceLock<Option<Regex>>>,
+        /// The regex's index in the labeler's [`Prefilter`].
+        id: usize,
         group: Option<String>,
         /// The group is a `{x...}` placeholder of a `Words` pattern: its values are cut before
         /// a preposition ([`cut_at_preposition`]).
@@ -309,6 +318,8 @@ struct Cx<'a> {
     text: &'a str,
     call: Option<&'a ToolCall>,
     sel: TextSel,
+    /// The literals found in each text (default, input, output), when prefiltering.
+    scans: Option<&'a Scans<'a>>,
 }
 
 impl<'a> Cx<'a> {
@@ -319,6 +330,31 @@ impl<'a> Cx<'a> {
             (TextSel::Output, Some(e)) => e.output.as_deref().unwrap_or(""),
         }
     }
+
+    /// False when the prefilter shows the regex `id` cannot match the text leaves read.
+    fn may_match(&self, id: usize) -> bool {
+        let Some(s) = self.scans.filter(|s| !s.pre.is_trivial()) else {
+            return true;
+        };
+        let k = match (self.sel, self.event) {
+            (TextSel::Default, _) | (_, None) => 0,
+            (TextSel::Input, Some(_)) => 1,
+            (TextSel::Output, Some(_)) => 2,
+        };
+        let mut found = s.found[k].borrow_mut();
+        let found = found.get_or_insert_with(|| {
+            let mut f = Found::default();
+            s.pre.scan(self.text(), &mut f);
+            f
+        });
+        s.pre.may_match(id, found)
+    }
+}
+
+/// The prefilter's scans of one event's texts, made when a leaf first reads them.
+struct Scans<'a> {
+    pre: &'a Prefilter,
+    found: [RefCell<Option<Found>>; 3],
 }
 
 /// Labels events with a spec's labeling rules (see [`trac_spec::spec`] for their semantics),
@@ -334,6 +370,12 @@ impl<'a> Cx<'a> {
 pub struct RuleLabeler {
     props: Vec<Prop>,
     case_sensitive: bool,
+    /// One Aho–Corasick pass over the text for the literals of every `Words` / `Regex` leaf;
+    /// a leaf whose literals do not occur is not run ([`crate::prefilter`]).
+    prefilter: Arc<Prefilter>,
+    /// Whether the prefilter and the ASCII word-boundary regexes are used (off only to
+    /// compare, see [`RuleLabeler::without_prefilter`]).
+    use_prefilter: bool,
 }
 
 impl RuleLabeler {
@@ -344,14 +386,14 @@ impl RuleLabeler {
     /// [`check_spec`] reports these and more, with positions in the spec file.
     pub fn new(spec: &Spec) -> Result<RuleLabeler, LabelerError> {
         let mut props = Vec::new();
+        let mut leaves = Vec::new();
         for p in &spec.propositions {
             let Some(rule) = &p.rule else { continue };
-            let rule = compile(rule, p.param.as_deref(), spec.case_sensitive).map_err(|e| {
-                LabelerError {
+            let rule = compile(rule, p.param.as_deref(), spec.case_sensitive, &mut leaves)
+                .map_err(|e| LabelerError {
                     proposition: p.name.clone(),
                     message: e.to_string(),
-                }
-            })?;
+                })?;
             props.push(Prop {
                 name: p.name.clone(),
                 param: p.param.clone(),
@@ -359,10 +401,21 @@ impl RuleLabeler {
                 per_call: p.rule.as_ref().is_some_and(Rule::reads_tool_calls),
             });
         }
+        let prefilter = Arc::new(Prefilter::new(leaves.iter().map(String::as_str)));
         Ok(RuleLabeler {
             props,
             case_sensitive: spec.case_sensitive,
+            use_prefilter: true,
+            prefilter,
         })
+    }
+
+    /// The same labeler running every rule's regex on every text, without the Aho–Corasick
+    /// prefilter and with Unicode word boundaries on ASCII texts too: the reference the fast
+    /// labeler is tested against (same labels), and the "before" of the benchmarks.
+    pub fn without_prefilter(mut self) -> RuleLabeler {
+        self.use_prefilter = false;
+        self
     }
 
     /// True when the spec has no labeling rule: the labeler then only passes on the trace's
@@ -386,12 +439,17 @@ impl RuleLabeler {
 
     fn label_cx(&self, event: Option<&Event>, text: &str) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
+        let scans = self.use_prefilter.then(|| Scans {
+            pre: &self.prefilter,
+            found: Default::default(),
+        });
         for p in &self.props {
             let base = Cx {
                 event,
                 text,
                 call: None,
                 sel: TextSel::Default,
+                scans: scans.as_ref(),
             };
             let calls = event.map(|e| e.tool_calls.as_slice()).unwrap_or(&[]);
             let found = if p.per_call && !calls.is_empty() {
@@ -478,6 +536,15 @@ pub fn label_value(
 /// become spaces first, so that `name(value)` is a well-formed label ([`check_label`]); with
 /// `drop_article`, a leading article before more words is dropped.
 fn normalize(v: &str, case_sensitive: bool, drop_article: bool) -> String {
+    if is_normal(v, case_sensitive, drop_article) {
+        // Most captured values (`package1`, `a3`, `red hot pepper`): nothing to change.
+        return v.to_string();
+    }
+    normalize_slow(v, case_sensitive, drop_article)
+}
+
+/// [`normalize`] without its fast path.
+fn normalize_slow(v: &str, case_sensitive: bool, drop_article: bool) -> String {
     let v = v.replace(['(', ')', ','], " ");
     let mut words: Vec<&str> = v.split_whitespace().collect();
     if drop_article
@@ -494,16 +561,63 @@ fn normalize(v: &str, case_sensitive: bool, drop_article: bool) -> String {
     }
 }
 
-fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Compiled, RuleError> {
-    let all = |v: &[Rule]| -> Result<Vec<Compiled>, RuleError> {
+/// Compiles `rule`; the source of each `Words` / `Regex` leaf's regex is pushed on `leaves`
+/// (its index is the leaf's `id` in the prefilter).
+/// True when [`normalize`] gives `v` unchanged: ASCII, single spaces between words and none
+/// around, no `(`, `)` or `,`, no uppercase letter unless `case_sensitive`, and no article to
+/// drop. O(length of `v`).
+fn is_normal(v: &str, case_sensitive: bool, drop_article: bool) -> bool {
+    let b = v.as_bytes();
+    if b.first() == Some(&b' ') || b.last() == Some(&b' ') {
+        return false;
+    }
+    let mut prev_space = false;
+    for &c in b {
+        let ok = match c {
+            b' ' => !prev_space,
+            b'(' | b')' | b',' => false,
+            b'A'..=b'Z' => case_sensitive,
+            // Other whitespace (tabs, newlines...) and non-ASCII text take the slow path.
+            _ => c.is_ascii() && !c.is_ascii_whitespace() && c != 0x0b,
+        };
+        if !ok {
+            return false;
+        }
+        prev_space = c == b' ';
+    }
+    if drop_article {
+        if let Some((first, _)) = v.split_once(' ') {
+            if ["a", "an", "the"].contains(&first.to_lowercase().as_str()) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn compile(
+    rule: &Rule,
+    param: Option<&str>,
+    case_sensitive: bool,
+    leaves: &mut Vec<String>,
+) -> Result<Compiled, RuleError> {
+    fn all(
+        v: &[Rule],
+        param: Option<&str>,
+        case_sensitive: bool,
+        leaves: &mut Vec<String>,
+    ) -> Result<Vec<Compiled>, RuleError> {
         v.iter()
-            .map(|r| compile(r, param, case_sensitive))
+            .map(|r| compile(r, param, case_sensitive, leaves))
             .collect()
-    };
+    }
     Ok(match rule {
         Rule::Words(_) | Rule::Regex(_) => {
             let src = leaf_regex(rule, case_sensitive).expect("a leaf rule has a regex")?;
             let re = Regex::new(&src).map_err(|e| RuleError::Regex(e.to_string()))?;
+            let ascii = Arc::new(OnceLock::new());
+            let id = leaves.len();
+            leaves.push(src);
             let group = groups_of(param, &re);
             // A one-parameter `{x...}` capture of a Words rule ends before a prepositional
             // phrase (README, labeling rules).
@@ -513,17 +627,24 @@ fn compile(rule: &Rule, param: Option<&str>, case_sensitive: bool) -> Result<Com
                 }
                 _ => false,
             };
-            Compiled::Leaf { re, group, cut }
+            Compiled::Leaf {
+                re,
+                ascii,
+                id,
+                group,
+                cut,
+            }
         }
-        Rule::AnyOf(v) => Compiled::AnyOf(all(v)?),
-        Rule::AllOf(v) => Compiled::AllOf(all(v)?),
-        Rule::Not(r) => Compiled::Not(Box::new(compile(r, param, case_sensitive)?)),
-        Rule::Input(r) => {
-            Compiled::Text(TextSel::Input, Box::new(compile(r, param, case_sensitive)?))
-        }
+        Rule::AnyOf(v) => Compiled::AnyOf(all(v, param, case_sensitive, leaves)?),
+        Rule::AllOf(v) => Compiled::AllOf(all(v, param, case_sensitive, leaves)?),
+        Rule::Not(r) => Compiled::Not(Box::new(compile(r, param, case_sensitive, leaves)?)),
+        Rule::Input(r) => Compiled::Text(
+            TextSel::Input,
+            Box::new(compile(r, param, case_sensitive, leaves)?),
+        ),
         Rule::Output(r) => Compiled::Text(
             TextSel::Output,
-            Box::new(compile(r, param, case_sensitive)?),
+            Box::new(compile(r, param, case_sensitive, leaves)?),
         ),
         Rule::Role(r) => Compiled::Role(r.clone()),
         Rule::Tool(g) => Compiled::Tool(g.clone()),
@@ -678,8 +799,27 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             })
         }
         Compiled::Text(sel, r) => eval(r, Cx { sel: *sel, ..cx }),
-        Compiled::Leaf { re, group, cut } => {
+        Compiled::Leaf {
+            re,
+            ascii,
+            id,
+            group,
+            cut,
+        } => {
+            if !cx.may_match(*id) {
+                // A literal this regex needs is not in the text: it does not match.
+                return None;
+            }
             let text = cx.text();
+            let re = match cx.scans {
+                Some(_) if text.is_ascii() => ascii
+                    .get_or_init(|| {
+                        ascii_word_variant(re.as_str()).and_then(|v| Regex::new(&v).ok())
+                    })
+                    .as_ref()
+                    .unwrap_or(re),
+                _ => re,
+            };
             let Some(group) = group else {
                 return re.is_match(text).then(Vec::new);
             };
@@ -722,6 +862,30 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fast path of `normalize` changes nothing: on strings over an alphabet of letters
+    /// of both cases, articles, separators, whitespace of every kind and non-ASCII letters.
+    #[test]
+    fn normalize_fast_path_is_exact() {
+        fn prop(parts: Vec<u8>, case_sensitive: bool, drop_article: bool) -> bool {
+            const ALPHABET: [&str; 16] = [
+                "a", "the", "An", "x", "Box", " ", "  ", "\t", "\u{b}", ",", "(", ")", "É", "ß",
+                "\u{a0}", "k",
+            ];
+            let v: String = parts
+                .iter()
+                .map(|&k| ALPHABET[usize::from(k) % ALPHABET.len()])
+                .collect();
+            normalize(&v, case_sensitive, drop_article)
+                == normalize_slow(&v, case_sensitive, drop_article)
+        }
+        quickcheck::QuickCheck::new()
+            .tests(5000)
+            .quickcheck(prop as fn(Vec<u8>, bool, bool) -> bool);
+        // Both paths are taken.
+        assert!(is_normal("red hot pepper", false, true));
+        assert!(!is_normal("the knife", false, true));
+    }
 
     #[test]
     fn words_regex_shape() {

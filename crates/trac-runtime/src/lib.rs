@@ -8,6 +8,7 @@
 //! - [`derived`]: derived atoms (`call(update_*)` patterns, `exists p:` past-time quantifiers),
 //!   computed from the labels before the monitors read them.
 //! - [`labeler`]: labeling functions from trace events to atomic propositions.
+//! - [`prefilter`]: the Aho–Corasick pass that skips the rule regexes whose literals a text lacks.
 //! - [`trace`]: trace readers (JSON Lines, plain-text action logs).
 //! - [`audit`]: the audit loop, verdict records and witnesses.
 //! - [`jsonl`]: the JSON Lines records of an audit (shared by the CLI and the Python package).
@@ -21,6 +22,7 @@ pub mod labeler;
 pub mod lazy;
 pub mod monitor;
 pub mod parametric;
+pub mod prefilter;
 pub mod trace;
 
 pub use trac_core::{generated, labels, table};

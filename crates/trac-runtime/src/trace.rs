@@ -1233,34 +1233,43 @@ pub fn strip_action(line: &str) -> (Option<String>, Option<u64>) {
     }
 }
 
-fn remove_emphasis(line: &str) -> String {
-    let chars: Vec<char> = line.chars().collect();
-    let mut out = String::with_capacity(line.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '*' || c == '`' {
-            i += 1;
-            continue;
-        }
-        if c == '_' {
-            let run = chars[i..].iter().take_while(|&&d| d == '_').count();
-            let before = i.checked_sub(1).map(|k| chars[k]);
-            let after = chars.get(i + run).copied();
-            let inside_word = before.is_some_and(|b| b.is_alphanumeric())
-                && after.is_some_and(|a| a.is_alphanumeric());
-            if run >= 2 && !inside_word {
-                i += run;
-                continue;
-            }
-            out.push_str(&"_".repeat(run));
-            i += run;
-            continue;
-        }
-        out.push(c);
-        i += 1;
+/// `line` without markdown emphasis: every `*` and backtick, and every run of two or more `_`
+/// that is not inside a word (`snake_case` and `a__b` stay). Borrows `line` when it has none of
+/// these characters (most lines); O(line length).
+fn remove_emphasis(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.contains(['*', '`', '_']) {
+        return std::borrow::Cow::Borrowed(line);
     }
-    out
+    let bytes = line.as_bytes();
+    let mut out = String::with_capacity(line.len());
+    // Start of the text not copied yet; `*`, `` ` `` and `_` are ASCII, so byte offsets at them
+    // are character boundaries.
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'*' | b'`' => {
+                out.push_str(&line[copied..i]);
+                i += 1;
+                copied = i;
+            }
+            b'_' => {
+                let run = bytes[i..].iter().take_while(|&&d| d == b'_').count();
+                let before = line[..i].chars().next_back();
+                let after = line[i + run..].chars().next();
+                let inside_word = before.is_some_and(char::is_alphanumeric)
+                    && after.is_some_and(char::is_alphanumeric);
+                if run >= 2 && !inside_word {
+                    out.push_str(&line[copied..i]);
+                    copied = i + run;
+                }
+                i += run;
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&line[copied..]);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Strips `prefix` case-insensitively.
@@ -1326,6 +1335,53 @@ fn strip_action_label(s: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference `remove_emphasis` (a vector of chars, as before issue 14's pass).
+    fn remove_emphasis_chars(line: &str) -> String {
+        let chars: Vec<char> = line.chars().collect();
+        let mut out = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '*' || c == '`' {
+                i += 1;
+                continue;
+            }
+            if c == '_' {
+                let run = chars[i..].iter().take_while(|&&d| d == '_').count();
+                let before = i.checked_sub(1).map(|k| chars[k]);
+                let after = chars.get(i + run).copied();
+                let inside_word = before.is_some_and(|b| b.is_alphanumeric())
+                    && after.is_some_and(|a| a.is_alphanumeric());
+                if run >= 2 && !inside_word {
+                    i += run;
+                    continue;
+                }
+                out.push_str(&"_".repeat(run));
+                i += run;
+                continue;
+            }
+            out.push(c);
+            i += 1;
+        }
+        out
+    }
+
+    #[test]
+    fn remove_emphasis_matches_reference() {
+        fn prop(parts: Vec<u8>) -> bool {
+            const ALPHABET: [&str; 9] = ["*", "`", "_", "__", "a", "é", " ", "1", "-"];
+            let line: String = parts
+                .iter()
+                .map(|&k| ALPHABET[usize::from(k) % ALPHABET.len()])
+                .collect();
+            remove_emphasis(&line) == remove_emphasis_chars(&line)
+        }
+        quickcheck::QuickCheck::new()
+            .tests(5000)
+            .quickcheck(prop as fn(Vec<u8>) -> bool);
+        assert_eq!(remove_emphasis("**DRIVE** a__b __x__"), "DRIVE a__b x");
+    }
 
     #[test]
     fn strips_real_formats() {
