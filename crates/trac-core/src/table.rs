@@ -656,8 +656,9 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
 pub type RenameResidual = fn(&str, &str, &str) -> String;
 
 /// The default [`RenameResidual`]: every `(var)` of the residual's text becomes `(value)`.
+/// Several parameters and variables as [`crate::names::instantiate_name`] reads them.
 pub fn rename_residual_text(residual: &str, var: &str, value: &str) -> String {
-    residual.replace(&format!("({var})"), &format!("({value})"))
+    crate::names::instantiate_text(residual, var, value)
 }
 
 /// One recorded witness entry (internal): the step, the main state after it and the
@@ -902,7 +903,12 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             .iter()
             .map(|l| crate::names::instantiate_name(l, var, value))
             .collect();
-        m.instance = Some((var.to_string(), value.to_string()));
+        // An instance instantiated again (a partial tuple of `forall x, y: φ` given its next
+        // variable) renames both: the variables and values are joined as lists.
+        m.instance = Some(match &self.instance {
+            None => (var.to_string(), value.to_string()),
+            Some((v0, x0)) => (format!("{v0}, {var}"), format!("{x0}, {value}")),
+        });
         m.residual_cache.clear();
         m
     }
