@@ -132,6 +132,35 @@ pub fn instantiate_text(text: &str, var: &str, value: &str) -> String {
     out
 }
 
+/// Whether `text` matches the glob `glob` (`*` any run of characters, `?` one character),
+/// the whole text. O(|glob| · |text|) worst case, no allocation beyond two char vectors.
+pub fn glob_match(glob: &str, text: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut gi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
+        } else if gi < g.len() && g[gi] == '*' {
+            star = Some(gi);
+            mark = ti;
+            gi += 1;
+        } else if let Some(s) = star {
+            gi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while gi < g.len() && g[gi] == '*' {
+        gi += 1;
+    }
+    gi == g.len()
+}
+
 /// Why a label string (an atomic proposition said to hold at a step, as a trace's `labels`
 /// give it) is malformed; see [`check_label`].
 ///
