@@ -170,9 +170,10 @@ impl Slicing {
     /// in one label has all its atoms false at every step so far, exactly like the template
     /// (every value not seen yet): only the tuples of the labels need instances.
     pub fn is_joint(&self) -> bool {
-        self.atoms.iter().filter(|a| a.has_var()).all(|a| {
-            (0..self.vars.len()).all(|k| a.args.contains(&SliceArg::Var(k)))
-        })
+        self.atoms
+            .iter()
+            .filter(|a| a.has_var())
+            .all(|a| (0..self.vars.len()).all(|k| a.args.contains(&SliceArg::Var(k))))
     }
 
     /// True when some value tuple makes two atoms one when instantiated, as far as a
@@ -275,16 +276,22 @@ mod tests {
 
     #[test]
     fn labels_bind_variables_by_position() {
-        let s = Slicing::new(
-            ["load(p, a1)", "unload(p, a1)", "call(tool)", "look"],
-            "p",
+        let s = Slicing::new(["load(p, a1)", "unload(p, a1)", "call(tool)", "look"], "p");
+        assert_eq!(
+            all(&s, "load(package1, a1)"),
+            vec![vec![Some("package1".into())]]
         );
-        assert_eq!(all(&s, "load(package1, a1)"), vec![vec![Some("package1".into())]]);
-        assert!(all(&s, "load(package1, a2)").is_empty(), "the constant differs");
+        assert!(
+            all(&s, "load(package1, a2)").is_empty(),
+            "the constant differs"
+        );
         assert!(all(&s, "load(package1)").is_empty(), "arity");
         assert!(all(&s, "look").is_empty());
         assert!(s.is_joint() && !s.may_merge());
-        let s = Slicing::new(["call(tool)", "modify(rid)", "edit(tool, rid)"], "tool, rid");
+        let s = Slicing::new(
+            ["call(tool)", "modify(rid)", "edit(tool, rid)"],
+            "tool, rid",
+        );
         assert_eq!(all(&s, "call(f)"), vec![vec![Some("f".into()), None]]);
         assert_eq!(
             all(&s, "edit(f, R1)"),

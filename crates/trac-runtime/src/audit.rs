@@ -462,7 +462,7 @@ impl Auditor {
             let counted = &p.violations;
             let mut check = |value: Option<String>, m: &EngineMonitor| {
                 if m.verdict() != Verdict::Pending {
-                    return;
+                    return false;
                 }
                 // TRAC_R: only the run since the last restart is judged here; the failures
                 // before it were counted when they were reported (each failing position once).
@@ -482,12 +482,20 @@ impl Auditor {
                 if violated {
                     found.push((value, m.residual(), m.explanation_owned()));
                 }
+                violated
             };
             match &p.runner {
-                Runner::Plain(m) => check(None, m),
+                Runner::Plain(m) => {
+                    check(None, m);
+                }
                 Runner::Param(pm) => {
-                    // The template: every value not seen yet.
-                    check(None, pm.template());
+                    // The template: every value not seen yet (several variables: the
+                    // monitors of partial tuples too; one record for them all).
+                    for (_, m) in pm.unseen() {
+                        if check(None, m) {
+                            break;
+                        }
+                    }
                     for (v, m) in pm.instances() {
                         check(Some(v.to_string()), m);
                     }
@@ -627,7 +635,7 @@ impl Auditor {
                             input.step,
                             Verdict::Violated,
                             None,
-                            pm.template(),
+                            pm.template_reached_monitor(),
                         ));
                     }
                     if pm.satisfied_now() && !frozen {

@@ -1154,7 +1154,7 @@ impl<'a> CheckCx<'a> {
                     self.error(
                         locate(find_atom(&decl.formula, var, var)),
                         format!(
-                            "property `{pid}`: quantified variable `{var}` is not used in the formula (no proposition has it as an argument)"
+                            "property `{pid}`: quantified variable `{var}` is not used in the formula"
                         ),
                     );
                 }
