@@ -901,7 +901,19 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         m.labels = self
             .labels
             .iter()
-            .map(|l| crate::names::instantiate_name(l, var, value))
+            .map(|l| {
+                if l.starts_with("exists ") {
+                    // A past-time quantifier atom: its body is a formula, renamed by the
+                    // renamer (the runtime's parses and prints it as the parser names it).
+                    let r = (self.renamer)(l, var, value);
+                    match r.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+                        Some(inner) if inner.starts_with("exists ") => inner.to_string(),
+                        _ => r,
+                    }
+                } else {
+                    crate::names::instantiate_name(l, var, value)
+                }
+            })
             .collect();
         // An instance instantiated again (a partial tuple of `forall x, y: φ` given its next
         // variable) renames both: the variables and values are joined as lists.

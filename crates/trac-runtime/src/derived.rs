@@ -31,6 +31,7 @@
 use crate::labels::LabelSet;
 use std::collections::HashMap;
 use trac_core::names::split_atom_name;
+use trac_core::parametric::Slicing;
 use trac_spec::formula::{Arena, Formula, Sym};
 use trac_spec::progress::PastState;
 
@@ -70,22 +71,32 @@ fn ground_holds(name: &str, labels: &LabelSet) -> bool {
     })
 }
 
+/// One argument of a body atom.
+#[derive(Clone, Debug)]
+enum BodyArg {
+    /// The quantifier's own variable.
+    Var,
+    /// A variable of the property's `forall` (see [`Exists::forall`]): matches the value of
+    /// the instance being evaluated; nothing for the template (a value not seen yet).
+    Forall,
+    /// A constant or a pattern the label's argument must match.
+    Const(String),
+}
+
 /// How an atom of a quantifier's body is read.
 #[derive(Clone, Debug)]
 enum BodyAtom {
-    /// No occurrence of the variable: holds as a top-level atom would (name or pattern).
+    /// No occurrence of a variable: holds as a top-level atom would (name or pattern).
     Ground(String),
-    /// `base(args)` where `None` marks the variable's positions and `Some` is a constant or
-    /// pattern that the label's argument there must match.
-    Param {
-        base: String,
-        args: Vec<Option<String>>,
-    },
+    /// `base(args)` with some argument a variable.
+    Param { base: String, args: Vec<BodyArg> },
 }
 
 impl BodyAtom {
-    /// For a label `base(vals)`: the value of the variable if the label matches this atom.
-    fn value_of<'l>(&self, base: &str, vals: &[&'l str]) -> Option<&'l str> {
+    /// For a label `base(vals)` and the value of the `forall` variable (`None`: not seen yet):
+    /// if the label matches this atom, the value of the quantifier's variable there (`Some("")`
+    /// when the atom does not mention it).
+    fn value_of<'l>(&self, base: &str, vals: &[&'l str], forall: Option<&str>) -> Option<&'l str> {
         let BodyAtom::Param { base: b, args } = self else {
             return None;
         };
@@ -95,27 +106,72 @@ impl BodyAtom {
         let mut value: Option<&str> = None;
         for (a, v) in args.iter().zip(vals) {
             match a {
-                Some(p) if is_pattern_arg(p) => {
+                BodyArg::Const(p) if is_pattern_arg(p) => {
                     if !arg_matches(p, v) {
                         return None;
                     }
                 }
-                Some(c) => {
+                BodyArg::Const(c) => {
                     if c != v {
                         return None;
                     }
                 }
-                None => match value {
+                BodyArg::Forall => {
+                    if forall != Some(*v) {
+                        return None;
+                    }
+                }
+                BodyArg::Var => match value {
                     Some(x) if x != *v => return None,
                     _ => value = Some(v),
                 },
+            }
+        }
+        Some(value.unwrap_or(""))
+    }
+
+    /// For a label `base(vals)`: the value it gives the `forall` variable, if this atom has it
+    /// and the label matches the atom's other arguments (the quantifier's variable any value).
+    fn forall_value<'l>(&self, base: &str, vals: &[&'l str]) -> Option<&'l str> {
+        let BodyAtom::Param { base: b, args } = self else {
+            return None;
+        };
+        if b != base || args.len() != vals.len() {
+            return None;
+        }
+        let (mut value, mut own): (Option<&str>, Option<&str>) = (None, None);
+        for (a, v) in args.iter().zip(vals) {
+            let slot = match a {
+                BodyArg::Const(p) => {
+                    if !(arg_matches(p, v) && (is_pattern_arg(p) || p == v)) {
+                        return None;
+                    }
+                    continue;
+                }
+                BodyArg::Forall => &mut value,
+                BodyArg::Var => &mut own,
+            };
+            match slot {
+                Some(x) if x != v => return None,
+                _ => *slot = Some(v),
             }
         }
         value
     }
 }
 
-/// `exists var: body` with its per-value past states.
+/// The past states of `exists var: ψ` for one value of the `forall` variable (or for the
+/// values not seen yet): one [`PastState`] per value of `var` seen, plus the template's.
+#[derive(Clone, Debug)]
+struct ExistsState {
+    template: PastState,
+    values: Vec<(String, PastState)>,
+    index: HashMap<String, usize>,
+}
+
+/// `exists var: body` with its per-value past states; when the body mentions a variable of
+/// the property's `forall`, one [`ExistsState`] per value of that variable too (a
+/// two-dimensional slice: DejaVu's assignments to both variables, kept as sets).
 #[derive(Clone, Debug)]
 struct Exists {
     var: String,
@@ -123,16 +179,26 @@ struct Exists {
     body: Formula,
     /// The body's atoms, indexed by symbol.
     atoms: Vec<(Sym, BodyAtom)>,
-    template: PastState,
-    values: Vec<(String, PastState)>,
-    index: HashMap<String, usize>,
+    /// The `forall` variable the body mentions, if any.
+    forall: Option<String>,
+    /// The state for the values of the `forall` variable not seen yet (all of them when the
+    /// body mentions none).
+    unseen: ExistsState,
+    /// Per value of the `forall` variable seen: the derived atom's name for it and its state.
+    per_value: Vec<(String, String, ExistsState)>,
+    per_index: HashMap<String, usize>,
+    /// Where the property's labels give the `forall` variable values (its atoms and the
+    /// body's), so that a value gets its state no later than the property's instance.
+    slicing: Option<Slicing>,
+    slicing_names: Vec<String>,
 }
 
 impl Exists {
-    fn new(var: &str, body_src: &str) -> Result<Exists, String> {
+    fn new(var: &str, body_src: &str, forall: &[&str]) -> Result<Exists, String> {
         let mut arena = Arena::new();
         let body = trac_spec::parse(&mut arena, body_src).map_err(|e| e.message.clone())?;
         let mut atoms = Vec::new();
+        let mut mentioned: Vec<&str> = Vec::new();
         for s in arena.atoms(body) {
             let name = arena.sym_name(s).to_string();
             if trac_spec::parser::split_exists(&name).is_some() {
@@ -141,16 +207,36 @@ impl Exists {
                 ));
             }
             let kind = match split_atom_name(&name) {
-                Some((base, args)) if args.split(", ").any(|a| a == var) => BodyAtom::Param {
-                    base: base.to_string(),
-                    args: args
-                        .split(", ")
-                        .map(|a| (a != var).then(|| a.to_string()))
-                        .collect(),
-                },
+                Some((base, args)) if args.split(", ").any(|a| a == var || forall.contains(&a)) => {
+                    BodyAtom::Param {
+                        base: base.to_string(),
+                        args: args
+                            .split(", ")
+                            .map(|a| {
+                                if a == var {
+                                    BodyArg::Var
+                                } else if let Some(f) = forall.iter().find(|f| **f == a) {
+                                    if !mentioned.contains(f) {
+                                        mentioned.push(f);
+                                    }
+                                    BodyArg::Forall
+                                } else {
+                                    BodyArg::Const(a.to_string())
+                                }
+                            })
+                            .collect(),
+                    }
+                }
                 _ => BodyAtom::Ground(name),
             };
             atoms.push((s, kind));
+        }
+        if mentioned.len() > 1 {
+            return Err(format!(
+                "`exists {var}: ...` mentions {} variables of the property's `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
+                mentioned.len(),
+                mentioned.join(", ")
+            ));
         }
         let template = PastState::new(&arena, body);
         Ok(Exists {
@@ -158,71 +244,196 @@ impl Exists {
             arena,
             body,
             atoms,
-            template,
-            values: Vec::new(),
-            index: HashMap::new(),
+            forall: mentioned.first().map(|f| f.to_string()),
+            unseen: ExistsState {
+                template,
+                values: Vec::new(),
+                index: HashMap::new(),
+            },
+            per_value: Vec::new(),
+            per_index: HashMap::new(),
+            slicing: None,
+            slicing_names: Vec::new(),
         })
     }
 
-    /// Reads one step's labels; returns the quantified formula's truth at that step.
-    fn step(&mut self, labels: &LabelSet) -> bool {
-        // Which values make each variable atom hold at this step, and which are new.
-        let mut holds: Vec<Vec<&str>> = vec![Vec::new(); self.atoms.len()];
-        let mut ground: Vec<bool> = vec![false; self.atoms.len()];
-        for (k, (_, a)) in self.atoms.iter().enumerate() {
-            if let BodyAtom::Ground(name) = a {
-                ground[k] = ground_holds(name, labels);
+    /// Adds the places where a property's labels give the `forall` variable values.
+    fn add_slicing(&mut self, names: &[String]) {
+        let Some(fv) = &self.forall else {
+            return;
+        };
+        for n in names {
+            if !self.slicing_names.contains(n) {
+                self.slicing_names.push(n.clone());
             }
         }
-        for l in labels.iter() {
-            let Some((base, args)) = split_atom_name(l) else {
-                continue;
-            };
-            let vals: Vec<&str> = args.split(", ").collect();
-            for (k, (_, a)) in self.atoms.iter().enumerate() {
-                if let Some(v) = a.value_of(base, &vals) {
-                    holds[k].push(v);
-                    if !self.index.contains_key(v) {
-                        // A new value: its past equals the template's (none of its atoms held).
-                        self.index.insert(v.to_string(), self.values.len());
-                        self.values.push((v.to_string(), self.template.clone()));
+        self.slicing = Some(Slicing::new(
+            self.slicing_names.iter().map(String::as_str),
+            fv,
+        ));
+    }
+
+    /// Reads one step's labels; calls `out` with the name of every instance (the template:
+    /// `name`, a value `v` of the `forall` variable: `name` instantiated for `v`) that holds.
+    fn step(&mut self, name: &str, labels: &LabelSet, out: &mut Vec<String>) {
+        // New values of the `forall` variable: their state is the unseen one (none of their
+        // atoms held before).
+        if let Some(fv) = self.forall.clone() {
+            let mut fresh: Vec<String> = Vec::new();
+            for l in labels.iter() {
+                let mut note = |v: &str| {
+                    if !self.per_index.contains_key(v) && !fresh.iter().any(|f| f == v) {
+                        fresh.push(v.to_string());
+                    }
+                };
+                if let Some(s) = &self.slicing {
+                    s.bindings(l, |b| {
+                        if let Some(v) = b[0] {
+                            note(v);
+                        }
+                    });
+                }
+                if let Some((base, args)) = split_atom_name(l) {
+                    let vals: Vec<&str> = args.split(", ").collect();
+                    for (_, a) in &self.atoms {
+                        if let Some(v) = a.forall_value(base, &vals) {
+                            note(v);
+                        }
                     }
                 }
             }
+            fresh.sort();
+            for v in fresh {
+                let n = trac_spec::parser::instantiate_exists(name, &fv, &v)
+                    .unwrap_or_else(|| name.to_string());
+                self.per_index.insert(v.clone(), self.per_value.len());
+                self.per_value.push((v, n, self.unseen.clone()));
+            }
         }
-        let sym_index: HashMap<Sym, usize> = self
-            .atoms
-            .iter()
-            .enumerate()
-            .map(|(k, (s, _))| (*s, k))
-            .collect();
-        let eval = |value: Option<&str>, state: &mut PastState, arena: &Arena, body| {
-            let v = |s: Sym| {
-                let Some(&k) = sym_index.get(&s) else {
-                    return false;
-                };
-                match value {
-                    _ if ground[k] => true,
-                    Some(x) => holds[k].contains(&x),
-                    None => false,
-                }
-            };
-            state.step(arena, &v);
-            state.eval(arena, body, &v)
-        };
-        let mut any = eval(None, &mut self.template, &self.arena, self.body);
-        for (value, state) in &mut self.values {
-            // Every state steps, whatever the result.
-            any |= eval(Some(value.as_str()), state, &self.arena, self.body);
+        let (arena, body, atoms) = (&self.arena, self.body, &self.atoms);
+        if eval_state(arena, body, atoms, &mut self.unseen, None, labels) {
+            out.push(name.to_string());
         }
-        any
+        for (v, n, state) in &mut self.per_value {
+            if eval_state(arena, body, atoms, state, Some(v), labels) {
+                out.push(n.clone());
+            }
+        }
     }
+}
+
+/// Steps one [`ExistsState`] (the `forall` variable's value `forall`, `None` for the values
+/// not seen yet) by one step's labels; returns whether `exists var: body` holds there.
+fn eval_state(
+    arena: &Arena,
+    body: Formula,
+    atoms: &[(Sym, BodyAtom)],
+    st: &mut ExistsState,
+    forall: Option<&str>,
+    labels: &LabelSet,
+) -> bool {
+    // Which values make each variable atom hold at this step, and which are new.
+    let mut holds: Vec<Vec<&str>> = vec![Vec::new(); atoms.len()];
+    let mut ground: Vec<bool> = vec![false; atoms.len()];
+    for (k, (_, a)) in atoms.iter().enumerate() {
+        if let BodyAtom::Ground(name) = a {
+            ground[k] = ground_holds(name, labels);
+        }
+    }
+    for l in labels.iter() {
+        let Some((base, args)) = split_atom_name(l) else {
+            continue;
+        };
+        let vals: Vec<&str> = args.split(", ").collect();
+        for (k, (_, a)) in atoms.iter().enumerate() {
+            if let Some(v) = a.value_of(base, &vals, forall) {
+                if v.is_empty() {
+                    // An atom with the `forall` variable but not the quantifier's: holds
+                    // for every value of it.
+                    ground[k] = true;
+                    continue;
+                }
+                holds[k].push(v);
+                if !st.index.contains_key(v) {
+                    // A new value: its past equals the template's (none of its atoms held).
+                    st.index.insert(v.to_string(), st.values.len());
+                    st.values.push((v.to_string(), st.template.clone()));
+                }
+            }
+        }
+    }
+    let sym_index: HashMap<Sym, usize> = atoms
+        .iter()
+        .enumerate()
+        .map(|(k, (s, _))| (*s, k))
+        .collect();
+    let eval = |value: Option<&str>, state: &mut PastState| {
+        let v = |s: Sym| {
+            let Some(&k) = sym_index.get(&s) else {
+                return false;
+            };
+            match value {
+                _ if ground[k] => true,
+                Some(x) => holds[k].contains(&x),
+                None => false,
+            }
+        };
+        state.step(arena, &v);
+        state.eval(arena, body, &v)
+    };
+    let mut any = eval(None, &mut st.template);
+    for (value, state) in &mut st.values {
+        // Every state steps, whatever the result.
+        any |= eval(Some(value.as_str()), state);
+    }
+    any
 }
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Pattern,
+    /// A pattern, with the `forall` variables among its arguments.
+    Pattern(Vec<String>),
     Exists(Box<Exists>),
+}
+
+/// For a pattern atom `base(args)` whose arguments `vars` are `forall` variables: the
+/// instantiated names (the variables replaced by the label's values there) of the labels
+/// matching its other arguments.
+fn pattern_instances(name: &str, vars: &[String], labels: &LabelSet, out: &mut Vec<String>) {
+    let Some((base, args)) = split_atom_name(name) else {
+        return;
+    };
+    let pats: Vec<&str> = args.split(", ").collect();
+    for l in labels.iter() {
+        let Some((b, a)) = split_atom_name(l) else {
+            continue;
+        };
+        let vals: Vec<&str> = a.split(", ").collect();
+        if b != base || vals.len() != pats.len() {
+            continue;
+        }
+        let mut bound: Vec<(&str, &str)> = Vec::new();
+        let ok = pats.iter().zip(&vals).all(|(p, v)| {
+            if vars.iter().any(|x| x == p) {
+                match bound.iter().find(|(x, _)| x == p) {
+                    Some((_, w)) => w == v,
+                    None => {
+                        bound.push((p, v));
+                        true
+                    }
+                }
+            } else {
+                arg_matches(p, v)
+            }
+        });
+        if ok {
+            let (xs, vs): (Vec<&str>, Vec<&str>) = bound.into_iter().unzip();
+            let n = trac_core::names::instantiate_name(name, &xs.join(", "), &vs.join(", "));
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
 }
 
 /// The derived atoms of a set of formulas and their state over one trace. Clone a fresh one
@@ -234,37 +445,48 @@ pub struct DerivedAtoms {
 
 impl DerivedAtoms {
     /// The derived atoms among the atoms of `formulas` (each with its arena and the variable of
-    /// its property's `forall`, if any), deduplicated by name.
+    /// its property's `forall`, if any: one, or several as a list `x, y`), deduplicated by
+    /// name.
+    ///
+    /// A pattern or quantifier that mentions a `forall` variable is evaluated per value of it:
+    /// `load(*, a)` holds as `load(*, a1)` when some `load(_, a1)` does; `exists p: ψ(p, a)`
+    /// keeps the past states of ψ per value of `a` (seen where the property's labels give `a`
+    /// values, so no later than the property's instance for that value is made) and adds the
+    /// instantiated atom `exists p: ψ(p, a1)` where it holds; the name with `a` itself stands
+    /// for the values not seen yet, as the property's template does.
     ///
     /// # Errors
-    /// A quantifier whose body does not parse, nests another quantifier, or mentions the
-    /// property's `forall` variable (not supported yet).
+    /// A quantifier whose body does not parse, nests another quantifier, or mentions several
+    /// variables of the property's `forall` (not supported yet).
     pub fn new<'a>(
         formulas: impl IntoIterator<Item = (&'a Arena, Formula, Option<&'a str>)>,
     ) -> Result<DerivedAtoms, String> {
         let mut atoms: Vec<(String, Kind)> = Vec::new();
         for (arena, f, forall) in formulas {
+            let vars: Vec<&str> = forall.map_or(Vec::new(), |v| v.split(", ").collect());
+            let names = crate::parametric::slicing_names(arena, f);
             for s in arena.atoms(f) {
                 let name = arena.sym_name(s);
-                if atoms.iter().any(|(n, _)| n == name) {
+                if let Some(k) = atoms.iter().position(|(n, _)| n == name) {
+                    if let Kind::Exists(e) = &mut atoms[k].1 {
+                        e.add_slicing(&names);
+                    }
                     continue;
                 }
                 if let Some((var, body)) = trac_spec::parser::split_exists(name) {
-                    let e = Exists::new(var, body)?;
-                    if let Some(fv) = forall.filter(|fv| *fv != var) {
-                        let mentions = e.atoms.iter().any(|(s, _)| {
-                            split_atom_name(e.arena.sym_name(*s))
-                                .is_some_and(|(_, args)| args.split(", ").any(|a| a == fv))
-                        });
-                        if mentions {
-                            return Err(format!(
-                                "`{name}` mentions `{fv}`, the variable of the property's `forall`: a quantifier's body may use its own variable and constants only (not supported yet)"
-                            ));
-                        }
-                    }
+                    let mut e = Exists::new(var, body, &vars)?;
+                    e.add_slicing(&names);
                     atoms.push((name.to_string(), Kind::Exists(Box::new(e))));
                 } else if is_pattern_atom(name) {
-                    atoms.push((name.to_string(), Kind::Pattern));
+                    let vars: Vec<String> = split_atom_name(name)
+                        .map(|(_, args)| {
+                            args.split(", ")
+                                .filter(|a| vars.contains(a))
+                                .map(String::from)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    atoms.push((name.to_string(), Kind::Pattern(vars)));
                 }
             }
         }
@@ -286,12 +508,14 @@ impl DerivedAtoms {
     pub fn extend(&mut self, labels: &mut LabelSet) {
         let mut add = Vec::new();
         for (name, kind) in &mut self.atoms {
-            let holds = match kind {
-                Kind::Pattern => ground_holds(name, labels),
-                Kind::Exists(e) => e.step(labels),
-            };
-            if holds {
-                add.push(name.clone());
+            match kind {
+                Kind::Pattern(vars) if vars.is_empty() => {
+                    if ground_holds(name, labels) {
+                        add.push(name.clone());
+                    }
+                }
+                Kind::Pattern(vars) => pattern_instances(name, vars, labels, &mut add),
+                Kind::Exists(e) => e.step(name, labels, &mut add),
             }
         }
         for n in add {
