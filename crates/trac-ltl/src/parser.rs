@@ -265,6 +265,65 @@ pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseErr
     }
 }
 
+/// Checks that every variable of `prop`'s `forall` (parsed from `src` by [`parse_property`])
+/// is an argument of some atom of the body, or of an `exists` body in it (other than that
+/// quantifier's own variable).
+///
+/// # Errors
+/// The first unused variable, with the span of its name in the `forall` prefix of `src`.
+pub fn check_vars_used(arena: &Arena, prop: &Property, src: &str) -> Result<(), ParseError> {
+    let vars = prop.vars();
+    let mut used = vec![false; vars.len()];
+    let mut mark = |args: &str, except: Option<&str>| {
+        for a in args.split(", ") {
+            if Some(a) == except {
+                continue;
+            }
+            if let Some(i) = vars.iter().position(|v| *v == a) {
+                used[i] = true;
+            }
+        }
+    };
+    for s in arena.atoms(prop.body) {
+        let parts = arena.sym_parts(s);
+        if let Some(args) = &parts.arg {
+            mark(args, None);
+        } else if let Some((q, body)) = split_exists(&parts.name) {
+            let mut inner = Arena::new();
+            if let Ok(b) = Parser::new(&mut inner, body, 0).run() {
+                for t in inner.atoms(b) {
+                    if let Some(args) = &inner.sym_parts(t).arg {
+                        mark(args, Some(q));
+                    }
+                }
+            }
+        }
+    }
+    let colon = src.find(':').unwrap_or(src.len());
+    for (v, u) in vars.iter().zip(used) {
+        if u {
+            continue;
+        }
+        // The variable's name in the prefix, as a whole word.
+        let head = &src[..colon];
+        let at = head
+            .match_indices(v)
+            .map(|(i, _)| i)
+            .find(|&i| {
+                let before = head[..i].chars().next_back();
+                let after = head[i + v.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+            .unwrap_or(0);
+        return Err(ParseError::new(
+            format!("quantified variable `{v}` is not used in the formula (no atom has it as an argument)"),
+            at..at + v.len(),
+        ));
+    }
+    Ok(())
+}
+
 /// Levenshtein distance between two short ASCII-lowercased words (O(|a|·|b|)).
 fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.to_lowercase().chars().collect();
@@ -1505,6 +1564,19 @@ mod quantifier_near_miss_tests {
         let (m, under) = err("forall x: forall y: G a(x, y)");
         assert!(m.contains("one `forall`"), "{m}");
         assert_eq!(under, "forall y:");
+        // A variable no atom uses.
+        let src = "forall x, y: G a(x)";
+        let p = parse_property(&mut a, src).unwrap();
+        let e = check_vars_used(&a, &p, src).unwrap_err();
+        assert!(e.message.contains("`y` is not used"), "{}", e.message);
+        assert_eq!(&src[e.span], "y");
+        let src = "forall a, p: G(c(a) -> !(exists p: O load(p, a)))";
+        let p = parse_property(&mut a, src).unwrap();
+        let e = check_vars_used(&a, &p, src).unwrap_err();
+        assert_eq!((e.span.start, &src[e.span.clone()]), (10, "p"));
+        let src = "forall a: G(c -> !(exists p: O load(p, a)))";
+        let p = parse_property(&mut a, src).unwrap();
+        assert_eq!(check_vars_used(&a, &p, src), Ok(()));
     }
 
     #[test]
