@@ -60,6 +60,8 @@ pub struct ParamVerdict {
 struct Node<M> {
     /// Per variable, its value, or `None`: every value of it not seen yet.
     key: Vec<Option<String>>,
+    /// The key written as reports show it: the values joined by `, ` (`*` for none).
+    value: String,
     monitor: M,
     /// For a node with a `None` in its key: the verdicts it reached (step, verdict, witness),
     /// replayed for the nodes made from it.
@@ -71,12 +73,8 @@ impl<M> Node<M> {
         self.key.iter().all(Option::is_some)
     }
 
-    fn value(&self) -> String {
-        let parts: Vec<&str> = self
-            .key
-            .iter()
-            .map(|v| v.as_deref().unwrap_or("*"))
-            .collect();
+    fn key_value(key: &[Option<String>]) -> String {
+        let parts: Vec<&str> = key.iter().map(|v| v.as_deref().unwrap_or("*")).collect();
         parts.join(", ")
     }
 }
@@ -169,6 +167,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
             joint: n > 1 && slicing.is_joint(),
             slicing,
             nodes: vec![Node {
+                value: Node::<M>::key_value(&vec![None; n]),
                 key: vec![None; n],
                 monitor: template,
                 events,
@@ -255,15 +254,16 @@ impl<M: Instantiate> ParametricMonitor<M> {
         self.nodes
             .iter()
             .filter(|n| !n.full())
-            .map(|n| (n.value(), &n.monitor))
+            .map(|n| (n.value.clone(), &n.monitor))
     }
 
     /// The instances (every variable given a value seen), in the order they were made, with
     /// their values (a tuple joined by `, `).
     pub fn instances(&self) -> impl Iterator<Item = (&str, &M)> {
-        let mut v: Vec<(&str, usize)> = self.index.iter().map(|(k, &i)| (k.as_str(), i)).collect();
-        v.sort_by_key(|&(_, i)| i);
-        v.into_iter().map(|(k, i)| (k, &self.nodes[i].monitor))
+        self.nodes
+            .iter()
+            .filter(|n| n.full())
+            .map(|n| (n.value.as_str(), &n.monitor))
     }
 
     /// The instance for `value` (a tuple joined by `, ` for several variables), if seen.
@@ -289,12 +289,13 @@ impl<M: Instantiate> ParametricMonitor<M> {
         }
         let monitor = p.monitor.instantiate(&vars.join(", "), &vals.join(", "));
         let node = Node {
+            value: Node::<M>::key_value(&key),
             key,
             monitor,
             events: Vec::new(),
         };
         if node.full() {
-            let value = node.value();
+            let value = node.value.clone();
             for (step, verdict, witness) in &p.events {
                 out.push(ParamVerdict {
                     value: value.clone(),
@@ -369,7 +370,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
             };
             if node.full() {
                 out.push(ParamVerdict {
-                    value: node.value(),
+                    value: node.value.clone(),
                     verdict,
                     step: input.step,
                     inherited: false,

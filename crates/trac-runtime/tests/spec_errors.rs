@@ -219,6 +219,7 @@ fn several_parameters_and_quantifier_errors() {
     (id: "twice", formula: "forall pkg, area, pkg: G !loads(pkg, area)"),
     (id: "reuse", formula: "forall area: G !(exists area: O loads(p1, area))"),
     (id: "arity2", formula: "forall pkg, area: G !loads(pkg, area, a1)"),
+    (id: "two", formula: "forall pkg, area: G !(exists q: O loads(pkg, area))"),
   ],
 )"#;
     assert_eq!(
@@ -234,6 +235,7 @@ s.ron:17:47: property `twice`: variable `pkg` is quantified twice in this `foral
        |                                               ^^^
 s.ron:18:36: property `reuse`: quantified variable `area` is not used in the formula
 s.ron:18:46: property `reuse`: `exists area: ...` reuses `area`, a variable of the `forall`: name the quantifier's variable differently
-s.ron:19:51: property `arity2`: proposition `loads` has 2 parameters (pkg, area), but `loads(pkg, area, a1)` gives 3"#
+s.ron:19:51: property `arity2`: proposition `loads` has 2 parameters (pkg, area), but `loads(pkg, area, a1)` gives 3
+s.ron:20:49: property `two`: `exists q: ...` mentions 2 variables of the `forall` (pkg, area): a quantifier's body may mention one of them (not supported yet)"#
     );
 }

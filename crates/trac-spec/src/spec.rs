@@ -1059,17 +1059,28 @@ impl<'a> CheckCx<'a> {
                                 "property `{pid}`: `exists {evar}: ...` reuses `{evar}`, a variable of the `forall`: name the quantifier's variable differently"
                             ));
                         }
+                        let mut mentioned: Vec<String> = Vec::new();
                         for s in inner.atoms(b) {
                             let ip = inner.sym_parts(s).clone();
                             let args = ip.arg.clone().unwrap_or_default();
-                            // The body may mention the `forall` variables: the quantifier is
-                            // then evaluated per value of them (`trac_runtime::derived`).
+                            // The body may mention a `forall` variable: the quantifier is
+                            // then evaluated per value of it (`trac_runtime::derived`).
                             for a in args.split(", ") {
                                 if a != evar {
                                     mark(a);
+                                    if is_var(a) && !mentioned.iter().any(|m| m == a) {
+                                        mentioned.push(a.to_string());
+                                    }
                                 }
                             }
                             todo.push((ip, Some(evar.to_string())));
+                        }
+                        if mentioned.len() > 1 {
+                            self.error(at, format!(
+                                "property `{pid}`: `exists {evar}: ...` mentions {} variables of the `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
+                                mentioned.len(),
+                                mentioned.join(", ")
+                            ));
                         }
                     }
                     Err(e) => self.error(at, format!("property `{pid}`: {}", e.message)),
