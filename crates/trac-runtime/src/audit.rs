@@ -183,11 +183,27 @@ impl Coverage {
         let Some((base, arg)) = trac_spec::formula::split_atom_name(name) else {
             return false;
         };
-        var == Some(arg)
-            && self
-                .labels_seen
-                .iter()
-                .any(|l| trac_spec::formula::split_atom_name(l).is_some_and(|(b, _)| b == base))
+        // Several variables (`tool, rid`) and several parameters (`load(p, a1)`): a label
+        // of the same base and arity whose constants agree.
+        let Some(var) = var else {
+            return false;
+        };
+        let vars: Vec<&str> = var.split(", ").collect();
+        let args: Vec<&str> = arg.split(", ").collect();
+        if !args.iter().any(|a| vars.contains(a)) {
+            return false;
+        }
+        self.labels_seen.iter().any(|l| {
+            trac_spec::formula::split_atom_name(l).is_some_and(|(b, a)| {
+                let vals: Vec<&str> = a.split(", ").collect();
+                b == base
+                    && vals.len() == args.len()
+                    && args
+                        .iter()
+                        .zip(&vals)
+                        .all(|(x, v)| vars.contains(x) || x == v)
+            })
+        })
     }
 
     /// The atoms of `spec`'s properties that never held: `(property id, atom name)`, in property
