@@ -227,13 +227,16 @@ const VALUES: [&str; 2] = ["a", "b"];
 /// A value that never occurs: brute force's stand-in for "every value not seen".
 const FRESH: &str = "zz";
 
-const FORMULAS: [&str; 6] = [
+const FORMULAS: [&str; 8] = [
     "G(p(x) & q(y) -> O r(x, y))",
     "G(r(x, y) -> X q(y))",
     "G(p(x) -> !q(y)) | F r(y, x)",
     "p(x) U q(y)",
     "G(r(x, y) -> Y(!p(x) S q(y)))",
     "G(p(x) & p(y) -> r(x, y))",
+    // Every atom has both variables: only the labels' tuples get instances.
+    "G(r(x, y) -> !X r(x, y))",
+    "G(r(x, y) -> Y O r(y, x))",
 ];
 
 #[derive(Clone, Debug)]
@@ -435,4 +438,138 @@ fn sliced_monitor_equals_brute_force_per_tuple() {
     QuickCheck::new()
         .tests(150)
         .quickcheck(sliced_equals_brute_force as fn(Case) -> TestResult);
+}
+
+// ---- quickcheck: `exists` bodies over the `forall` variable against brute force ----
+
+const EXISTS_FORMULAS: [&str; 3] = [
+    "G(check(a) -> !Y(exists p: !unload(p, a) S load(p, a)))",
+    "G((exists p: O load(p, a)) -> !check(a))",
+    "G(check(a) -> (exists p: H !unload(p, a)) & X !check(a))",
+];
+
+#[derive(Clone, Debug)]
+struct ExistsCase {
+    formula: usize,
+    trace: Vec<Vec<String>>,
+}
+
+impl Arbitrary for ExistsCase {
+    fn arbitrary(g: &mut Gen) -> ExistsCase {
+        let len = usize::arbitrary(g) % 8;
+        let trace = (0..len)
+            .map(|_| {
+                let mut step = Vec::new();
+                // Not `a`: a value named as the variable would be the template's atom.
+                for a in ["a1", "a2"] {
+                    if u8::arbitrary(g) % 3 == 0 {
+                        step.push(format!("check({a})"));
+                    }
+                    for p in ["p1", "p2"] {
+                        for base in ["load", "unload"] {
+                            if u8::arbitrary(g) % 4 == 0 {
+                                step.push(format!("{base}({p}, {a})"));
+                            }
+                        }
+                    }
+                }
+                step
+            })
+            .collect();
+        ExistsCase {
+            formula: usize::arbitrary(g) % EXISTS_FORMULAS.len(),
+            trace,
+        }
+    }
+
+    fn shrink(&self) -> Box<dyn Iterator<Item = ExistsCase>> {
+        let c = self.clone();
+        Box::new((0..self.trace.len()).rev().map(move |n| ExistsCase {
+            trace: c.trace[..n].to_vec(),
+            ..c.clone()
+        }))
+    }
+}
+
+/// Violation steps of `formula` (with free variables `forall`, if any) where every step's
+/// labels get the formula's derived atoms first; per instance value, and for the values not
+/// seen yet.
+fn run_with_derived(
+    formula: &str,
+    forall: Option<&str>,
+    trace: &[Vec<String>],
+) -> (Vec<(String, Vec<usize>)>, Vec<usize>) {
+    let mut arena = Arena::new();
+    let f = trac_spec::parse(&mut arena, formula).unwrap();
+    let mut derived = trac_runtime::derived::DerivedAtoms::new([(&arena, f, forall)]).unwrap();
+    let mut per: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut unseen = Vec::new();
+    let policy = ResetPolicy::default();
+    let mut plain = ProgressionMonitor::new(arena.clone(), f, policy);
+    let mut param = forall.map(|v| ParametricMonitor::new(arena.clone(), f, v, policy));
+    for (i, labels) in trace.iter().enumerate() {
+        let mut set: LabelSet = labels.iter().map(String::as_str).collect();
+        derived.extend(&mut set);
+        let input = StepInput {
+            step: i + 1,
+            text: "",
+            labels: &set,
+        };
+        match &mut param {
+            None => {
+                if plain.step(&input) == Some(Verdict::Violated) {
+                    unseen.push(i + 1);
+                }
+            }
+            Some(m) => {
+                for e in m.step(&input) {
+                    if e.verdict == Verdict::Violated {
+                        match per.iter_mut().find(|(v, _)| *v == e.value) {
+                            Some((_, s)) => s.push(e.step),
+                            None => per.push((e.value.clone(), vec![e.step])),
+                        }
+                    }
+                }
+                if m.template_reached() == Some(Verdict::Violated) {
+                    unseen.push(i + 1);
+                }
+            }
+        }
+    }
+    (per, unseen)
+}
+
+fn exists_sliced_equals_brute_force(case: ExistsCase) -> TestResult {
+    let formula = EXISTS_FORMULAS[case.formula];
+    let (per, unseen) = run_with_derived(formula, Some("a"), &case.trace);
+    for (value, steps) in &per {
+        let mut arena = Arena::new();
+        let f = trac_spec::parse(&mut arena, formula).unwrap();
+        let g = arena.instantiate(f, "a", value);
+        let inst = trac_spec::print(&arena, g);
+        let (_, want) = run_with_derived(&inst, None, &case.trace);
+        if *steps != want {
+            return TestResult::error(format!(
+                "{formula} for {value} ({inst}): sliced {steps:?}, brute force {want:?}"
+            ));
+        }
+    }
+    // Values never seen: the formula for a fresh value.
+    let mut arena = Arena::new();
+    let f = trac_spec::parse(&mut arena, formula).unwrap();
+    let g = arena.instantiate(f, "a", FRESH);
+    let (_, want) = run_with_derived(&trac_spec::print(&arena, g), None, &case.trace);
+    if unseen != want {
+        return TestResult::error(format!(
+            "{formula}: unseen values violated at {unseen:?}, brute force {want:?}"
+        ));
+    }
+    TestResult::passed()
+}
+
+#[test]
+fn exists_over_the_forall_variable_equals_brute_force() {
+    QuickCheck::new()
+        .tests(200)
+        .quickcheck(exists_sliced_equals_brute_force as fn(ExistsCase) -> TestResult);
 }
