@@ -687,6 +687,13 @@ impl Auditor {
                             return Some((p.info.id.clone(), Some(v.to_string()), x.clone()));
                         }
                     }
+                    // The template and, with several variables, the partial tuples (every
+                    // value not seen yet).
+                    for (_, m) in pm.unseen() {
+                        if let Some(x) = m.mismatch() {
+                            return Some((p.info.id.clone(), None, x.clone()));
+                        }
+                    }
                 }
             }
         }

@@ -250,11 +250,11 @@ impl<M: Instantiate> ParametricMonitor<M> {
 
     /// The monitors of the tuples not seen yet, with their partial tuples (`v1, *`: `*` for
     /// every value not seen yet), the template first. One variable: the template alone.
-    pub fn unseen(&self) -> impl Iterator<Item = (String, &M)> {
+    pub fn unseen(&self) -> impl Iterator<Item = (&str, &M)> {
         self.nodes
             .iter()
             .filter(|n| !n.full())
-            .map(|n| (n.value.clone(), &n.monitor))
+            .map(|n| (n.value.as_str(), &n.monitor))
     }
 
     /// The instances (every variable given a value seen), in the order they were made, with
