@@ -24,9 +24,12 @@
 //!   operators of ψ) bits of memory (DejaVu's BDDs would share these between values; a set per
 //!   value is simpler and linear in the values).
 //!
+//! A pattern or quantifier may mention one variable of the property's `forall`: it is then
+//! evaluated per value of that variable as well (a two-dimensional slice), and adds the atom
+//! named as the property's instance for that value reads it (see [`DerivedAtoms::new`]).
+//!
 //! Not supported (reported by [`DerivedAtoms::new`]): a quantifier nested in another's body,
-//! and a body mentioning the variable of the property's `forall` (the instance's value would
-//! have to be substituted into the derived atom's name).
+//! and a body mentioning two variables of the property's `forall`.
 
 use crate::labels::LabelSet;
 use std::collections::HashMap;

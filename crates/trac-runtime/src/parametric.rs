@@ -23,6 +23,10 @@
 //! property is never taken back (LTL3); it is reported once reached
 //! ([`ParametricMonitor::satisfied_now`]).
 //! Cost per step: O(instances × |residual|).
+//!
+//! Several variables (`forall tool, rid: φ`) and propositions with several parameters
+//! (`forall p: G(load(p, a1) -> F unload(p, a1))`) are sliced per value tuple: see
+//! [`ParametricMonitor`].
 
 use crate::labels::StepInput;
 use crate::monitor::{Change, ProgressionMonitor, ResetPolicy, Verdict};
