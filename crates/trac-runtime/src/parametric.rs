@@ -107,7 +107,8 @@ impl<M> Node<M> {
 #[derive(Clone, Debug)]
 pub struct ParametricMonitor<M = ProgressionMonitor> {
     var: String,
-    slicing: Slicing,
+    /// Boxed: read once per label, and it keeps the monitor small next to plain ones.
+    slicing: Box<Slicing>,
     joint: bool,
     /// `nodes[0]` is the template; the others in the order they were made.
     nodes: Vec<Node<M>>,
@@ -169,7 +170,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
         ParametricMonitor {
             var: var.to_string(),
             joint: n > 1 && slicing.is_joint(),
-            slicing,
+            slicing: Box::new(slicing),
             nodes: vec![Node {
                 value: Node::<M>::key_value(&vec![None; n]),
                 key: vec![None; n],
