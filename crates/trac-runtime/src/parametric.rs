@@ -367,7 +367,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
         for (k, values) in fresh.into_iter().enumerate() {
             self.seen[k].extend(values);
         }
-        let mut completed: Option<usize> = None;
+        let (mut completed, mut completed_instance): (Option<usize>, Option<usize>) = (None, None);
         self.template_reached = None;
         for (i, node) in self.nodes.iter_mut().enumerate() {
             let Some(verdict) = node.monitor.step(input) else {
@@ -392,15 +392,21 @@ impl<M: Instantiate> ParametricMonitor<M> {
                     self.template_reached = Some((verdict, i));
                 }
             }
+            // The witness of a whole ⊤: the template's (or a partial tuple's) if it reached
+            // ⊤ here, else the last instance's.
             if verdict == Verdict::Satisfied {
-                completed = Some(i);
+                if node.full() {
+                    completed_instance = Some(i);
+                } else if completed.is_none() {
+                    completed = Some(i);
+                }
             }
         }
         let before = self.whole;
         self.whole = self.compute_verdict();
         self.satisfied_now = self.whole == Verdict::Satisfied && before != Verdict::Satisfied;
         if self.satisfied_now {
-            let m = &self.nodes[completed.unwrap_or(0)].monitor;
+            let m = &self.nodes[completed.or(completed_instance).unwrap_or(0)].monitor;
             self.satisfied_witness = m.witness().to_vec();
         }
         out
