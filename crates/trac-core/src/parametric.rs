@@ -225,38 +225,50 @@ impl Slicing {
     }
 
     /// Calls `f` with the binding (per variable, its value or `None`) of every atom that the
-    /// label `label` matches. O(atoms × arguments).
+    /// label `label` matches. O(atoms × arguments); allocates nothing for up to 4 variables.
     pub fn bindings<'l>(&self, label: &'l str, mut f: impl FnMut(&[Option<&'l str>])) {
         let Some((base, args)) = split_atom_name(label) else {
             return;
         };
-        let mut vals: Vec<&'l str> = Vec::new();
-        let mut binding: Vec<Option<&'l str>> = Vec::new();
+        let n = self.vars.len();
+        let mut small: [Option<&'l str>; 4] = [None; 4];
+        let mut big: Vec<Option<&'l str>> = Vec::new();
         for a in &self.atoms {
             if a.base != base || !a.has_var() {
                 continue;
             }
-            if vals.is_empty() {
-                vals.extend(crate::names::split_list(args));
+            let binding: &mut [Option<&'l str>] = if n <= small.len() {
+                &mut small[..n]
+            } else {
+                big.clear();
+                big.resize(n, None);
+                &mut big
+            };
+            binding.fill(None);
+            let mut vals = crate::names::split_list(args);
+            let mut ok = true;
+            for x in &a.args {
+                let Some(v) = vals.next() else {
+                    ok = false;
+                    break;
+                };
+                ok = match x {
+                    SliceArg::Const(c) => c == v,
+                    SliceArg::Pattern(p) => arg_matches(p, v),
+                    SliceArg::Var(k) => match binding[*k] {
+                        Some(w) => w == v,
+                        None => {
+                            binding[*k] = Some(v);
+                            true
+                        }
+                    },
+                };
+                if !ok {
+                    break;
+                }
             }
-            if vals.len() != a.args.len() {
-                continue;
-            }
-            binding.clear();
-            binding.resize(self.vars.len(), None);
-            let ok = a.args.iter().zip(&vals).all(|(x, v)| match x {
-                SliceArg::Const(c) => c == v,
-                SliceArg::Pattern(p) => arg_matches(p, v),
-                SliceArg::Var(k) => match binding[*k] {
-                    Some(w) => w == *v,
-                    None => {
-                        binding[*k] = Some(v);
-                        true
-                    }
-                },
-            });
-            if ok {
-                f(&binding);
+            if ok && vals.next().is_none() {
+                f(binding);
             }
         }
     }

@@ -116,6 +116,8 @@ pub struct ParametricMonitor<M = ProgressionMonitor> {
     index: HashMap<String, usize>,
     /// Per variable, the values seen.
     seen: Vec<HashSet<String>>,
+    /// Per variable, the values first seen at the current step (a buffer kept between steps).
+    fresh: Vec<Vec<String>>,
     /// The verdict of the whole property after the last step, and whether it became ⊤ there.
     whole: Verdict,
     satisfied_now: bool,
@@ -179,6 +181,7 @@ impl<M: Instantiate> ParametricMonitor<M> {
             }],
             index: HashMap::new(),
             seen: vec![HashSet::new(); n],
+            fresh: Vec::new(),
             whole,
             satisfied_now: false,
             satisfied_witness: Vec::new(),
@@ -325,7 +328,9 @@ impl<M: Instantiate> ParametricMonitor<M> {
         let n = self.seen.len();
         let mut out = Vec::new();
         // New values per variable (and, joint, new tuples), sorted.
-        let mut fresh: Vec<Vec<String>> = vec![Vec::new(); n];
+        // Reused between steps: no allocation on a step without new values.
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.resize(n, Vec::new());
         let mut tuples: Vec<Vec<String>> = Vec::new();
         for label in input.labels.iter() {
             self.slicing.bindings(label, |b| {
@@ -350,9 +355,9 @@ impl<M: Instantiate> ParametricMonitor<M> {
                 self.make(0, t.into_iter().map(Some).collect(), &mut out);
             }
         } else {
-            for (k, mut values) in fresh.iter().cloned().enumerate() {
-                values.sort();
-                for v in values {
+            for k in 0..n {
+                fresh[k].sort();
+                for v in fresh[k].clone() {
                     let parents: Vec<usize> = (0..self.nodes.len())
                         .filter(|&i| self.nodes[i].key[k].is_none())
                         .collect();
@@ -364,9 +369,10 @@ impl<M: Instantiate> ParametricMonitor<M> {
                 }
             }
         }
-        for (k, values) in fresh.into_iter().enumerate() {
-            self.seen[k].extend(values);
+        for (k, values) in fresh.iter_mut().enumerate() {
+            self.seen[k].extend(values.drain(..));
         }
+        self.fresh = fresh;
         let (mut completed, mut completed_instance): (Option<usize>, Option<usize>) = (None, None);
         self.template_reached = None;
         for (i, node) in self.nodes.iter_mut().enumerate() {
