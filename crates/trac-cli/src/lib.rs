@@ -223,6 +223,10 @@ fn check(src: &str) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
+    if let Err(e) = trac_spec::parser::check_vars_used(&arena, &prop, src) {
+        eprintln!("{}", e.render(src));
+        return ExitCode::from(2);
+    }
     let printed = trac_spec::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
     let english = trac_spec::english::render(&arena, prop.body, &Default::default());
     let atoms: Vec<String> = arena

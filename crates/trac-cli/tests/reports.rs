@@ -440,7 +440,11 @@ fn near_miss_quantifiers_are_named_with_uniform_error_prefixes() {
     );
     let o = trac(&["check", "forall x, y: G a(x)"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("one variable, not 2"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("quantified variable `y` is not used"),
+        "{}",
+        stderr(&o)
+    );
     // In a spec: `error: FILE:LINE:COLUMN: ...`.
     let spec = temp_file(
         "near.ron",
@@ -451,7 +455,7 @@ fn near_miss_quantifiers_are_named_with_uniform_error_prefixes() {
     let e = stderr(&o);
     let prefix = format!("error: {}:4:", spec.display());
     assert!(e.starts_with(&prefix), "{e}");
-    assert!(e.contains("one variable, not 2"), "{e}");
+    assert!(e.contains("quantified variable `y` is not used"), "{e}");
     // Every message line of a failed run starts with a known prefix (caret renderings aside).
     for args in [
         vec!["audit", "--spec", "/nonexistent.ron", DEMO],

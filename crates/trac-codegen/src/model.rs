@@ -188,6 +188,36 @@ fn compile(
     var: Option<&str>,
     semantics: Semantics,
 ) -> Result<Compiled, String> {
+    if let Some(var) = var {
+        // Generated monitors (`ParamTableMonitor`) slice by one variable given by one-argument
+        // propositions; the runtime's audit (`trac_runtime::parametric`) runs the rest.
+        if var.contains(", ") {
+            return Err(format!(
+                "`forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
+            ));
+        }
+        for s in arena.atoms(f) {
+            let name = arena.sym_name(s);
+            let parts = trac_spec::formula::AtomName::parse(name);
+            let multi = parts
+                .arg
+                .as_deref()
+                .is_some_and(|a| a.contains(", ") && a.split(", ").any(|x| x == var));
+            let derived = trac_spec::parser::split_exists(name).is_some()
+                || parts
+                    .arg
+                    .as_deref()
+                    .is_some_and(|a| a.contains(['*', '?', '|']));
+            if multi
+                || (derived && trac_spec::parser::instantiate_exists(name, var, "v").is_some())
+                || (derived && name != trac_core::names::instantiate_name(name, var, "v"))
+            {
+                return Err(format!(
+                    "`{name}` mentions `{var}` in a proposition with several parameters, a pattern or an `exists`: generated monitors do not slice such atoms (audit the property with `trac audit`)"
+                ));
+            }
+        }
+    }
     let table = crate::compile_table(arena, f, semantics)?;
     let mut specials = Vec::new();
     if let Some(var) = var {
@@ -460,7 +490,15 @@ fn inline_model(model: &mut Model, inline: Inline, errors: &mut Errors) {
                 (None, None) => {}
             }
         }
-        if let Some(var) = &parsed.var {
+        if let Some(var) = parsed.var.as_ref().filter(|v| v.contains(", ")) {
+            errors.push(
+                span,
+                format!(
+                    "property `{id}`: `forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
+                ),
+            );
+            ok = false;
+        } else if let Some(var) = &parsed.var {
             if !used_var {
                 errors.push(
                     span,

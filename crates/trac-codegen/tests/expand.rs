@@ -53,6 +53,19 @@ fn errors_keep_the_types() {
 }
 
 #[test]
+fn several_forall_variables_are_refused_with_a_reason() {
+    let out = trac_codegen::expand(quote! {
+        pub struct Calls {
+            props { call(tool): "calls {tool}", modify(rid): "modifies {rid}" }
+            pair: "forall tool, rid: G(call(tool) & modify(rid) -> X call(tool))",
+        }
+    });
+    let text = out.to_string();
+    assert!(text.contains("compile_error"), "{text}");
+    assert!(text.contains("has several variables"), "{text}");
+}
+
+#[test]
 fn syntax_errors_are_reported() {
     let out = trac_codegen::expand(quote!(pub struct X { props { a "no colon" } }));
     let text = out.to_string();

@@ -13,7 +13,6 @@
 
 use crate::labels::{LabelSet, StepInput};
 use crate::monitor::{Monitor, ResetPolicy, Verdict};
-use crate::names::AtomName;
 use crate::parametric::{conjunction, new_values, parametric_bases};
 use crate::table::{Table, TableMonitor};
 use std::collections::HashMap;
@@ -156,24 +155,11 @@ impl<S, T> Instance<S, T> {
 }
 
 /// The values `c` written in the formula as arguments of its parametric propositions
-/// (`go_to(hallway)` beside `go_to(room)` in `forall room: ...`), sorted: their instances need
+/// (`go_to(hallway)` beside `go_to(room)` in `forall room: ...`; position by position for
+/// several parameters: `a1` in `load(p, a1)` is not beside `p`), sorted: their instances need
 /// tables of their own (see [`ParamTableMonitor::with_specials`]).
 pub fn special_values<'a>(prop_names: impl IntoIterator<Item = &'a str>, var: &str) -> Vec<String> {
-    let parts: Vec<AtomName> = prop_names.into_iter().map(AtomName::parse).collect();
-    let bases: Vec<&str> = parts
-        .iter()
-        .filter(|p| p.arg.as_deref() == Some(var))
-        .map(|p| p.base.as_str())
-        .collect();
-    let mut out: Vec<String> = parts
-        .iter()
-        .filter(|p| bases.contains(&p.base.as_str()))
-        .filter_map(|p| p.arg.clone())
-        .filter(|a| a != var)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+    crate::parametric::Slicing::new(prop_names, var).constants_beside(0)
 }
 
 /// A monitor for `forall var: φ` running one compiled table of `φ`: a template instance for the

@@ -44,13 +44,121 @@ pub fn split_atom_name(name: &str) -> Option<(&str, &str)> {
     Some((&name[..open], inner))
 }
 
+/// The variables of a quantifier as the property stores them: one name (`item`), or several
+/// joined by `, ` (`tool, rid` for `forall tool, rid: ...`); a value tuple is written the same
+/// way (`update_flight, ZFA04Y`: values never contain `,`, see [`check_label`]).
+pub fn split_list(list: &str) -> impl Iterator<Item = &str> {
+    list.split(", ")
+}
+
+/// The argument list `args` of an atom (`p, a1`) with every argument equal to one of `vars`
+/// (a list as [`split_list`] reads it) replaced by the matching part of `values`; `None` when
+/// no argument is a variable. A name with a `(` or `)` in an argument is left alone.
+fn instantiate_args(args: &str, vars: &str, values: &str) -> Option<String> {
+    let vars: Vec<&str> = split_list(vars).collect();
+    let values: Vec<&str> = split_list(values).collect();
+    let mut changed = false;
+    let out: Vec<&str> = split_list(args)
+        .map(|a| match vars.iter().position(|v| *v == a) {
+            Some(i) if i < values.len() => {
+                changed = true;
+                values[i]
+            }
+            _ => a,
+        })
+        .collect();
+    changed.then(|| out.join(", "))
+}
+
 /// `base(var)` becomes `base(value)`; any other name is returned unchanged. The name-level
 /// counterpart of `trac_ltl::formula::Arena::instantiate`.
+///
+/// Several parameters and several variables: every argument of `base(a1, ..., an)` equal to
+/// a variable of `var` (`x`, or a list `x, y` as [`split_list`] reads it) becomes the value at
+/// the same place of `value` (`v`, or `v, w`): `load(p, a1)` for `p := package1` is
+/// `load(package1, a1)`, `edge(x, y)` for `x, y := a, b` is `edge(a, b)`. The names of
+/// `exists` atoms are not changed here (their bodies are formulas: see
+/// `trac_ltl::formula::Arena::instantiate`). O(length of the name).
 pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
     match split_atom_name(name) {
-        Some((base, arg)) if arg == var => format!("{base}({value})"),
+        Some((base, arg)) => match instantiate_args(arg, var, value) {
+            Some(args) => format!("{base}({args})"),
+            None => name.to_string(),
+        },
         _ => name.to_string(),
     }
+}
+
+/// [`instantiate_name`] on every atom `base(args)` written in a formula's text (Spot syntax,
+/// as trac's printer writes it): for trac-core, which has no parser, to show a residual of a
+/// parametric instance. Quoted names are left alone. O(length of the text).
+pub fn instantiate_text(text: &str, var: &str, value: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let (mut i, mut copied) = (0, 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // A quoted name: skip to its closing quote.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'(' => {
+                let base_start = text[..i]
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .map_or(0, |k| k + 1);
+                let base = &text[base_start..i];
+                let is_operator = base.len() == 1 && "FGXUWRMYZOHSV".contains(base);
+                let close = text[i + 1..].find([')', '(']).map(|c| i + 1 + c);
+                match close {
+                    Some(c) if !base.is_empty() && !is_operator && b[c] == b')' => {
+                        if let Some(args) = instantiate_args(&text[i + 1..c], var, value) {
+                            out.push_str(&text[copied..=i]);
+                            out.push_str(&args);
+                            copied = c;
+                        }
+                        i = c + 1;
+                    }
+                    _ => i += 1,
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.push_str(&text[copied.min(text.len())..]);
+    out
+}
+
+/// Whether `text` matches the glob `glob` (`*` any run of characters, `?` one character),
+/// the whole text. O(|glob| · |text|) worst case, no allocation beyond two char vectors.
+pub fn glob_match(glob: &str, text: &str) -> bool {
+    let g: Vec<char> = glob.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut gi, mut ti) = (0, 0);
+    let (mut star, mut mark) = (None, 0);
+    while ti < t.len() {
+        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
+        } else if gi < g.len() && g[gi] == '*' {
+            star = Some(gi);
+            mark = ti;
+            gi += 1;
+        } else if let Some(s) = star {
+            gi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    while gi < g.len() && g[gi] == '*' {
+        gi += 1;
+    }
+    gi == g.len()
 }
 
 /// Why a label string (an atomic proposition said to hold at a step, as a trace's `labels`
@@ -185,6 +293,38 @@ pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_instantiate_per_argument_and_per_variable() {
+        assert_eq!(
+            instantiate_name("take(item)", "item", "knife"),
+            "take(knife)"
+        );
+        assert_eq!(
+            instantiate_name("load(p, a1)", "p", "package1"),
+            "load(package1, a1)"
+        );
+        assert_eq!(instantiate_name("edge(x, y)", "x, y", "a, b"), "edge(a, b)");
+        assert_eq!(instantiate_name("edge(y, x)", "x, y", "a, b"), "edge(b, a)");
+        assert_eq!(
+            instantiate_name("call(tool)", "tool, rid", "f, R1"),
+            "call(f)"
+        );
+        assert_eq!(instantiate_name("look", "x", "a"), "look");
+        assert_eq!(instantiate_name("take(fork)", "x", "a"), "take(fork)");
+        assert_eq!(
+            instantiate_text(
+                "G(load(p, a1) -> F unload(p, a1)) & \"q(p)\" & X(p)",
+                "p",
+                "v"
+            ),
+            "G(load(v, a1) -> F unload(v, a1)) & \"q(p)\" & X(p)"
+        );
+        assert_eq!(
+            instantiate_text("modify(rid) & call(tool)", "tool, rid", "t, r"),
+            "modify(r) & call(t)"
+        );
+    }
 
     #[test]
     fn well_formed_labels_pass_and_split_as_written() {

@@ -798,8 +798,9 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
 pub type RenameResidual = fn(&str, &str, &str) -> String;
 
 /// The default [`RenameResidual`]: every `(var)` of the residual's text becomes `(value)`.
+/// Several parameters and variables as [`crate::names::instantiate_name`] reads them.
 pub fn rename_residual_text(residual: &str, var: &str, value: &str) -> String {
-    residual.replace(&format!("({var})"), &format!("({value})"))
+    crate::names::instantiate_text(residual, var, value)
 }
 
 /// One recorded witness entry (internal): the step, the main state after it and the
@@ -1089,9 +1090,26 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         m.labels = self
             .labels
             .iter()
-            .map(|l| crate::names::instantiate_name(l, var, value))
+            .map(|l| {
+                if l.starts_with("exists ") {
+                    // A past-time quantifier atom: its body is a formula, renamed by the
+                    // renamer (the runtime's parses and prints it as the parser names it).
+                    let r = (self.renamer)(l, var, value);
+                    match r.strip_prefix('(').and_then(|r| r.strip_suffix(')')) {
+                        Some(inner) if inner.starts_with("exists ") => inner.to_string(),
+                        _ => r,
+                    }
+                } else {
+                    crate::names::instantiate_name(l, var, value)
+                }
+            })
             .collect();
-        m.instance = Some((var.to_string(), value.to_string()));
+        // An instance instantiated again (a partial tuple of `forall x, y: φ` given its next
+        // variable) renames both: the variables and values are joined as lists.
+        m.instance = Some(match &self.instance {
+            None => (var.to_string(), value.to_string()),
+            Some((v0, x0)) => (format!("{v0}, {var}"), format!("{x0}, {value}")),
+        });
         m.residual_cache.clear();
         m
     }

@@ -10,7 +10,7 @@
 //! # Grammar
 //!
 //! ```text
-//! property = [ "forall" ident ":" ] formula ;
+//! property = [ "forall" ident { "," ident } ":" ] formula ;
 //! formula  = equiv ;
 //! equiv    = or    { ( "->" | "=>" | "-->" | "<->" | "<=>" | "<-->" ) or } ;    (* right assoc. *)
 //! or       = xor   { ( "|" | "||" | "\/" | "+" ) xor } ;
@@ -185,10 +185,22 @@ impl std::error::Error for ParseError {}
 /// `forall item: G(take(item) -> X examine(item))`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Property {
-    /// The quantified variable, if any (`item` above).
+    /// The quantified variable, if any (`item` above). Several variables
+    /// (`forall tool, rid: ...`) are kept as one list joined by `, ` (`tool, rid`), which every
+    /// instantiation function reads as such (`trac_core::names::split_list`); see
+    /// [`Property::vars`].
     pub var: Option<String>,
     /// The body; atoms mention the variable as their argument (`take(item)`).
     pub body: Formula,
+}
+
+impl Property {
+    /// The quantified variables, in the order written (none for an unquantified property).
+    pub fn vars(&self) -> Vec<&str> {
+        self.var
+            .as_deref()
+            .map_or(Vec::new(), |v| v.split(", ").collect())
+    }
 }
 
 /// Parses one LTL formula in Spot syntax (see the [module docs](self) for the grammar).
@@ -213,7 +225,9 @@ pub fn parse(arena: &mut Arena, src: &str) -> Result<Formula, ParseError> {
 /// (`forall item:`); `forall item` without the colon is an error. Otherwise `forall` is an
 /// ordinary atomic proposition (`forall U b`, `forall_x`, `forall(x)`).
 ///
-/// Near misses are errors that name the problem: two variables (`forall x, y:`), a second
+/// Several variables are separated by commas (`forall tool, rid: ...`, stored as the list
+/// `tool, rid` in [`Property::var`]); a variable given twice is an error at its second place.
+/// Near misses are errors that name the problem: variables without commas (`forall x y:`), a second
 /// quantifier (`forall x: forall y:`), a misspelled or other quantifier (`foral x:`,
 /// `for all x:`, `∀x:`, `exists x:`), no variable (`forall:`), a dot for the colon (`forall x.`).
 pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseError> {
@@ -228,7 +242,7 @@ pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseErr
             if let Some(span) = nested {
                 return Err(ParseError::new(
                     format!(
-                        "a property has one `forall` (it is checked per value of one variable, `{}`); this is a second quantifier",
+                        "a property has one `forall` (list every variable in it: `forall {}, y: ...`); this is a second quantifier",
                         q.var
                     ),
                     q.body_start + span.start..q.body_start + span.end,
@@ -249,6 +263,65 @@ pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseErr
             })
         }
     }
+}
+
+/// Checks that every variable of `prop`'s `forall` (parsed from `src` by [`parse_property`])
+/// is an argument of some atom of the body, or of an `exists` body in it (other than that
+/// quantifier's own variable).
+///
+/// # Errors
+/// The first unused variable, with the span of its name in the `forall` prefix of `src`.
+pub fn check_vars_used(arena: &Arena, prop: &Property, src: &str) -> Result<(), ParseError> {
+    let vars = prop.vars();
+    let mut used = vec![false; vars.len()];
+    let mut mark = |args: &str, except: Option<&str>| {
+        for a in args.split(", ") {
+            if Some(a) == except {
+                continue;
+            }
+            if let Some(i) = vars.iter().position(|v| *v == a) {
+                used[i] = true;
+            }
+        }
+    };
+    for s in arena.atoms(prop.body) {
+        let parts = arena.sym_parts(s);
+        if let Some(args) = &parts.arg {
+            mark(args, None);
+        } else if let Some((q, body)) = split_exists(&parts.name) {
+            let mut inner = Arena::new();
+            if let Ok(b) = Parser::new(&mut inner, body, 0).run() {
+                for t in inner.atoms(b) {
+                    if let Some(args) = &inner.sym_parts(t).arg {
+                        mark(args, Some(q));
+                    }
+                }
+            }
+        }
+    }
+    let colon = src.find(':').unwrap_or(src.len());
+    for (v, u) in vars.iter().zip(used) {
+        if u {
+            continue;
+        }
+        // The variable's name in the prefix, as a whole word.
+        let head = &src[..colon];
+        let at = head
+            .match_indices(v)
+            .map(|(i, _)| i)
+            .find(|&i| {
+                let before = head[..i].chars().next_back();
+                let after = head[i + v.len()..].chars().next();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                    && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+            .unwrap_or(0);
+        return Err(ParseError::new(
+            format!("quantified variable `{v}` is not used in the formula (no atom has it as an argument)"),
+            at..at + v.len(),
+        ));
+    }
+    Ok(())
 }
 
 /// Levenshtein distance between two short ASCII-lowercased words (O(|a|·|b|)).
@@ -332,14 +405,15 @@ fn quantifier_near_miss(src: &str) -> Option<ParseError> {
     }
     let quant_span = start..start + quant.len();
     if quant == "forall" {
-        if vars.len() < 2 {
+        // `forall x, y:` is a quantifier over a tuple; `forall x y:` misses the commas.
+        let listed = vars_src.split(',').all(|v| is_var(&v.trim()));
+        if vars.len() < 2 || listed {
             return None;
         }
         let second = vars_src.find(vars[1]).map_or(0, |i| i + w0.len());
         return Some(ParseError::new(
             format!(
-                "`forall` takes one variable, not {} ({}): a property is checked per value of one variable; write one property per variable",
-                vars.len(),
+                "separate the variables of `forall` with `,`: `forall {}: ...`",
                 vars.join(", ")
             ),
             start + second..start + colon,
@@ -401,13 +475,41 @@ fn quantifier(src: &str) -> Result<Option<Quantifier>, ParseError> {
     if !var.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         return Ok(None);
     }
-    let colon_rest = trimmed[len..].trim_start();
+    // Further variables: `forall x, y, z:`.
+    let mut vars = vec![var];
+    let mut tail = &trimmed[len..];
+    while let Some(next) = tail.trim_start().strip_prefix(',') {
+        let t = next.trim_start();
+        let l = ident_len(t);
+        let v = &t[..l];
+        let at = src.len() - t.len();
+        if !is_plain_ident(v) {
+            return Err(ParseError::new(
+                "expected a variable after `,` in `forall` (`forall x, y: ...`)",
+                at..at + t.chars().next().map_or(0, char::len_utf8),
+            ));
+        }
+        if vars.contains(&v) {
+            return Err(ParseError::new(
+                format!("variable `{v}` is quantified twice in this `forall`"),
+                at..at + l,
+            ));
+        }
+        vars.push(v);
+        tail = &t[l..];
+    }
+    if vars.len() > 1 && !vars.iter().all(|v| is_plain_ident(v)) {
+        return Ok(None);
+    }
+    let var = vars.join(", ");
+    let var = var.as_str();
+    let colon_rest = tail.trim_start();
     let colon_at = src.len() - colon_rest.len();
     if !colon_rest.starts_with(':') {
         if let Some(e) = quantifier_near_miss(src) {
             return Err(e); // `forall x, y:`, `forall x. ...`
         }
-        if !is_plain_ident(var) || trimmed[len..].starts_with('(') {
+        if vars.len() == 1 && (!is_plain_ident(var) || trimmed[len..].starts_with('(')) {
             return Ok(None); // e.g. `forall U b`: the atom `forall` until `b`.
         }
         let end = colon_at + colon_rest.chars().next().map_or(0, char::len_utf8);
@@ -470,6 +572,34 @@ fn canonical_body(mut text: String) -> String {
         text = again;
     }
     text
+}
+
+/// The name of the `exists q: ψ` atom `name` with the variables `var` (a list `x, y` as
+/// `trac_core::names::split_list` reads it; `q` itself excepted) replaced by `value` in ψ:
+/// `exists p: !unload(p, a) S load(p, a)` for `a := a1` is
+/// `exists p: !unload(p, a1) S load(p, a1)`, named in normal form as the parser names it.
+/// `None` when `name` is not an `exists` atom or ψ does not mention `var`.
+pub fn instantiate_exists(name: &str, var: &str, value: &str) -> Option<String> {
+    let (q, body) = split_exists(name)?;
+    let (mut vars, mut values) = (Vec::new(), Vec::new());
+    for (x, v) in var.split(", ").zip(value.split(", ")) {
+        if x != q {
+            vars.push(x);
+            values.push(v);
+        }
+    }
+    if vars.is_empty() {
+        return None;
+    }
+    let mut arena = Arena::new();
+    let f = Parser::new(&mut arena, body, 0).run().ok()?;
+    let g = arena.instantiate(f, &vars.join(", "), &values.join(", "));
+    (g != f).then(|| {
+        format!(
+            "exists {q}: {}",
+            canonical_body(crate::printer::print(&arena, g))
+        )
+    })
 }
 
 /// Splits the name of an `exists VAR: BODY` atom (as the parser names it) into the variable
@@ -1405,15 +1535,73 @@ mod quantifier_near_miss_tests {
     }
 
     #[test]
-    fn two_variables_are_refused_by_name() {
-        for src in ["forall x, y: G a(x)", "forall x y: G a(x)"] {
-            let (m, under) = err(src);
-            assert!(m.contains("one variable, not 2 (x, y)"), "{src}: {m}");
-            assert_eq!(under.trim_start_matches([',', ' ']), "y", "{src}");
-        }
+    fn several_variables_are_a_list_and_errors_are_placed() {
+        let mut a = Arena::new();
+        let p = parse_property(
+            &mut a,
+            "forall tool, rid: G(call(tool) & modify(rid) -> O ok)",
+        )
+        .unwrap();
+        assert_eq!(p.var.as_deref(), Some("tool, rid"));
+        assert_eq!(p.vars(), ["tool", "rid"]);
+        let p = parse_property(&mut a, "forall x ,y,z : G e(x, y, z)").unwrap();
+        assert_eq!(p.vars(), ["x", "y", "z"]);
+        // Without commas.
+        let (m, under) = err("forall x y: G a(x)");
+        assert!(m.contains("separate the variables"), "{m}");
+        assert_eq!(under.trim_start(), "y");
+        // The same variable twice: at its second place.
+        let src = "forall x, y, x: G a(x, y)";
+        let (m, under) = err(src);
+        assert!(m.contains("`x` is quantified twice"), "{m}");
+        assert_eq!(under, "x");
+        let e = parse_property(&mut a, src).unwrap_err();
+        assert_eq!(e.span.start, 13);
+        // A comma without a variable after it.
+        let (m, under) = err("forall x, : G a(x)");
+        assert!(m.contains("expected a variable after `,`"), "{m}");
+        assert_eq!(under, ":");
         let (m, under) = err("forall x: forall y: G a(x, y)");
         assert!(m.contains("one `forall`"), "{m}");
         assert_eq!(under, "forall y:");
+        // A variable no atom uses.
+        let src = "forall x, y: G a(x)";
+        let p = parse_property(&mut a, src).unwrap();
+        let e = check_vars_used(&a, &p, src).unwrap_err();
+        assert!(e.message.contains("`y` is not used"), "{}", e.message);
+        assert_eq!(&src[e.span], "y");
+        let src = "forall a, p: G(c(a) -> !(exists p: O load(p, a)))";
+        let p = parse_property(&mut a, src).unwrap();
+        let e = check_vars_used(&a, &p, src).unwrap_err();
+        assert_eq!((e.span.start, &src[e.span.clone()]), (10, "p"));
+        let src = "forall a: G(c -> !(exists p: O load(p, a)))";
+        let p = parse_property(&mut a, src).unwrap();
+        assert_eq!(check_vars_used(&a, &p, src), Ok(()));
+    }
+
+    #[test]
+    fn exists_atoms_instantiate_their_bodies_but_not_their_own_variable() {
+        let mut a = Arena::new();
+        let f = parse(
+            &mut a,
+            "G(req(a) -> !(exists p: !unload(p, a) S load(p, a)))",
+        )
+        .unwrap();
+        let g = a.instantiate(f, "a", "a1");
+        assert_eq!(
+            crate::printer::print(&a, g),
+            "G(req(a1) -> !(exists p: !unload(p, a1) S load(p, a1)))"
+        );
+        // `p` is the quantifier's own: never replaced.
+        let h = a.instantiate(f, "p, a", "x, a2");
+        assert_eq!(
+            crate::printer::print(&a, h),
+            "G(req(a2) -> !(exists p: !unload(p, a2) S load(p, a2)))"
+        );
+        assert_eq!(
+            instantiate_exists("exists p: O load(p, b)", "a", "a1"),
+            None
+        );
     }
 
     #[test]

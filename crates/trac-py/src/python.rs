@@ -678,6 +678,8 @@ fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
         .map_err(|e| FormulaError::new_err(e.render(formula)))?;
     trac_spec::progress::validate(&arena, prop.body)
         .map_err(|e| FormulaError::new_err(format!("error: {e}")))?;
+    trac_spec::parser::check_vars_used(&arena, &prop, formula)
+        .map_err(|e| FormulaError::new_err(e.render(formula)))?;
     let printed = trac_spec::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
     let english = trac_spec::english::render(&arena, prop.body, &Default::default());
     let english = match &prop.var {

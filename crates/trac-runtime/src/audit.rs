@@ -183,11 +183,27 @@ impl Coverage {
         let Some((base, arg)) = trac_spec::formula::split_atom_name(name) else {
             return false;
         };
-        var == Some(arg)
-            && self
-                .labels_seen
-                .iter()
-                .any(|l| trac_spec::formula::split_atom_name(l).is_some_and(|(b, _)| b == base))
+        // Several variables (`tool, rid`) and several parameters (`load(p, a1)`): a label
+        // of the same base and arity whose constants agree.
+        let Some(var) = var else {
+            return false;
+        };
+        let vars: Vec<&str> = var.split(", ").collect();
+        let args: Vec<&str> = arg.split(", ").collect();
+        if !args.iter().any(|a| vars.contains(a)) {
+            return false;
+        }
+        self.labels_seen.iter().any(|l| {
+            trac_spec::formula::split_atom_name(l).is_some_and(|(b, a)| {
+                let vals: Vec<&str> = a.split(", ").collect();
+                b == base
+                    && vals.len() == args.len()
+                    && args
+                        .iter()
+                        .zip(&vals)
+                        .all(|(x, v)| vars.contains(x) || x == v)
+            })
+        })
     }
 
     /// The atoms of `spec`'s properties that never held: `(property id, atom name)`, in property
@@ -499,7 +515,7 @@ impl Auditor {
             let counted = &p.violations;
             let mut check = |value: Option<String>, m: &EngineMonitor| {
                 if m.verdict() != Verdict::Pending {
-                    return;
+                    return false;
                 }
                 // TRAC_R: only the run since the last restart is judged here; the failures
                 // before it were counted when they were reported (each failing position once).
@@ -519,12 +535,20 @@ impl Auditor {
                 if violated {
                     found.push((value, m.residual(), m.explanation_owned()));
                 }
+                violated
             };
             match &p.runner {
-                Runner::Plain(m) => check(None, m),
+                Runner::Plain(m) => {
+                    check(None, m);
+                }
                 Runner::Param(pm) => {
-                    // The template: every value not seen yet.
-                    check(None, pm.template());
+                    // The template: every value not seen yet (several variables: the
+                    // monitors of partial tuples too; one record for them all).
+                    for (_, m) in pm.unseen() {
+                        if check(None, m) {
+                            break;
+                        }
+                    }
                     for (v, m) in pm.instances() {
                         check(Some(v.to_string()), m);
                     }
@@ -682,7 +706,7 @@ impl Auditor {
                             input.step,
                             Verdict::Violated,
                             None,
-                            pm.template(),
+                            pm.template_reached_monitor(),
                         ));
                     }
                     if pm.satisfied_now() && !frozen {
@@ -716,6 +740,13 @@ impl Auditor {
                     for (v, m) in pm.instances() {
                         if let Some(x) = m.mismatch() {
                             return Some((p.info.id.clone(), Some(v.to_string()), x.clone()));
+                        }
+                    }
+                    // The template and, with several variables, the partial tuples (every
+                    // value not seen yet).
+                    for (_, m) in pm.unseen() {
+                        if let Some(x) = m.mismatch() {
+                            return Some((p.info.id.clone(), None, x.clone()));
                         }
                     }
                 }

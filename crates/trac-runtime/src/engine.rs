@@ -8,7 +8,6 @@
 //! compiler (both depend on the traits and on `trac-core`'s table format), so the compiler is
 //! passed in, e.g. `trac_compile::Compiler::shared()`.
 
-use crate::generated::special_values;
 use crate::labels::StepInput;
 use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
@@ -16,6 +15,7 @@ use crate::table::{Table, TableMonitor};
 use serde::Serialize;
 use std::fmt;
 use std::sync::Arc;
+use trac_core::parametric::Slicing;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
 
@@ -153,6 +153,14 @@ impl EngineMonitor {
     /// engines, shadows for the values that make two propositions one when instantiated (see
     /// [`TableMonitor::with_shadows`]).
     ///
+    /// Several variables (`var` a list `x, y`): the table is shared by every tuple when no
+    /// tuple can make two propositions one ([`Slicing::may_merge`]: no variable beside a
+    /// constant or another variable at the same argument of the same proposition), as with
+    /// `load(p, a)` / `unload(p, a)` or `call(tool)` / `modify(rid)`. Otherwise the compiled and
+    /// cross-check engines run the property by complete progression (same verdicts: the
+    /// compiled ≡ complete progression invariant; the states are built as the trace visits
+    /// them), since a renamed table would be sound but not complete for the merging tuples.
+    ///
     /// # Errors
     /// As [`EngineMonitor::new`].
     pub fn new_parametric(
@@ -164,7 +172,24 @@ impl EngineMonitor {
         semantics: Semantics,
         compiler: Option<&dyn TableCompiler>,
     ) -> Result<EngineMonitor, EngineError> {
+        let names = crate::parametric::slicing_names(arena, formula);
+        let slicing = Slicing::new(names.iter().map(String::as_str), var);
+        let several = slicing.vars().len() > 1;
+        if several && slicing.may_merge() && matches!(engine, Engine::Compiled | Engine::CrossCheck)
+        {
+            return EngineMonitor::new(
+                Engine::CompleteProgression,
+                arena,
+                formula,
+                policy,
+                semantics,
+                compiler,
+            );
+        }
         let mut m = EngineMonitor::new(engine, arena, formula, policy, semantics, compiler)?;
+        if several {
+            return Ok(m);
+        }
         let table = match &mut m {
             EngineMonitor::Table(t) => t,
             EngineMonitor::CrossCheck(c) => &mut c.compiled,
@@ -173,8 +198,7 @@ impl EngineMonitor {
         let Some(compiler) = compiler else {
             return Ok(m);
         };
-        let atoms = arena.atoms(formula);
-        let values = special_values(atoms.iter().map(|&s| arena.sym_name(s)), var);
+        let values = slicing.constants_beside(0);
         let mut shadows = Vec::new();
         for v in values {
             let mut a = arena.clone();

@@ -23,11 +23,15 @@
 //! property is never taken back (LTL3); it is reported once reached
 //! ([`ParametricMonitor::satisfied_now`]).
 //! Cost per step: O(instances × |residual|).
+//!
+//! Several variables (`forall tool, rid: φ`) and propositions with several parameters
+//! (`forall p: G(load(p, a1) -> F unload(p, a1))`) are sliced per value tuple: see
+//! [`ParametricMonitor`].
 
 use crate::labels::StepInput;
 use crate::monitor::{Change, ProgressionMonitor, ResetPolicy, Verdict};
-use std::collections::HashMap;
-use trac_core::parametric::{new_values, parametric_bases};
+use std::collections::{HashMap, HashSet};
+use trac_core::parametric::Slicing;
 use trac_spec::formula::{Arena, Formula};
 
 pub use trac_core::parametric::{conjunction, Instantiate};
@@ -41,7 +45,8 @@ impl Instantiate for ProgressionMonitor {
 /// A verdict of one instance of a parametric property.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParamVerdict {
-    /// The value of the quantified variable.
+    /// The value of the quantified variable (for several variables, the value tuple joined
+    /// by `, `, in the order of the `forall`).
     pub value: String,
     /// The verdict.
     pub verdict: Verdict,
@@ -54,41 +59,111 @@ pub struct ParamVerdict {
     pub witness: Vec<Change>,
 }
 
+/// One monitor of the slicing: a (partial) value tuple and its monitor.
+#[derive(Clone, Debug)]
+struct Node<M> {
+    /// Per variable, its value, or `None`: every value of it not seen yet.
+    key: Vec<Option<String>>,
+    /// The key written as reports show it: the values joined by `, ` (`*` for none).
+    value: String,
+    monitor: M,
+    /// For a node with a `None` in its key: the verdicts it reached (step, verdict, witness),
+    /// replayed for the nodes made from it.
+    events: Vec<(usize, Verdict, Vec<Change>)>,
+}
+
+impl<M> Node<M> {
+    fn full(&self) -> bool {
+        self.key.iter().all(Option::is_some)
+    }
+
+    fn key_value(key: &[Option<String>]) -> String {
+        let parts: Vec<&str> = key.iter().map(|v| v.as_deref().unwrap_or("*")).collect();
+        parts.join(", ")
+    }
+}
+
 /// A monitor for a universally quantified property: one monitor (by default a
-/// [`ProgressionMonitor`]) per value.
+/// [`ProgressionMonitor`]) per value, or per value tuple for several variables.
+///
+/// # Several variables
+/// `forall x1, ..., xn: φ` is sliced per value tuple. Values are per variable, from the labels
+/// that match an atom of φ at that variable's argument ([`Slicing`]). The monitors are keyed
+/// by *partial* tuples, each place a value seen or `*` (every value not seen yet): the
+/// template is `(*, ..., *)`; when a value `v` first appears for `xk` at step t, every monitor
+/// whose key has `*` at `k` gets a copy for `xk := v` (its state after step t − 1, with `xk`
+/// replaced by `v`), reporting the verdicts that monitor reached before. So the tuples with
+/// monitors are the **cross product** of the values seen per variable (with `*`): the
+/// instances (every place a value) are reported with their values, `v1, v2`; the monitors
+/// with a `*` stand for the tuples not seen yet, whose verdicts are reported with no value,
+/// as the template's. This is exact: a partial tuple's monitor has read every step with the
+/// atoms of its unseen values false, which they were. When every atom that mentions a
+/// variable mentions all of them ([`Slicing::is_joint`], e.g. `load(p, a)` and
+/// `unload(p, a)`), a tuple whose values never occurred together in one label has had all its
+/// atoms false, exactly as the template: then only the tuples of the labels get instances
+/// (copies of the template), and no partial monitor is kept. Memory: one monitor per tuple of
+/// the cross product (product of the values seen per variable, plus one per variable), or
+/// per tuple of the labels in the joint case.
 #[derive(Clone, Debug)]
 pub struct ParametricMonitor<M = ProgressionMonitor> {
     var: String,
-    bases: Vec<String>,
-    template: M,
-    instances: Vec<(String, M)>,
+    /// Boxed: read once per label, and it keeps the monitor small next to plain ones.
+    slicing: Box<Slicing>,
+    joint: bool,
+    /// `nodes[0]` is the template; the others in the order they were made.
+    nodes: Vec<Node<M>>,
+    /// The full tuples (instances), by value.
     index: HashMap<String, usize>,
-    /// Verdicts the template reached: (step, verdict, witness), replayed for each new value.
-    template_events: Vec<(usize, Verdict, Vec<Change>)>,
+    /// Per variable, the values seen.
+    seen: Vec<HashSet<String>>,
+    /// Per variable, the values first seen at the current step (a buffer kept between steps).
+    fresh: Vec<Vec<String>>,
     /// The verdict of the whole property after the last step, and whether it became ⊤ there.
     whole: Verdict,
     satisfied_now: bool,
     satisfied_witness: Vec<Change>,
-    /// The verdict the template (every value not seen yet) reached at the last step, if any.
-    template_reached: Option<Verdict>,
+    /// The verdict a monitor of the tuples not seen yet reached at the last step, if any, and
+    /// which (⊥ first).
+    template_reached: Option<(Verdict, usize)>,
 }
 
 impl ParametricMonitor {
-    /// A monitor for `forall var: formula`. The parametric propositions are the atoms
-    /// `base(var)` of `formula`.
+    /// A monitor for `forall var: formula` (`var` a variable or a list `x, y`). The parametric
+    /// propositions are the atoms of `formula` with a variable as an argument.
     pub fn new(arena: Arena, formula: Formula, var: &str, policy: ResetPolicy) -> Self {
         let template = ProgressionMonitor::new(arena.clone(), formula, policy);
         ParametricMonitor::with_template(&arena, formula, var, template)
     }
 }
 
+/// The atom names trace slicing reads in `formula`: its atoms, and the atoms of the bodies of
+/// its `exists q: ψ` atoms, with `q` written `*` (any value): a label `load(p1, a1)` gives `a`
+/// the value `a1` in `forall a: ... (exists p: O load(p, a)) ...`.
+pub fn slicing_names(arena: &Arena, formula: Formula) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in arena.atoms(formula) {
+        let name = arena.sym_name(s);
+        out.push(name.to_string());
+        if let Some((q, body)) = trac_spec::parser::split_exists(name) {
+            let mut inner = Arena::new();
+            if let Ok(b) = trac_spec::parse(&mut inner, body) {
+                let star = inner.instantiate(b, q, "*");
+                out.extend(slicing_names(&inner, star));
+            }
+        }
+    }
+    out
+}
+
 impl<M: Instantiate> ParametricMonitor<M> {
     /// A monitor for `forall var: formula` whose instances are copies of `template`, a monitor of
-    /// `formula` (with `var` free) of any engine.
+    /// `formula` (with `var` free) of any engine. `var` is one variable or a list `x, y` (see
+    /// the type's docs).
     pub fn with_template(arena: &Arena, formula: Formula, var: &str, template: M) -> Self {
-        let atoms = arena.atoms(formula);
-        let bases = parametric_bases(atoms.iter().map(|&s| arena.sym_name(s)), var);
-        let template_events = template
+        let names = slicing_names(arena, formula);
+        let slicing = Slicing::new(names.iter().map(String::as_str), var);
+        let n = slicing.vars().len();
+        let events = template
             .initial()
             .map(|v| (0, v, Vec::new()))
             .into_iter()
@@ -96,11 +171,17 @@ impl<M: Instantiate> ParametricMonitor<M> {
         let whole = template.unseen_verdict(&|_| false);
         ParametricMonitor {
             var: var.to_string(),
-            bases,
-            template,
-            instances: Vec::new(),
+            joint: n > 1 && slicing.is_joint(),
+            slicing: Box::new(slicing),
+            nodes: vec![Node {
+                value: Node::<M>::key_value(&vec![None; n]),
+                key: vec![None; n],
+                monitor: template,
+                events,
+            }],
             index: HashMap::new(),
-            template_events,
+            seen: vec![HashSet::new(); n],
+            fresh: Vec::new(),
             whole,
             satisfied_now: false,
             satisfied_witness: Vec::new(),
@@ -116,17 +197,19 @@ impl<M: Instantiate> ParametricMonitor<M> {
     }
 
     fn compute_verdict(&self) -> Verdict {
-        let index = &self.index;
-        let unseen = self.template.unseen_verdict(&|v| index.contains_key(v));
-        conjunction(std::iter::once(unseen).chain(self.instances.iter().map(|(_, m)| m.verdict())))
+        let seen = &self.seen[0];
+        let unseen = self.nodes[0].monitor.unseen_verdict(&|v| seen.contains(v));
+        conjunction(
+            std::iter::once(unseen).chain(self.nodes[1..].iter().map(|n| n.monitor.verdict())),
+        )
     }
 
     /// The LTLf verdict of the whole property on the trace read so far: ⊥ if the template's
     /// (every value not seen yet) or an instance's is ⊥, else ⊤.
     pub fn ltlf(&self) -> Verdict {
-        let index = &self.index;
-        let unseen = self.template.unseen_ltlf(&|v| index.contains_key(v));
-        conjunction(std::iter::once(unseen).chain(self.instances.iter().map(|(_, m)| m.ltlf())))
+        let seen = &self.seen[0];
+        let unseen = self.nodes[0].monitor.unseen_ltlf(&|v| seen.contains(v));
+        conjunction(std::iter::once(unseen).chain(self.nodes[1..].iter().map(|n| n.monitor.ltlf())))
     }
 
     /// Whether the whole property became satisfied (⊤, for every value, seen or not) at the
@@ -142,96 +225,194 @@ impl<M: Instantiate> ParametricMonitor<M> {
     }
 
     /// The verdict the template (standing for every value not seen yet) reached at the last
-    /// step read, if any. A ⊥ there is a violation of the property for every value not seen
-    /// yet: the audit reports it once, with no value, and a value appearing later inherits it
-    /// (see the module docs).
+    /// step read, if any; with several variables, a monitor of the tuples not seen yet (a
+    /// partial tuple, ⊥ first: see [`ParametricMonitor::template_reached_monitor`]). A ⊥
+    /// there is a violation of the property for every value (tuple) not seen yet: the audit
+    /// reports it once, with no value, and a value appearing later inherits it (see the
+    /// module docs).
     pub fn template_reached(&self) -> Option<Verdict> {
-        self.template_reached
+        self.template_reached.map(|(v, _)| v)
     }
 
-    /// The quantified variable.
+    /// The monitor whose verdict [`ParametricMonitor::template_reached`] gives: the template,
+    /// or with several variables the monitor of a partial tuple (for its residual and witness).
+    pub fn template_reached_monitor(&self) -> &M {
+        let k = self.template_reached.map_or(0, |(_, k)| k);
+        &self.nodes[k].monitor
+    }
+
+    /// The quantified variable (several: the list joined by `, `).
     pub fn var(&self) -> &str {
         &self.var
     }
 
+    /// The quantified variables, in order.
+    pub fn vars(&self) -> &[String] {
+        self.slicing.vars()
+    }
+
     /// The monitor standing for every value not seen yet.
     pub fn template(&self) -> &M {
-        &self.template
+        &self.nodes[0].monitor
     }
 
-    /// The instances, in the order their values first appeared.
+    /// The monitors of the tuples not seen yet, with their partial tuples (`v1, *`: `*` for
+    /// every value not seen yet), the template first. One variable: the template alone.
+    pub fn unseen(&self) -> impl Iterator<Item = (&str, &M)> {
+        self.nodes
+            .iter()
+            .filter(|n| !n.full())
+            .map(|n| (n.value.as_str(), &n.monitor))
+    }
+
+    /// The instances (every variable given a value seen), in the order they were made, with
+    /// their values (a tuple joined by `, `).
     pub fn instances(&self) -> impl Iterator<Item = (&str, &M)> {
-        self.instances.iter().map(|(v, m)| (v.as_str(), m))
+        self.nodes
+            .iter()
+            .filter(|n| n.full())
+            .map(|n| (n.value.as_str(), &n.monitor))
     }
 
-    /// The instance for `value`, if that value was seen.
+    /// The instance for `value` (a tuple joined by `, ` for several variables), if seen.
     pub fn instance(&self, value: &str) -> Option<&M> {
-        self.index.get(value).map(|&i| &self.instances[i].1)
+        self.index.get(value).map(|&i| &self.nodes[i].monitor)
     }
 
     /// Verdict decided before the first step (the template's).
     pub fn initial(&self) -> Option<Verdict> {
-        self.template.initial()
+        self.nodes[0].monitor.initial()
     }
 
-    /// Reads one step: creates instances for new values, then steps every instance. Returns the
-    /// verdicts reached at this step, with their values, in instance order; a new value first
-    /// gets the verdicts the template reached before it appeared (`inherited`).
-    pub fn step(&mut self, input: &StepInput<'_>) -> Vec<ParamVerdict> {
-        let mut fresh: Vec<String> = Vec::new();
-        let index = &self.index;
-        new_values(
-            input.labels,
-            &self.bases,
-            |v| index.contains_key(v),
-            &mut fresh,
-        );
-        fresh.sort();
-        let mut out = Vec::new();
-        for v in fresh {
-            for (step, verdict, witness) in &self.template_events {
+    /// Makes node `key` from node `parent` (state after the last step), reporting into `out`
+    /// the verdicts the parent reached before if the new node is an instance.
+    fn make(&mut self, parent: usize, key: Vec<Option<String>>, out: &mut Vec<ParamVerdict>) {
+        let p = &self.nodes[parent];
+        let (mut vars, mut vals) = (Vec::new(), Vec::new());
+        for (k, v) in key.iter().enumerate() {
+            if let (Some(v), None) = (v, &p.key[k]) {
+                vars.push(self.slicing.vars()[k].as_str());
+                vals.push(v.as_str());
+            }
+        }
+        let monitor = p.monitor.instantiate(&vars.join(", "), &vals.join(", "));
+        let node = Node {
+            value: Node::<M>::key_value(&key),
+            key,
+            monitor,
+            events: Vec::new(),
+        };
+        if node.full() {
+            let value = node.value.clone();
+            for (step, verdict, witness) in &p.events {
                 out.push(ParamVerdict {
-                    value: v.clone(),
+                    value: value.clone(),
                     verdict: *verdict,
                     step: *step,
                     inherited: true,
                     witness: witness.clone(),
                 });
             }
-            let m = self.template.instantiate(&self.var, &v);
-            self.index.insert(v.clone(), self.instances.len());
-            self.instances.push((v, m));
+            self.index.insert(value, self.nodes.len());
+            self.nodes.push(node);
+        } else {
+            let events = p.events.clone();
+            self.nodes.push(Node { events, ..node });
         }
-        let mut completed: Option<&M> = None;
-        self.template_reached = self.template.step(input);
-        if let Some(v) = self.template_reached {
-            self.template_events
-                .push((input.step, v, self.template.witness().to_vec()));
-            if v == Verdict::Satisfied {
-                completed = Some(&self.template);
+    }
+
+    /// Reads one step: creates instances for new values, then steps every instance. Returns the
+    /// verdicts reached at this step, with their values, in instance order; a new value first
+    /// gets the verdicts the template reached before it appeared (`inherited`).
+    pub fn step(&mut self, input: &StepInput<'_>) -> Vec<ParamVerdict> {
+        let n = self.seen.len();
+        let mut out = Vec::new();
+        // New values per variable (and, joint, new tuples), sorted.
+        // Reused between steps: no allocation on a step without new values.
+        let mut fresh = std::mem::take(&mut self.fresh);
+        fresh.resize(n, Vec::new());
+        let mut tuples: Vec<Vec<String>> = Vec::new();
+        for label in input.labels.iter() {
+            self.slicing.bindings(label, |b| {
+                for (k, v) in b.iter().enumerate() {
+                    if let Some(v) = v {
+                        if !self.seen[k].contains(*v) && !fresh[k].iter().any(|f| f == v) {
+                            fresh[k].push(v.to_string());
+                        }
+                    }
+                }
+                if self.joint {
+                    let t: Vec<String> = b.iter().map(|v| v.unwrap_or("").to_string()).collect();
+                    if !self.index.contains_key(&t.join(", ")) && !tuples.contains(&t) {
+                        tuples.push(t);
+                    }
+                }
+            });
+        }
+        if self.joint {
+            tuples.sort();
+            for t in tuples {
+                self.make(0, t.into_iter().map(Some).collect(), &mut out);
+            }
+        } else {
+            for k in 0..n {
+                fresh[k].sort();
+                for v in fresh[k].clone() {
+                    let parents: Vec<usize> = (0..self.nodes.len())
+                        .filter(|&i| self.nodes[i].key[k].is_none())
+                        .collect();
+                    for i in parents {
+                        let mut key = self.nodes[i].key.clone();
+                        key[k] = Some(v.clone());
+                        self.make(i, key, &mut out);
+                    }
+                }
             }
         }
-        for (v, m) in &mut self.instances {
-            if let Some(verdict) = m.step(input) {
+        for (k, values) in fresh.iter_mut().enumerate() {
+            self.seen[k].extend(values.drain(..));
+        }
+        self.fresh = fresh;
+        let (mut completed, mut completed_instance): (Option<usize>, Option<usize>) = (None, None);
+        self.template_reached = None;
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            let Some(verdict) = node.monitor.step(input) else {
+                continue;
+            };
+            if node.full() {
                 out.push(ParamVerdict {
-                    value: v.clone(),
+                    value: node.value.clone(),
                     verdict,
                     step: input.step,
                     inherited: false,
                     witness: Vec::new(),
                 });
+            } else {
+                node.events
+                    .push((input.step, verdict, node.monitor.witness().to_vec()));
+                let better = match self.template_reached {
+                    None => true,
+                    Some((v, _)) => v != Verdict::Violated && verdict == Verdict::Violated,
+                };
+                if better {
+                    self.template_reached = Some((verdict, i));
+                }
+            }
+            // The witness of a whole ⊤: the template's (or a partial tuple's) if it reached
+            // ⊤ here, else the last instance's.
+            if verdict == Verdict::Satisfied {
+                if node.full() {
+                    completed_instance = Some(i);
+                } else if completed.is_none() {
+                    completed = Some(i);
+                }
             }
         }
         let before = self.whole;
         self.whole = self.compute_verdict();
         self.satisfied_now = self.whole == Verdict::Satisfied && before != Verdict::Satisfied;
         if self.satisfied_now {
-            let last = out
-                .iter()
-                .rev()
-                .find(|e| e.verdict == Verdict::Satisfied && !e.inherited)
-                .and_then(|e| self.instance(&e.value));
-            let m = completed.or(last).unwrap_or(&self.template);
+            let m = &self.nodes[completed.or(completed_instance).unwrap_or(0)].monitor;
             self.satisfied_witness = m.witness().to_vec();
         }
         out
@@ -239,15 +420,19 @@ impl<M: Instantiate> ParametricMonitor<M> {
 
     /// Back to the state before the first step, forgetting every instance.
     pub fn reset(&mut self) {
-        self.template.reset();
-        self.instances.clear();
-        self.index.clear();
-        self.template_events = self
-            .template
+        self.nodes.truncate(1);
+        let t = &mut self.nodes[0];
+        t.monitor.reset();
+        t.events = t
+            .monitor
             .initial()
             .map(|v| (0, v, Vec::new()))
             .into_iter()
             .collect();
+        self.index.clear();
+        for s in &mut self.seen {
+            s.clear();
+        }
         self.whole = self.compute_verdict();
         self.satisfied_now = false;
         self.satisfied_witness.clear();

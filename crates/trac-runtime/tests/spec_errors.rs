@@ -214,6 +214,12 @@ fn several_parameters_and_quantifier_errors() {
     (id: "forall2", formula: "forall pkg: G !loads(pkg, a1)"),
     (id: "inner", formula: "forall area: G !(exists p: O loads(p, area))"),
     (id: "ok", formula: "G((exists p: O loads(p, *)) -> go(*) | go(a|b))"),
+    (id: "tuple", formula: "forall pkg, area: G(loads(pkg, area) -> go(area))"),
+    (id: "unused", formula: "forall pkg, room: G !loads(pkg, a1)"),
+    (id: "twice", formula: "forall pkg, area, pkg: G !loads(pkg, area)"),
+    (id: "reuse", formula: "forall area: G !(exists area: O loads(p1, area))"),
+    (id: "arity2", formula: "forall pkg, area: G !loads(pkg, area, a1)"),
+    (id: "two", formula: "forall pkg, area: G !(exists q: O loads(pkg, area))"),
   ],
 )"#;
     assert_eq!(
@@ -222,7 +228,14 @@ fn several_parameters_and_quantifier_errors() {
 s.ron:7:48: proposition `upd`: its parameters (rid, f) must be captured together by one match of a Words, Regex or Field leaf; an `Arg` capture gives one value
 s.ron:10:32: property `arity`: proposition `loads` has 2 parameters (pkg, area), but `loads(p1)` gives 1
 s.ron:11:31: property `free`: variable `pkg` in `loads(pkg, a1)` is not quantified: write `forall pkg: ...`
-s.ron:12:46: property `forall2`: `forall pkg` over `loads(pkg, a1)`, a proposition with several parameters, is not supported yet (quantify it with `exists` inside the formula, or give it one parameter)
-s.ron:13:46: property `inner`: `exists p: ...` mentions `area`, the variable of the `forall`: a quantifier's body may use its own variable and constants only (not supported yet)"#
+s.ron:16:42: property `unused`: quantified variable `room` is not used in the formula
+s.ron:17:47: property `twice`: variable `pkg` is quantified twice in this `forall`
+       |
+    17 |     (id: "twice", formula: "forall pkg, area, pkg: G !loads(pkg, area)"),
+       |                                               ^^^
+s.ron:18:36: property `reuse`: quantified variable `area` is not used in the formula
+s.ron:18:46: property `reuse`: `exists area: ...` reuses `area`, a variable of the `forall`: name the quantifier's variable differently
+s.ron:19:51: property `arity2`: proposition `loads` has 2 parameters (pkg, area), but `loads(pkg, area, a1)` gives 3
+s.ron:20:49: property `two`: `exists q: ...` mentions 2 variables of the `forall` (pkg, area): a quantifier's body may mention one of them (not supported yet)"#
     );
 }

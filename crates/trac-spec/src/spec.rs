@@ -312,30 +312,7 @@ pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, (usize, String)> {
 /// Matches `text` against a glob: `*` any run of characters, `?` one character, anything else
 /// itself. O(|glob| * |text|).
 pub fn glob_match(glob: &str, text: &str) -> bool {
-    let g: Vec<char> = glob.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut gi, mut ti) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while ti < t.len() {
-        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
-            gi += 1;
-            ti += 1;
-        } else if gi < g.len() && g[gi] == '*' {
-            star = Some(gi);
-            mark = ti;
-            gi += 1;
-        } else if let Some(s) = star {
-            gi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    while gi < g.len() && g[gi] == '*' {
-        gi += 1;
-    }
-    gi == g.len()
+    trac_core::names::glob_match(glob, text)
 }
 
 impl Rule {
@@ -1055,7 +1032,15 @@ impl<'a> CheckCx<'a> {
                 }
             };
             let pid = &decl.id;
-            let mut used_var = false;
+            let vars: Vec<String> = parsed.vars().into_iter().map(String::from).collect();
+            let is_var = |a: &str| vars.iter().any(|v| v == a);
+            // Per variable of the `forall`: whether some atom uses it.
+            let mut used = vec![false; vars.len()];
+            let mut mark = |a: &str| {
+                if let Some(i) = vars.iter().position(|v| v == a) {
+                    used[i] = true;
+                }
+            };
             // Atoms to check, with the variables bound where they occur: the property's
             // `forall` variable, and inside `exists v: body` also `v`.
             let mut todo: Vec<(AtomName, Option<String>)> = Vec::new();
@@ -1069,18 +1054,33 @@ impl<'a> CheckCx<'a> {
                 let mut inner = Arena::new();
                 match trac_ltl::parse(&mut inner, body) {
                     Ok(b) => {
+                        if is_var(evar) {
+                            self.error(at, format!(
+                                "property `{pid}`: `exists {evar}: ...` reuses `{evar}`, a variable of the `forall`: name the quantifier's variable differently"
+                            ));
+                        }
+                        let mut mentioned: Vec<String> = Vec::new();
                         for s in inner.atoms(b) {
                             let ip = inner.sym_parts(s).clone();
                             let args = ip.arg.clone().unwrap_or_default();
-                            if let Some(v) = parsed.var.as_ref() {
-                                if v != evar && args.split(", ").any(|a| a == v) {
-                                    used_var = true;
-                                    self.error(at, format!(
-                                        "property `{pid}`: `exists {evar}: ...` mentions `{v}`, the variable of the `forall`: a quantifier's body may use its own variable and constants only (not supported yet)"
-                                    ));
+                            // The body may mention a `forall` variable: the quantifier is
+                            // then evaluated per value of it (`trac_runtime::derived`).
+                            for a in args.split(", ") {
+                                if a != evar {
+                                    mark(a);
+                                    if is_var(a) && !mentioned.iter().any(|m| m == a) {
+                                        mentioned.push(a.to_string());
+                                    }
                                 }
                             }
                             todo.push((ip, Some(evar.to_string())));
+                        }
+                        if mentioned.len() > 1 {
+                            self.error(at, format!(
+                                "property `{pid}`: `exists {evar}: ...` mentions {} variables of the `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
+                                mentioned.len(),
+                                mentioned.join(", ")
+                            ));
                         }
                     }
                     Err(e) => self.error(at, format!("property `{pid}`: {}", e.message)),
@@ -1093,17 +1093,9 @@ impl<'a> CheckCx<'a> {
                     .as_deref()
                     .map(|a| a.split(", ").collect())
                     .unwrap_or_default();
-                if bound.is_none() && args.iter().any(|a| Some(*a) == parsed.var.as_deref()) {
-                    used_var = true;
-                    if args.len() > 1 {
-                        self.error(
-                            at,
-                            format!(
-                                "property `{pid}`: `forall {}` over `{}`, a proposition with several parameters, is not supported yet (quantify it with `exists` inside the formula, or give it one parameter)",
-                                parsed.var.as_deref().unwrap_or(""),
-                                parts.name
-                            ),
-                        );
+                if bound.is_none() {
+                    for a in &args {
+                        mark(a);
                     }
                 }
                 if props.is_empty() {
@@ -1149,8 +1141,7 @@ impl<'a> CheckCx<'a> {
                     ),
                     (Some(_), Some(_)) => {
                         for arg in &args {
-                            let is_bound = Some(*arg) == parsed.var.as_deref()
-                                || Some(*arg) == bound.as_deref();
+                            let is_bound = is_var(arg) || Some(*arg) == bound.as_deref();
                             if !is_bound && params.contains(arg) {
                                 self.error(
                                     at,
@@ -1169,8 +1160,8 @@ impl<'a> CheckCx<'a> {
                     (None, None) => {}
                 }
             }
-            if let Some(var) = &parsed.var {
-                if !used_var {
+            for (var, used) in vars.iter().zip(&used) {
+                if !used {
                     self.error(
                         locate(find_atom(&decl.formula, var, var)),
                         format!(
