@@ -27,7 +27,8 @@
 //! step formula is cited when its value at `t` decides that step formula at `t` (flipping `p`
 //! flips it). A cited `Y ψ` / `Z ψ` also cites the maximal past nodes of `ψ` at step `t - 1`
 //! (recursively, as deep as the formula nests `Y`/`Z` over past nodes). Operands of `O`, `H`,
-//! `S` are explained by their anchor steps, not by nested citations.
+//! `S` are explained by their anchor steps, not by nested citations. Cited subformulas come in
+//! the order of their text (the same on every engine), each followed by what it reads.
 
 use crate::labels::StepInput;
 use std::cell::RefCell;
@@ -351,6 +352,9 @@ impl PastCiter {
                 }
             }
         }
+        // In the order of their text: the same whatever arena built the plan (a parametric
+        // instance's shadow table is compiled from its own).
+        cited.sort_by(|&x, &y| self.texts[x].node.cmp(&self.texts[y].node));
         let mut out = Vec::new();
         for p in cited {
             self.cite(p, 0, &mut out);
