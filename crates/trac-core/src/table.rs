@@ -847,6 +847,11 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         self
     }
 
+    /// Whether a [`PastWitness`] explains this monitor's verdicts ([`TableMonitor::with_past`]).
+    pub fn has_past(&self) -> bool {
+        self.past.is_some()
+    }
+
     /// This monitor with `renamer` writing the residuals of its parametric instances (kept by
     /// [`TableMonitor::instantiate`] and by the shadows given afterwards is not: give each its
     /// own). The default is [`rename_residual_text`].

@@ -402,6 +402,11 @@ impl CrossCheckMonitor {
     /// Cross-checks `compiled` against `progression` (which should be complete, with the same
     /// semantics and reset policy) and against plain progression of the same formula.
     pub fn new(compiled: TableMonitor, progression: ProgressionMonitor) -> CrossCheckMonitor {
+        // Both sides cite past-time steps (compared at every verdict).
+        let compiled = match (compiled.has_past(), progression.citer()) {
+            (false, Some(c)) => compiled.with_past(Box::new(c.clone())),
+            _ => compiled,
+        };
         let plain = ProgressionMonitor::new(
             progression.arena().clone(),
             progression.formula(),

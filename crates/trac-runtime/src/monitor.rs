@@ -188,6 +188,12 @@ impl ProgressionMonitor {
         self.original
     }
 
+    /// The side evaluator citing past-time steps ([`PastCiter`]), for formulas with past
+    /// operators.
+    pub fn citer(&self) -> Option<&PastCiter> {
+        self.citer.as_ref()
+    }
+
     /// The current residual formula's handle.
     pub fn residual_formula(&self) -> Formula {
         self.residual
