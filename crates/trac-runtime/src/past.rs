@@ -36,7 +36,10 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
 use trac_core::monitor::{CitedStep, PastCitation, PastWitness};
-use trac_spec::formula::{Arena, Formula, Node, Sym};
+use trac_spec::formula::{Arena, Formula, Node};
+
+/// No entry in a dense index.
+const NONE: u32 = u32::MAX;
 
 /// The past operator of a node, with its operands.
 #[derive(Clone, Copy, Debug)]
@@ -54,9 +57,12 @@ struct Plan {
     /// Past nodes, children before parents.
     nodes: Vec<Formula>,
     ops: Vec<Op>,
-    index: HashMap<Formula, usize>,
-    /// Per atom symbol index: its position in `labels`.
-    atom_index: HashMap<Sym, usize>,
+    /// Per formula handle index (`Formula::index`): its past node, or [`NONE`].
+    past_of: Vec<u32>,
+    /// Per symbol index (`Sym::index`): its position in `labels`, or [`NONE`].
+    atom_of: Vec<u32>,
+    /// The atoms (positions in `labels`) read inside past nodes: looked up at every step.
+    past_atoms: Vec<usize>,
     /// Step formulas and, per step formula, its maximal past nodes.
     roots: Vec<(Formula, Vec<usize>)>,
     /// Per past node: the maximal past nodes of its operand (for `Y`/`Z`).
@@ -98,7 +104,7 @@ struct Snapshot {
 #[derive(Clone)]
 pub struct PastCiter {
     plan: Arc<Plan>,
-    /// Per atom (by `Plan::atom_index`): the label that makes it hold (renamed in instances).
+    /// Per atom (by `Plan::atom_of`): the label that makes it hold (renamed in instances).
     labels: Arc<[String]>,
     texts: Arc<[Texts]>,
     now: Snapshot,
@@ -106,6 +112,8 @@ pub struct PastCiter {
     hist: VecDeque<Snapshot>,
     /// The text of the step just read.
     text: Option<Arc<str>>,
+    /// Per atom: whether it held at the step just read (the atoms of `Plan::past_atoms`).
+    atomv: Vec<bool>,
 }
 
 impl fmt::Debug for PastCiter {
@@ -147,7 +155,24 @@ impl PastCiter {
             })
             .collect();
         let atoms = arena.atoms(formula);
-        let atom_index = atoms.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+        let subs = arena.subformulas_postorder(formula);
+        let mut past_of = vec![NONE; subs.iter().map(|g| g.index() + 1).max().unwrap_or(0)];
+        for (i, g) in nodes.iter().enumerate() {
+            past_of[g.index()] = i as u32;
+        }
+        let mut atom_of = vec![NONE; atoms.iter().map(|s| s.index() + 1).max().unwrap_or(0)];
+        for (i, s) in atoms.iter().enumerate() {
+            atom_of[s.index()] = i as u32;
+        }
+        let mut past_atoms: Vec<usize> = Vec::new();
+        for &g in &nodes {
+            for s in arena.atoms(g) {
+                let i = atom_of[s.index()] as usize;
+                if !past_atoms.contains(&i) {
+                    past_atoms.push(i);
+                }
+            }
+        }
         let labels: Arc<[String]> = atoms
             .iter()
             .map(|&s| arena.sym_name(s).to_string())
@@ -199,8 +224,9 @@ impl PastCiter {
             arena: arena.clone(),
             nodes,
             ops,
-            index,
-            atom_index,
+            past_of,
+            atom_of,
+            past_atoms,
             roots,
             inner,
             depth,
@@ -216,6 +242,7 @@ impl PastCiter {
             },
             hist: VecDeque::new(),
             text: None,
+            atomv: vec![false; atoms.len()],
         };
         c.reset_state();
         Some(c)
@@ -280,12 +307,10 @@ impl PastCiter {
         }
         let t = input.step;
         let text = shared_text(input.text);
-        let labels = &self.labels;
-        let holds = |s: Sym| {
-            plan.atom_index
-                .get(&s)
-                .is_some_and(|&i| input.labels.contains(&labels[i]))
-        };
+        for &i in &plan.past_atoms {
+            self.atomv[i] = input.labels.contains(&self.labels[i]);
+        }
+        let holds = &self.atomv[..];
         let first = self.now.step == 0;
         let nodes = &mut self.now.nodes;
         for i in 0..plan.nodes.len() {
@@ -293,7 +318,7 @@ impl PastCiter {
             let value = match plan.ops[i] {
                 Op::Y(_) | Op::Z(_) => nodes[i].slot,
                 Op::O(a) => {
-                    let av = eval(plan, a, &holds, nodes, None);
+                    let av = eval(plan, a, holds, nodes, None);
                     if av {
                         nodes[i].anchor = t;
                         nodes[i].anchor_text = Some(text.clone());
@@ -301,7 +326,7 @@ impl PastCiter {
                     av || old
                 }
                 Op::H(a) => {
-                    let av = eval(plan, a, &holds, nodes, None);
+                    let av = eval(plan, a, holds, nodes, None);
                     if !av && nodes[i].anchor == 0 {
                         nodes[i].anchor = t;
                         nodes[i].anchor_text = Some(text.clone());
@@ -309,12 +334,12 @@ impl PastCiter {
                     av && old
                 }
                 Op::S(a, b) => {
-                    let bv = eval(plan, b, &holds, nodes, None);
+                    let bv = eval(plan, b, holds, nodes, None);
                     if bv {
                         nodes[i].anchor = t;
                         nodes[i].anchor_text = Some(text.clone());
                     }
-                    bv || (eval(plan, a, &holds, nodes, None) && old)
+                    bv || (eval(plan, a, holds, nodes, None) && old)
                 }
             };
             nodes[i].value = value;
@@ -325,7 +350,7 @@ impl PastCiter {
         }
         for i in 0..plan.nodes.len() {
             if let Op::Y(a) | Op::Z(a) = plan.ops[i] {
-                nodes[i].slot = eval(plan, a, &holds, nodes, None);
+                nodes[i].slot = eval(plan, a, holds, nodes, None);
             }
         }
         self.now.prev_text = self.text.take();
@@ -336,18 +361,18 @@ impl PastCiter {
     /// The citations of a verdict at the step just read (see the module docs).
     pub fn citations(&self, input: &StepInput<'_>) -> Vec<PastCitation> {
         let plan = &*self.plan;
-        let labels = &self.labels;
-        let holds = |s: Sym| {
-            plan.atom_index
-                .get(&s)
-                .is_some_and(|&i| input.labels.contains(&labels[i]))
-        };
+        let atomv: Vec<bool> = self
+            .labels
+            .iter()
+            .map(|l| input.labels.contains(l))
+            .collect();
+        let holds = &atomv[..];
         let nodes = &self.now.nodes;
         let mut cited: Vec<usize> = Vec::new();
         for (root, maximal) in &plan.roots {
-            let v = eval(plan, *root, &holds, nodes, None);
+            let v = eval(plan, *root, holds, nodes, None);
             for &p in maximal {
-                if !cited.contains(&p) && eval(plan, *root, &holds, nodes, Some(p)) != v {
+                if !cited.contains(&p) && eval(plan, *root, holds, nodes, Some(p)) != v {
                     cited.push(p);
                 }
             }
@@ -515,28 +540,25 @@ fn maximal_past(arena: &Arena, f: Formula, index: &HashMap<Formula, usize>, out:
 
 /// The value at the current step of `f` (propositional over atoms and past nodes), the past
 /// nodes read from `nodes`, node `flip` negated.
-fn eval(
-    plan: &Plan,
-    f: Formula,
-    holds: &dyn Fn(Sym) -> bool,
-    nodes: &[NodeState],
-    flip: Option<usize>,
-) -> bool {
+fn eval(plan: &Plan, f: Formula, holds: &[bool], nodes: &[NodeState], flip: Option<usize>) -> bool {
     let a = &plan.arena;
     let ev = |g: Formula| eval(plan, g, holds, nodes, flip);
     match a.node(f) {
         Node::True => true,
         Node::False => false,
-        Node::Atom(s) => holds(*s),
+        Node::Atom(s) => match plan.atom_of.get(s.index()) {
+            Some(&i) if i != NONE => holds[i as usize],
+            _ => false,
+        },
         Node::Not(x) => !ev(*x),
         Node::And(xs) => xs.iter().all(|&x| ev(x)),
         Node::Or(xs) => xs.iter().any(|&x| ev(x)),
         Node::Xor(x, y) => ev(*x) != ev(*y),
         Node::Implies(x, y) => !ev(*x) || ev(*y),
         Node::Equiv(x, y) => ev(*x) == ev(*y),
-        _ => match plan.index.get(&f) {
-            Some(&i) => nodes[i].value != (flip == Some(i)),
-            None => false,
+        _ => match plan.past_of.get(f.index()) {
+            Some(&i) if i != NONE => nodes[i as usize].value != (flip == Some(i as usize)),
+            _ => false,
         },
     }
 }
