@@ -1446,6 +1446,35 @@ mod tests {
     }
 
     #[test]
+    fn main_state_acceptance_is_optional_checked_and_round_trips() {
+        let t = response();
+        assert_eq!(t.accepting(2), None);
+        // Old files (no `accepting`) load, and a table without it writes none.
+        assert_eq!(t.to_file().accepting, None);
+        let e = t.clone().with_accepting(vec![false, true]).unwrap_err();
+        assert!(
+            e.to_string().contains("2 acceptance flags for 4 states"),
+            "{e}"
+        );
+        let t = t.with_accepting(vec![false, true, true, false]).unwrap();
+        assert_eq!((t.accepting(2), t.accepting(3)), (Some(true), Some(false)));
+        assert_eq!(Table::from_file(t.to_file()).unwrap(), t);
+        let mut f = t.to_file();
+        f.accepting = Some(vec![true]);
+        assert!(Table::from_file(f).is_err());
+        // The table monitor reads it: after `p` (state 3) the run does not accept.
+        let mut m = TableMonitor::new(Arc::new(t), ResetPolicy::default());
+        assert_eq!(m.ltlf_since_restart(), None, "no step read");
+        let set: LabelSet = ["p"].into_iter().collect();
+        m.step(&StepInput {
+            step: 1,
+            text: "",
+            labels: &set,
+        });
+        assert_eq!(m.ltlf_since_restart(), Some(Verdict::Violated));
+    }
+
+    #[test]
     fn rejects_bad_tables() {
         let good = response().to_file();
         let mut f = good.clone();
