@@ -111,12 +111,13 @@ fn violations(
         .collect()
 }
 
+/// A trace: the labels of each step.
+type Steps = Vec<&'static [&'static str]>;
+/// Violations expected: (step, citations).
+type Expected = Vec<(usize, Vec<PastCitation>)>;
+
 /// `(formula, trace, expected violations with their citations)`, derived by hand.
-fn cases() -> Vec<(
-    &'static str,
-    Vec<&'static [&'static str]>,
-    Vec<(usize, Vec<PastCitation>)>,
-)> {
+fn cases() -> Vec<(&'static str, Steps, Expected)> {
     vec![
         // O: no step 1..3 had `confirm`.
         (
@@ -405,7 +406,8 @@ fn ltlf_monitor(formula: &str, steps: &[&[&str]], engine: Engine) -> EngineMonit
 #[test]
 fn ltlf_since_restart_is_exact_on_every_engine() {
     // (formula, trace, LTLf verdict of the run since the last restart), by hand.
-    let cases: [(&str, &[&[&str]], Option<Verdict>); 6] = [
+    type Case<'a> = (&'a str, &'a [&'a [&'a str]], Option<Verdict>);
+    let cases: [Case; 6] = [
         // Never restarted: the whole trace (F done unmet).
         ("F done", &[&["ok"], &["ok"]], Some(Verdict::Violated)),
         // Never restarted: weak next at the end holds.
