@@ -894,3 +894,74 @@ fn formula_atoms_with_the_wrong_arity_for_a_spec_proposition_are_errors() {
     ]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
+
+/// Issue 12: witnesses of past-time properties cite the steps that made the past subformula
+/// false, in every output format; the step numbers are derived by hand from the trace (the
+/// last `confirm` at step 2, `deny` at step 4 breaks `!deny S confirm`, `write` at step 5).
+#[test]
+fn past_time_witnesses_cite_their_steps_in_every_format() {
+    let t = temp_file(
+        "past-cite.jsonl",
+        "{\"output\": \"hello\"}\n\
+         {\"output\": \"yes, confirm\", \"labels\": [\"confirm\"]}\n\
+         {\"output\": \"writing\", \"labels\": [\"write\"]}\n\
+         {\"output\": \"no, deny it\", \"labels\": [\"deny\"]}\n\
+         {\"output\": \"writing again\", \"labels\": [\"write\"]}\n",
+    );
+    let t = t.to_str().unwrap();
+    let f = "G(write -> (!deny S confirm))";
+    let run = |format: &str| {
+        let o = trac(&["audit", "--formula", f, "--format", format, t]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let text = run("text");
+    assert!(
+        text.contains(
+            "because: !deny S confirm was false at step 5: `confirm` held last at step 2, \
+             then `!deny` failed at step 4"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("step   2: yes, confirm  (confirm held)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("step   4: no, deny it  (!deny failed)"),
+        "{text}"
+    );
+    let recs = jsonl_verdicts(&["audit", "--formula", f, t]);
+    assert_eq!(recs.len(), 1);
+    let past = &recs[0]["past"][0];
+    assert_eq!(past["subformula"], "!deny S confirm");
+    assert_eq!(
+        (past["step"].as_u64(), past["value"].as_bool()),
+        (Some(5), Some(false))
+    );
+    assert_eq!(past["since_step"], 4);
+    let cited: Vec<u64> = past["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(cited, [2, 4]);
+    let json: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    assert_eq!(json[0]["verdicts"][0]["past"], recs[0]["past"]);
+    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+    check_sarif(&sarif);
+    assert_eq!(
+        sarif["runs"][0]["results"][0]["properties"]["past"],
+        recs[0]["past"]
+    );
+    let html = run("html");
+    assert!(
+        html.contains("Because <code>!deny S confirm</code> was false at step 5"),
+        "{html}"
+    );
+    // A property without past-time operators has no `past` field.
+    let recs = jsonl_verdicts(&["audit", "--formula", "G !deny", t]);
+    assert_eq!(recs.len(), 1);
+    assert!(recs[0].get("past").is_none(), "{}", recs[0]);
+}

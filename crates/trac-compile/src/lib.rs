@@ -262,8 +262,46 @@ pub fn compile(
         aux_nodes,
         aux_info,
     };
-    let table = Table::from_parts(parts).expect("compiled tables are well formed");
+    let mut table = Table::from_parts(parts).expect("compiled tables are well formed");
+    if let Some(acc) = main_acceptance(kind, &main, &class, &new_id, reps.len()) {
+        table = table
+            .with_accepting(acc)
+            .expect("one acceptance flag per state");
+    }
     Ok(Compiled { table, stats })
+}
+
+/// LTLf tables: per main state (new ids, `n` of them), whether the run that reached it accepts
+/// the trace it read (the `accepting` part of the explored keys), when that is a function of
+/// the minimized state (always for [`Minimize::Language`], whose outputs include it, and
+/// [`Minimize::None`]; for [`Minimize::Verdict`] only if no class mixes both). The ⊥ sink is
+/// not accepting and the ⊤ sink is (LTLf verdicts). `None` for LTL3 tables, whose keys do not
+/// track acceptance.
+fn main_acceptance(
+    kind: Kind,
+    main: &Explored,
+    class: &[u32],
+    new_id: &[u32],
+    n: usize,
+) -> Option<Vec<bool>> {
+    if kind != Kind::Ltlf {
+        return None;
+    }
+    let mut acc: Vec<Option<bool>> = vec![None; n];
+    acc[0] = Some(false);
+    acc[1] = Some(true);
+    for (s, (_, _, a)) in main.keys.iter().enumerate() {
+        let id = new_id[class[s] as usize] as usize;
+        if id <= 1 {
+            continue;
+        }
+        match acc[id] {
+            None => acc[id] = Some(*a),
+            Some(b) if b != *a => return None,
+            Some(_) => {}
+        }
+    }
+    acc.into_iter().collect()
 }
 
 /// The partition of [`Minimize::Language`]: Moore refinement with the output (table verdict,

@@ -3,7 +3,7 @@
 //! table files).
 //!
 //! - [`monitor`]: LTL3 [`Verdict`]s, [`Semantics`], the [`Monitor`] trait, TRAC_R's
-//!   [`ResetPolicy`], witness entries ([`Change`]).
+//!   [`ResetPolicy`], witness entries ([`Change`], [`PastCitation`]).
 //! - [`labels`]: valuations of one step ([`LabelSet`]) and the step input ([`StepInput`]).
 //! - [`names`]: atomic-proposition names (`take(item)`) and their instantiation.
 //! - [`table`]: the monitor table format, its checks, and [`table::TableMonitor`], which runs it.
@@ -20,4 +20,6 @@ pub mod parametric;
 pub mod table;
 
 pub use labels::{LabelSet, StepInput};
-pub use monitor::{Change, Monitor, ResetPolicy, Semantics, Verdict};
+pub use monitor::{
+    Change, CitedStep, Monitor, PastCitation, PastWitness, ResetPolicy, Semantics, Verdict,
+};

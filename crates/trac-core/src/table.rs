@@ -32,6 +32,10 @@
 //!   it) does not read that run again: the next step goes to the restart state of the
 //!   auxiliary state after it (each failing position counts once, see [`crate::monitor`]).
 //!
+//! - **Main-state acceptance** (optional, LTLf tables): per main state, whether the run that
+//!   reached it accepts the trace it read ([`Table::accepting`]), so a TRAC_R monitor can judge
+//!   the run since its last restart at the end of a finite trace. Files without it still load.
+//!
 //! Files ([`TableFile`], RON or JSON) carry the label [`FORMAT`] and [`VERSION`] and spell the
 //! strings out; loading checks every reference, state id and proposition index
 //! ([`Table::from_parts`]) and rejects a bad table with a message saying what is wrong.
@@ -41,7 +45,9 @@
 //! `const fn`), like regex-automata's dense DFAs.
 
 use crate::labels::StepInput;
-use crate::monitor::{Change, Monitor, ResetPolicy, Semantics, Verdict, MAX_EXPLANATION};
+use crate::monitor::{
+    Change, Monitor, PastCitation, PastWitness, ResetPolicy, Semantics, Verdict, MAX_EXPLANATION,
+};
 use crate::parametric::{conjunction, Instantiate};
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
@@ -111,11 +117,14 @@ pub struct Table<S = Vec<u32>, T = String> {
     parts: TableParts<S, T>,
     /// Dense transition rows, built on first use (`None`: too many propositions).
     rows: OnceLock<Option<StepRows>>,
+    /// Optional, per main state: whether the run that reached it accepts the trace it read
+    /// (LTLf, `X` weak at the end); see [`Table::with_accepting`].
+    accepting: Option<Vec<bool>>,
 }
 
 impl<S: PartialEq, T: PartialEq> PartialEq for Table<S, T> {
     fn eq(&self, other: &Self) -> bool {
-        self.parts == other.parts
+        self.parts == other.parts && self.accepting == other.accepting
     }
 }
 
@@ -199,6 +208,10 @@ pub struct TableFile {
     pub nodes: Vec<u32>,
     /// The auxiliary automaton.
     pub aux: AuxFile,
+    /// Optional (LTLf tables): per main state, whether the run that reached it accepts the
+    /// trace it read ([`Table::accepting`]); absent in tables written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepting: Option<Vec<bool>>,
 }
 
 /// The auxiliary automaton of a [`TableFile`].
@@ -364,6 +377,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         Ok(Table {
             parts,
             rows: OnceLock::new(),
+            accepting: None,
         })
     }
 
@@ -374,6 +388,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         Table {
             parts,
             rows: OnceLock::new(),
+            accepting: None,
         }
     }
 
@@ -552,6 +567,32 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         self.parts.aux_info.as_ref()[aux as usize] >> 1
     }
 
+    /// Whether the run that reached main state `state` accepts the trace it read (LTLf, `X`
+    /// weak at the end: the end-of-trace evaluation of the previous residual on the last
+    /// step), when the table knows it ([`Table::with_accepting`]; `None` otherwise).
+    pub fn accepting(&self, state: u32) -> Option<bool> {
+        self.accepting.as_ref()?.get(state as usize).copied()
+    }
+
+    /// This table with the LTLf acceptance of each main state (`accepting[s]` for state `s`),
+    /// as `trac-compile` computes it for LTLf tables whose minimization kept it a function of
+    /// the state. It lets a TRAC_R monitor judge the run since its last restart at the end of a
+    /// finite trace ([`Monitor::ltlf_since_restart`]).
+    ///
+    /// # Errors
+    /// A length other than the number of main states.
+    pub fn with_accepting(mut self, accepting: Vec<bool>) -> Result<Self, TableError> {
+        if accepting.len() != self.state_count() {
+            return Err(TableError(format!(
+                "{} acceptance flags for {} states",
+                accepting.len(),
+                self.state_count()
+            )));
+        }
+        self.accepting = Some(accepting);
+        Ok(self)
+    }
+
     /// The main transitions of `state` as `(constraints, target)` pairs, one per diagram path:
     /// constraints are `(prop, value)` in increasing prop order. For exports and tests;
     /// exponential only in the diagram's depth.
@@ -594,6 +635,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
                 aux_info: self.parts.aux_info.as_ref().to_vec(),
             },
             rows: OnceLock::new(),
+            accepting: self.accepting.clone(),
         }
     }
 
@@ -620,6 +662,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
                 accepting: info.iter().map(|&i| i & 1 == 1).collect(),
                 restart: info.iter().map(|&i| i >> 1).collect(),
             },
+            accepting: self.accepting.clone(),
         }
     }
 
@@ -704,7 +747,8 @@ impl Table {
         }
         let props = u32::try_from(file.props.len())
             .map_err(|_| TableError("too many propositions".into()))?;
-        Table::from_parts(TableParts {
+        let accepting = file.accepting;
+        let table = Table::from_parts(TableParts {
             semantics: file.semantics,
             minimized: file.minimized,
             formula: file.formula,
@@ -723,7 +767,11 @@ impl Table {
                 .zip(aux.restart.iter())
                 .map(|(&a, &r)| u32::from(a) | r << 1)
                 .collect(),
-        })
+        })?;
+        match accepting {
+            Some(a) => table.with_accepting(a),
+            None => Ok(table),
+        }
     }
 
     /// Reads a table from JSON (feature `formats`).
@@ -789,6 +837,15 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     /// How a residual string is instantiated for a parametric instance (see
     /// [`TableMonitor::with_renamer`]).
     renamer: RenameResidual,
+    /// The current run has read no step yet (it starts at the next position).
+    run_empty: bool,
+    /// The current run started at the first position (no restart so far).
+    first_run: bool,
+    /// The side evaluator of the past-time subformulas, for properties that have some
+    /// ([`TableMonitor::with_past`]).
+    past: Option<Box<dyn PastWitness>>,
+    /// The past-time citations of the last verdict.
+    past_cited: Vec<PastCitation>,
 }
 
 /// How a table monitor writes a residual formula (Spot syntax) of its table for a parametric
@@ -960,7 +1017,25 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             announce: false,
             residual_cache: HashMap::new(),
             renamer: rename_residual_text,
+            run_empty: true,
+            first_run: true,
+            past: None,
+            past_cited: Vec::new(),
         }
+    }
+
+    /// This monitor with `past` explaining its verdicts by the steps that gave its past-time
+    /// subformulas their values ([`Monitor::past_citations`]); stepped by [`Monitor::step`]
+    /// only (the fast paths [`TableMonitor::step_bits`] / [`TableMonitor::step_index`] record
+    /// no witnesses). Give it only to properties with past-time operators.
+    pub fn with_past(mut self, past: Box<dyn PastWitness>) -> Self {
+        self.past = Some(past);
+        self
+    }
+
+    /// Whether a [`PastWitness`] explains this monitor's verdicts ([`TableMonitor::with_past`]).
+    pub fn has_past(&self) -> bool {
+        self.past.is_some()
     }
 
     /// This monitor with `renamer` writing the residuals of its parametric instances (kept by
@@ -1046,6 +1121,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         m.witness.clear();
         m.shadows = Vec::new();
         m.announce = false;
+        m.run_empty = true;
+        m.first_run = false;
+        m.past_cited.clear();
         m
     }
 
@@ -1111,6 +1189,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             Some((v0, x0)) => (format!("{v0}, {var}"), format!("{x0}, {value}")),
         });
         m.residual_cache.clear();
+        m.past = self.past.as_ref().map(|p| p.instantiate(var, value));
         m
     }
 
@@ -1145,6 +1224,8 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             self.announce = false;
             self.state = state;
             self.verdict = reached;
+            self.run_empty = true;
+            self.first_run = false;
             return Stepped {
                 before,
                 after: state,
@@ -1170,11 +1251,16 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         }
         self.announce = false;
         self.aux = holds.aux_next(t, self.aux);
+        // The run (restarted at this step, or going on) read this step...
+        self.run_empty = false;
+        self.first_run &= !restarted;
         if restarted && state <= SATISFIED {
             // Decided again at the same step: at most one verdict per step, start afresh from
             // the initial formula (with the current past bits) at the next position. If that
             // run is decided already, it is the same failure, known at this same step: merged.
             state = t.aux_restart(self.aux);
+            // ... unless it starts at the next position.
+            self.run_empty = true;
         }
         self.state = state;
         self.verdict = Table::<S, T>::verdict(state);
@@ -1229,6 +1315,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         known: u64,
         held: u64,
     ) -> Option<Verdict> {
+        if let Some(p) = &mut self.past {
+            p.step(input);
+        }
         if st.gap {
             // A new run: its explanation starts empty; a verdict known before its position is
             // explained by this step (the history it completes).
@@ -1243,6 +1332,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
                 let c = self.change(input, shown, known, held);
                 self.record(c);
                 self.witness.copy_from(&self.explanation);
+                self.cite_past(input);
             }
             if self.restarts(self.verdict) {
                 self.explanation.clear();
@@ -1255,6 +1345,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         }
         if st.event.is_some() {
             self.witness.copy_from(&self.explanation);
+            self.cite_past(input);
         }
         let fresh_start = self.table.aux_restart(self.aux);
         if st.restarted {
@@ -1304,6 +1395,13 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// parametric instance): what [`TableMonitor::step_valuation`]'s bits stand for.
     pub fn labels(&self) -> &[String] {
         &self.labels
+    }
+
+    /// Records the past-time citations of a verdict at the step just read.
+    fn cite_past(&mut self, input: &StepInput<'_>) {
+        if let Some(p) = &self.past {
+            self.past_cited = p.cite(input);
+        }
     }
 
     fn record(&mut self, entry: Entry) {
@@ -1487,10 +1585,32 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Monitor for TableMonitor<S, T> {
         Verdict::of_bool(self.table.aux_accepting(self.aux))
     }
 
+    fn ltlf_since_restart(&self) -> Option<Verdict> {
+        if self.run_empty {
+            return None;
+        }
+        if let Some(acc) = self.table.accepting(self.state) {
+            return Some(Verdict::of_bool(acc));
+        }
+        // No per-state acceptance: the auxiliary automaton's run is this run if it never
+        // restarted.
+        self.first_run.then(|| self.ltlf())
+    }
+
+    fn past_citations(&self) -> Vec<PastCitation> {
+        self.past_cited.clone()
+    }
+
     fn reset(&mut self) {
         for (_, m) in &mut self.shadows {
             m.reset();
         }
+        if let Some(p) = &mut self.past {
+            p.reset();
+        }
+        self.past_cited.clear();
+        self.run_empty = true;
+        self.first_run = true;
         self.state = self.table.initial();
         self.aux = self.table.aux_initial();
         self.verdict = Table::<S, T>::verdict(self.state);
@@ -1547,6 +1667,7 @@ mod tests {
                 accepting: vec![true],
                 restart: vec![2],
             },
+            accepting: None,
         };
         Table::from_file(file).unwrap()
     }
@@ -1588,6 +1709,35 @@ mod tests {
         let mut m2 = TableMonitor::new(m.table().clone(), ResetPolicy::default());
         assert_eq!(m2.step_index(&[0]), None);
         assert_eq!(m2.step_bits(&[0]), Some(Verdict::Violated));
+    }
+
+    #[test]
+    fn main_state_acceptance_is_optional_checked_and_round_trips() {
+        let t = response();
+        assert_eq!(t.accepting(2), None);
+        // Old files (no `accepting`) load, and a table without it writes none.
+        assert_eq!(t.to_file().accepting, None);
+        let e = t.clone().with_accepting(vec![false, true]).unwrap_err();
+        assert!(
+            e.to_string().contains("2 acceptance flags for 4 states"),
+            "{e}"
+        );
+        let t = t.with_accepting(vec![false, true, true, false]).unwrap();
+        assert_eq!((t.accepting(2), t.accepting(3)), (Some(true), Some(false)));
+        assert_eq!(Table::from_file(t.to_file()).unwrap(), t);
+        let mut f = t.to_file();
+        f.accepting = Some(vec![true]);
+        assert!(Table::from_file(f).is_err());
+        // The table monitor reads it: after `p` (state 3) the run does not accept.
+        let mut m = TableMonitor::new(Arc::new(t), ResetPolicy::default());
+        assert_eq!(m.ltlf_since_restart(), None, "no step read");
+        let set: LabelSet = ["p"].into_iter().collect();
+        m.step(&StepInput {
+            step: 1,
+            text: "",
+            labels: &set,
+        });
+        assert_eq!(m.ltlf_since_restart(), Some(Verdict::Violated));
     }
 
     #[test]

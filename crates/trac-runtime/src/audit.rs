@@ -10,7 +10,7 @@ use crate::derived::DerivedAtoms;
 use crate::engine::{Engine, EngineMonitor, Mismatch, TableCompiler};
 use crate::labeler::RuleLabeler;
 use crate::labels::{LabelSet, StepInput};
-use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
+use crate::monitor::{Change, Monitor, PastCitation, ResetPolicy, Verdict};
 use crate::parametric::ParametricMonitor;
 use crate::table::TableMonitor;
 use crate::trace::{self, Event, TraceError};
@@ -102,6 +102,12 @@ pub struct VerdictRecord {
     /// The witness: the steps since the property's last (re)start that changed its residual,
     /// ending with the verdict step.
     pub witness: Vec<Change>,
+    /// For a property with past-time operators: why the past-time subformulas that decided the
+    /// verdict step had their values, with the steps that made them so
+    /// ([`crate::past`]). Empty (and not serialized) otherwise, and for verdicts at step 0, at
+    /// the end of an LTLf trace, and inherited by a parametric instance from its template.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub past: Vec<PastCitation>,
     /// The step number the log itself gives the verdict step ([`Event::declared_step`]), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_step: Option<u64>,
@@ -472,6 +478,7 @@ impl Auditor {
                             residual: Verdict::Violated.residual_str().to_string(),
                             restarted_with: None,
                             witness: Vec::new(),
+                            past: Vec::new(),
                             log_step: None,
                             timestamp: None,
                         });
@@ -491,6 +498,7 @@ impl Auditor {
                     residual: v.residual_str().to_string(),
                     restarted_with: None,
                     witness: Vec::new(),
+                    past: Vec::new(),
                     log_step: None,
                     timestamp: None,
                 });
@@ -512,27 +520,15 @@ impl Auditor {
                 continue;
             }
             let mut found: Vec<(Option<String>, String, Vec<Change>)> = Vec::new();
-            let counted = &p.violations;
             let mut check = |value: Option<String>, m: &EngineMonitor| {
                 if m.verdict() != Verdict::Pending {
                     return false;
                 }
-                // TRAC_R: only the run since the last restart is judged here; the failures
-                // before it were counted when they were reported (each failing position once).
-                let restarted_at = counted
-                    .iter()
-                    .filter(|(_, v)| *v == value)
-                    .map(|(s, _)| *s)
-                    .max();
-                let violated = match restarted_at {
-                    // Never restarted: the run is the whole trace.
-                    None => m.ltlf() == Verdict::Violated,
-                    // Restarted at the last step: the new run read nothing.
-                    Some(s) if s >= step => false,
-                    // The residual of the run since the restart, on the end of the trace.
-                    Some(_) => fails_at_end(&m.residual()).unwrap_or(m.ltlf() == Verdict::Violated),
-                };
-                if violated {
+                // TRAC_R: only the run since the last restart is judged here (the whole trace
+                // if it never restarted); the failures before it were counted when they were
+                // reported (each failing position once). A run that read no step (restarted
+                // afresh after the last step) is not judged.
+                if m.ltlf_since_restart() == Some(Verdict::Violated) {
                     found.push((value, m.residual(), m.explanation_owned()));
                 }
                 violated
@@ -564,6 +560,7 @@ impl Auditor {
                     residual: format!("end of trace with pending obligation: {residual}"),
                     restarted_with: None,
                     witness,
+                    past: Vec::new(),
                     log_step: None,
                     timestamp: None,
                 });
@@ -694,6 +691,7 @@ impl Auditor {
                         let mut r = record(&p.info.id, e.step, e.verdict, Some(e.value), m);
                         if e.inherited {
                             r.witness = e.witness;
+                            r.past = Vec::new();
                             r.restarted_with = None;
                         }
                         out.push(r);
@@ -878,6 +876,7 @@ fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord
         residual: Verdict::Satisfied.residual_str().to_string(),
         restarted_with: None,
         witness,
+        past: Vec::new(),
         log_step: None,
         timestamp: None,
     }
@@ -899,6 +898,7 @@ fn record(
         residual: verdict.residual_str().to_string(),
         restarted_with: if restarted { Some(m.residual()) } else { None },
         witness: m.witness_owned(),
+        past: m.past_citations(),
         log_step: None,
         timestamp: None,
     }
@@ -1038,13 +1038,4 @@ pub fn audit_path(
         reader,
         opts,
     )
-}
-
-/// Whether the residual `residual` (Spot syntax) is false at the end of the trace (LTLf, the
-/// empty remainder: weak operators hold, strong ones and atoms do not; see
-/// [`trac_spec::progress::eval_empty`]). `None` when it does not parse.
-fn fails_at_end(residual: &str) -> Option<bool> {
-    let mut arena = trac_spec::formula::Arena::new();
-    let f = trac_spec::parser::parse(&mut arena, residual).ok()?;
-    Some(!trac_spec::progress::eval_empty(&arena, f))
 }

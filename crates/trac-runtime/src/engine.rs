@@ -9,8 +9,9 @@
 //! passed in, e.g. `trac_compile::Compiler::shared()`.
 
 use crate::labels::StepInput;
-use crate::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
+use crate::monitor::{Change, Monitor, PastCitation, ProgressionMonitor, ResetPolicy, Verdict};
 use crate::parametric::Instantiate;
+use crate::past::PastCiter;
 use crate::table::{Table, TableMonitor};
 use serde::Serialize;
 use std::fmt;
@@ -85,6 +86,15 @@ pub fn rename_residual(r: &str, var: &str, value: &str) -> String {
     }
 }
 
+/// `m` (a monitor of `formula`, a handle in `arena`) with a [`PastCiter`] explaining its
+/// verdicts when the formula has past-time operators; unchanged otherwise (no cost).
+pub fn with_past(m: TableMonitor, arena: &Arena, formula: Formula) -> TableMonitor {
+    match PastCiter::new(arena, formula) {
+        Some(c) => m.with_past(Box::new(c)),
+        None => m,
+    }
+}
+
 /// A monitor of any engine.
 // The table monitor is the hot path: kept inline, the other (slower) engines are boxed.
 #[allow(clippy::large_enum_variant)]
@@ -134,14 +144,14 @@ impl EngineMonitor {
                 let table = c
                     .compile(arena, formula, semantics)
                     .map_err(EngineError::Compile)?;
-                EngineMonitor::Table(table_monitor(table, policy))
+                EngineMonitor::Table(with_past(table_monitor(table, policy), arena, formula))
             }
             (Engine::CrossCheck, Some(c)) => {
                 let table = c
                     .compile(arena, formula, semantics)
                     .map_err(EngineError::Compile)?;
                 EngineMonitor::CrossCheck(Box::new(CrossCheckMonitor::new(
-                    table_monitor(table, policy),
+                    with_past(table_monitor(table, policy), arena, formula),
                     complete()?,
                 )))
             }
@@ -206,7 +216,7 @@ impl EngineMonitor {
             let t = compiler
                 .compile(&a, f, semantics)
                 .map_err(EngineError::Compile)?;
-            shadows.push((v, table_monitor(t, policy)));
+            shadows.push((v, with_past(table_monitor(t, policy), &a, f)));
         }
         let plain = std::mem::replace(table, table_monitor(table.table().clone(), policy));
         *table = plain.with_shadows(shadows);
@@ -265,6 +275,12 @@ impl Monitor for EngineMonitor {
     }
     fn ltlf(&self) -> Verdict {
         self.inner().ltlf()
+    }
+    fn ltlf_since_restart(&self) -> Option<Verdict> {
+        self.inner().ltlf_since_restart()
+    }
+    fn past_citations(&self) -> Vec<PastCitation> {
+        self.inner().past_citations()
     }
     fn reset(&mut self) {
         self.inner_mut().reset()
@@ -410,6 +426,11 @@ impl CrossCheckMonitor {
     /// Cross-checks `compiled` against `progression` (which should be complete, with the same
     /// semantics and reset policy) and against plain progression of the same formula.
     pub fn new(compiled: TableMonitor, progression: ProgressionMonitor) -> CrossCheckMonitor {
+        // Both sides cite past-time steps (compared at every verdict).
+        let compiled = match (compiled.has_past(), progression.citer()) {
+            (false, Some(c)) => compiled.with_past(Box::new(c.clone())),
+            _ => compiled,
+        };
         let plain = ProgressionMonitor::new(
             progression.arena().clone(),
             progression.formula(),
@@ -606,6 +627,25 @@ impl Monitor for CrossCheckMonitor {
         } else if self.compiled.ltlf() != self.progression.ltlf() {
             let (x, y) = (self.compiled.ltlf(), self.progression.ltlf());
             self.record("LTLf verdict", "complete progression", Some(x), Some(y));
+        } else if let (Some(x), Some(y), Verdict::Pending) = (
+            self.compiled.ltlf_since_restart(),
+            self.progression.ltlf_since_restart(),
+            self.compiled.verdict(),
+        ) {
+            if x != y {
+                self.record(
+                    "LTLf verdict since the last restart",
+                    "complete progression",
+                    Some(x),
+                    Some(y),
+                );
+            }
+        }
+        if a.is_some()
+            && a == b
+            && self.compiled.past_citations() != self.progression.past_citations()
+        {
+            self.record("past-time citations", "complete progression", a, b);
         }
         self.check_plain(input);
         a
@@ -637,6 +677,14 @@ impl Monitor for CrossCheckMonitor {
 
     fn ltlf(&self) -> Verdict {
         self.compiled.ltlf()
+    }
+
+    fn ltlf_since_restart(&self) -> Option<Verdict> {
+        self.compiled.ltlf_since_restart()
+    }
+
+    fn past_citations(&self) -> Vec<PastCitation> {
+        self.compiled.past_citations()
     }
 
     fn reset(&mut self) {
@@ -697,6 +745,7 @@ mod tests {
                 accepting: vec![true, true, false],
                 restart: vec![2, 2, 2],
             },
+            accepting: None,
         };
         Arc::new(Table::from_file(file).unwrap())
     }

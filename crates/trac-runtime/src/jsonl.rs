@@ -3,7 +3,8 @@
 //!
 //! Two kinds of object, documented in the README's "`--format jsonl` schema":
 //! - [`verdict_record`]: one per verdict reached (`trace`, `property`, `step`, `verdict`, `value`,
-//!   `residual`, `restarted_with`, `witness`);
+//!   `residual`, `restarted_with`, `witness`, and `past` for properties with past-time
+//!   operators);
 //! - [`end_record`]: one per trace and property at the end of the trace (`trace`, `property`,
 //!   `end: true`, `error`, `steps`, `verdict`, `violations`, `ltlf`, `instances`).
 //!
@@ -27,6 +28,10 @@ pub fn verdict_record(trace: &str, r: &VerdictRecord) -> Value {
         "restarted_with": r.restarted_with,
         "witness": r.witness,
     });
+    // Properties with past-time operators: why their past subformulas had their values.
+    if !r.past.is_empty() {
+        rec["past"] = json!(r.past);
+    }
     if let Some(n) = r.log_step {
         rec["log_step"] = json!(n);
     }

@@ -2,6 +2,8 @@
 //!
 //! - [`monitor`]: the [`Monitor`] trait, LTL3 [`Verdict`]s, the progression monitor (TRAC, TRAC_R).
 //! - [`parametric`]: one monitor instance per parameter value (trace slicing).
+//! - [`past`]: past-time citations of witnesses (the steps that gave past-time subformulas
+//!   their values).
 //! - [`engine`]: the engines (progression, complete progression, compiled, cross-check).
 //! - [`table`], [`generated`], [`labels`]: re-exported from `trac-core` (the table format and
 //!   monitor, support for generated monitors, valuations), which generated code uses alone.
@@ -22,6 +24,7 @@ pub mod labeler;
 pub mod lazy;
 pub mod monitor;
 pub mod parametric;
+pub mod past;
 pub mod prefilter;
 pub mod trace;
 

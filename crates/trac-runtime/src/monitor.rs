@@ -23,7 +23,10 @@
 //! `{a},{a},{},{a}` 2 (steps 0 and 3; plain progression: 1 and 4).
 
 use crate::labels::StepInput;
-pub use trac_core::monitor::{Change, Monitor, ResetPolicy, Verdict, MAX_EXPLANATION};
+use crate::past::PastCiter;
+pub use trac_core::monitor::{
+    Change, CitedStep, Monitor, PastCitation, ResetPolicy, Verdict, MAX_EXPLANATION,
+};
 use trac_spec::compiler::{VerdictOracle, VerdictSession};
 use trac_spec::formula::{Arena, Formula, Sym};
 use trac_spec::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
@@ -47,6 +50,9 @@ pub struct ProgressionMonitor {
     prev_unreset: Formula,
     /// The atoms that held at the last step.
     last_true: Vec<Sym>,
+    /// The current run's residual before the last step it read; `None` when it read no step
+    /// (it starts at the next position): for [`Monitor::ltlf_since_restart`].
+    run_prev: Option<Formula>,
     /// First verdict (step, verdict) in the run without restarts.
     first_decision: Option<(usize, Verdict)>,
     explanation: Vec<Change>,
@@ -54,6 +60,10 @@ pub struct ProgressionMonitor {
     witness: Vec<Change>,
     /// The complete mode's state, when on.
     complete: Option<Box<Complete>>,
+    /// The side evaluator citing past-time steps, for formulas with past operators.
+    citer: Option<PastCiter>,
+    /// The past-time citations of the last verdict.
+    past_cited: Vec<PastCitation>,
 }
 
 /// The state of the complete mode of a [`ProgressionMonitor`].
@@ -91,11 +101,14 @@ impl ProgressionMonitor {
             steps: 0,
             prev_unreset: formula,
             last_true: Vec::new(),
+            run_prev: None,
             first_decision: None,
             explanation: Vec::new(),
             dropped: 0,
             witness: Vec::new(),
             complete: None,
+            citer: PastCiter::new(&arena, formula),
+            past_cited: Vec::new(),
             arena,
         }
     }
@@ -175,6 +188,12 @@ impl ProgressionMonitor {
         self.original
     }
 
+    /// The side evaluator citing past-time steps ([`PastCiter`]), for formulas with past
+    /// operators.
+    pub fn citer(&self) -> Option<&PastCiter> {
+        self.citer.as_ref()
+    }
+
     /// The current residual formula's handle.
     pub fn residual_formula(&self) -> Formula {
         self.residual
@@ -193,6 +212,7 @@ impl ProgressionMonitor {
         m.original = a.instantiate(self.original, var, value);
         m.residual = a.instantiate(self.residual, var, value);
         m.prev_unreset = a.instantiate(self.prev_unreset, var, value);
+        m.run_prev = self.run_prev.map(|f| a.instantiate(f, var, value));
         let mut past = PastState::new(a, m.original);
         let mut bits = vec![false; past.nodes().len()];
         for (i, &node) in self.past.nodes().iter().enumerate() {
@@ -215,6 +235,7 @@ impl ProgressionMonitor {
             let bits0 = c.sat.initial_bits();
             c.initial = judge(a, c.sat.as_mut(), c.semantics, m.original, &bits0, acc0);
         }
+        m.citer = self.citer.as_ref().map(|c| c.instantiate_citer(var, value));
         m.atoms = a
             .atoms(m.original)
             .into_iter()
@@ -248,10 +269,12 @@ impl ProgressionMonitor {
         m.steps = 0;
         m.prev_unreset = m.original;
         m.last_true.clear();
+        m.run_prev = None;
         m.first_decision = None;
         m.explanation.clear();
         m.dropped = 0;
         m.witness.clear();
+        m.past_cited.clear();
         m
     }
 
@@ -267,6 +290,13 @@ impl ProgressionMonitor {
             held,
             residual,
         });
+    }
+
+    /// Records the past-time citations of a verdict at the step just read.
+    fn cite_past(&mut self, input: &StepInput<'_>) {
+        if let Some(c) = &self.citer {
+            self.past_cited = c.citations(input);
+        }
     }
 
     fn record(&mut self, change: Change) {
@@ -320,6 +350,9 @@ impl Monitor for ProgressionMonitor {
             .collect();
         let v = |s: Sym| true_syms.contains(&s);
         self.past.step(&self.arena, &v);
+        if let Some(c) = &mut self.citer {
+            c.read(input);
+        }
         let before = self.residual;
         if self.first_decision.is_none() {
             self.prev_unreset = before;
@@ -338,6 +371,7 @@ impl Monitor for ProgressionMonitor {
             return self.skip_decided_run(input, &true_syms);
         }
         let mut after = progress(&mut self.arena, before, &v, &self.past);
+        self.run_prev = Some(before);
         let reached = self.judge_now(after, acc);
         if self.complete.is_some() && reached != Verdict::Pending {
             // A complete verdict is final for this run: show it as the residual.
@@ -353,6 +387,7 @@ impl Monitor for ProgressionMonitor {
         if fresh {
             event = Some(reached);
             self.witness.clone_from(&self.explanation);
+            self.cite_past(input);
             if self.first_decision.is_none() {
                 self.first_decision = Some((input.step, reached));
             }
@@ -367,7 +402,11 @@ impl Monitor for ProgressionMonitor {
                 after = restarted;
                 acc = racc;
                 self.verdict = Verdict::Pending;
+                // The new run starts at this step.
+                self.run_prev = Some(self.original);
             } else {
+                // The new run starts at the next position.
+                self.run_prev = None;
                 // Decided again at the same step: at most one verdict per step, start afresh
                 // at the next position. If that run is decided already, it is the same failure,
                 // known at this same step: merged (the next step skips it).
@@ -434,6 +473,22 @@ impl Monitor for ProgressionMonitor {
         }
     }
 
+    fn past_citations(&self) -> Vec<PastCitation> {
+        self.past_cited.clone()
+    }
+
+    fn ltlf_since_restart(&self) -> Option<Verdict> {
+        let prev = self.run_prev?;
+        let last = &self.last_true;
+        let v = |s: Sym| last.contains(&s);
+        Some(Verdict::of_bool(eval_last(
+            &self.arena,
+            prev,
+            &v,
+            &self.past,
+        )))
+    }
+
     fn reset(&mut self) {
         self.residual = self.original;
         self.past.reset(&self.arena);
@@ -441,10 +496,15 @@ impl Monitor for ProgressionMonitor {
         self.steps = 0;
         self.prev_unreset = self.original;
         self.last_true.clear();
+        self.run_prev = None;
         self.first_decision = None;
         self.explanation.clear();
         self.dropped = 0;
         self.witness.clear();
+        self.past_cited.clear();
+        if let Some(c) = &mut self.citer {
+            c.reset_state();
+        }
         if let Some(c) = &mut self.complete {
             self.verdict = c.initial;
             c.acc = eval_empty(&self.arena, self.original);
@@ -463,6 +523,7 @@ impl ProgressionMonitor {
         let reached = self.judge_now(self.original, acc);
         self.explanation.clear();
         self.dropped = 0;
+        self.run_prev = None;
         let mut event = None;
         self.residual = self.original;
         if reached != Verdict::Pending {
@@ -470,6 +531,7 @@ impl ProgressionMonitor {
             self.residual = self.arena.constant(reached == Verdict::Satisfied);
             self.record_step(input, true_syms, self.residual);
             self.witness.clone_from(&self.explanation);
+            self.cite_past(input);
             if self.first_decision.is_none() {
                 self.first_decision = Some((input.step, reached));
             }

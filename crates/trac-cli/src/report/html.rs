@@ -395,6 +395,21 @@ fn witness(p: &PropertyMeta, o: &TraceOutcome, r: &VerdictRecord) -> Markup {
                     }
                 }
             }
+            @if !r.past.is_empty() {
+                ul.past {
+                    @for c in &r.past {
+                        li {
+                            "Because " code { (c.subformula) } " was " (c.value) " at step " (c.step) ": " (c.reason)
+                            @for s in &c.steps {
+                                br;
+                                "step " (s.step) ": "
+                                span.text title=(shorten(&s.text, 2000)) { (shorten(&s.text, WITNESS_TEXT)) }
+                                " (" (s.what) ")"
+                            }
+                        }
+                    }
+                }
+            }
             @if let Some(rs) = &r.restarted_with {
                 p.meta { "Restarted with " code { (rs) } "." }
             }

@@ -165,6 +165,12 @@ impl Printer for Sarif {
                         "restartedWith": r.restarted_with,
                     },
                 }));
+                if !r.past.is_empty() {
+                    // Past-time citations (properties with past-time operators), as in jsonl.
+                    if let Some(res) = results.last_mut() {
+                        res["properties"]["past"] = json!(r.past);
+                    }
+                }
             }
         }
         let log = json!({

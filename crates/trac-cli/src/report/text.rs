@@ -1,6 +1,7 @@
 //! The text report, for people: per trace and property its status, violation count and steps,
 //! what the end of the trace means for it in words, and a witness per verdict (long step texts
-//! shortened to [`TEXT_WIDTH`] characters).
+//! shortened to [`TEXT_WIDTH`] characters), with `because:` lines citing the steps that gave
+//! past-time subformulas their values.
 
 use super::{explain_end, shorten, status, Context, Kept, Printer, TraceOutcome, TEXT_WIDTH};
 use std::io::{self, Write};
@@ -80,6 +81,28 @@ fn print_witness(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {
             held,
             c.residual
         );
+    }
+    print_past(out, indent, r);
+}
+
+/// The past-time citations of a verdict (properties with past-time operators): one `because:`
+/// line per past subformula, then the steps it cites.
+fn print_past(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {
+    for p in &r.past {
+        let _ = writeln!(
+            out,
+            "{indent}   because: {} was {} at step {}: {}",
+            p.subformula, p.value, p.step, p.reason
+        );
+        for c in &p.steps {
+            let _ = writeln!(
+                out,
+                "{indent}            step {:>3}: {}  ({})",
+                c.step,
+                shorten(&c.text, TEXT_WIDTH),
+                c.what
+            );
+        }
     }
 }
 

@@ -113,6 +113,10 @@ class Verdict:
     """TRAC_R: the residual the property restarted with."""
     witness: List[WitnessStep] = field(default_factory=list)
     """The steps since the property's (re)start that changed its residual."""
+    past: List[Dict[str, Any]] = field(default_factory=list)
+    """For a property with past-time operators: why its past-time subformulas had their values
+    at the verdict step (``{subformula, step, value, since_step, steps, reason}``, the ``past``
+    field of the README's jsonl schema); empty otherwise."""
     log_step: Optional[int] = None
     """The step number the log itself gives the verdict step (``Step: 12`` in a text log, a
     ``step`` field in JSON Lines); None when the log gives none."""
@@ -132,6 +136,7 @@ class Verdict:
             residual=d["residual"],
             restarted_with=d["restarted_with"],
             witness=[WitnessStep(**w) for w in d["witness"]],
+            past=list(d.get("past", [])),
             log_step=d.get("log_step"),
             timestamp=d.get("timestamp"),
         )
@@ -149,6 +154,8 @@ class Verdict:
             "restarted_with": self.restarted_with,
             "witness": [w.to_dict() for w in self.witness],
         }
+        if self.past:
+            d["past"] = self.past
         if self.log_step is not None:
             d["log_step"] = self.log_step
         if self.timestamp is not None:
