@@ -278,7 +278,7 @@ pub struct ReadOptions {
 /// text. Chat is `Anthropic` when content blocks `tool_use` / `tool_result` show on that line.
 pub fn sniff_line(first_line: &str) -> TraceFormat {
     let t = first_line.trim_start();
-    if !t.starts_with('{') && !t.starts_with('[') {
+    if !t.starts_with('{') && !t.starts_with('[') || starts_bracketed_word(t) {
         return TraceFormat::Text;
     }
     match serde_json::from_str::<Value>(t) {
@@ -295,6 +295,26 @@ pub fn sniff_line(first_line: &str) -> TraceFormat {
         Err(e) if e.is_eof() => TraceFormat::OpenAi,
         _ if t.starts_with('[') => TraceFormat::OpenAi,
         _ => TraceFormat::Jsonl,
+    }
+}
+
+/// `[` then a letter: a bracketed tag of a text log (`[INFO] ...`, `[Agent] look`), never JSON
+/// (a JSON array's first value cannot start with a letter other than `true` / `false` / `null`).
+fn starts_bracketed_word(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix('[') else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    rest.starts_with(|c: char| c.is_alphabetic())
+        && !["true", "false", "null"].iter().any(|k| rest.starts_with(k))
+}
+
+/// Whether `t` is a whole JSON value, or the start of one that continues on later lines (a
+/// pretty-printed document).
+fn is_json_start(t: &str) -> bool {
+    match serde_json::from_str::<serde::de::IgnoredAny>(t.trim()) {
+        Ok(_) => true,
+        Err(e) => e.is_eof(),
     }
 }
 
@@ -320,11 +340,7 @@ fn chat_dialect(v: &Value) -> TraceFormat {
 /// The format of a trace: `.jsonl` / `.json` files are JSON Lines; otherwise JSON Lines if
 /// `first_line` (the file's first non-empty line) starts with `{`, else text.
 pub fn detect_format(path: &Path, first_line: &str) -> TraceFormat {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    if matches!(ext.as_deref(), Some("jsonl") | Some("json")) {
+    if is_json_ext(path) {
         return TraceFormat::Jsonl;
     }
     if first_line.trim_start().starts_with('{') {
@@ -332,6 +348,22 @@ pub fn detect_format(path: &Path, first_line: &str) -> TraceFormat {
     } else {
         TraceFormat::Text
     }
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+}
+
+/// `.jsonl` / `.json`.
+fn is_json_ext(path: &Path) -> bool {
+    matches!(extension(path).as_deref(), Some("jsonl") | Some("json"))
+}
+
+/// `.txt` / `.log`: plain-text logs, read as JSON only when their first line is JSON.
+fn is_text_ext(path: &Path) -> bool {
+    matches!(extension(path).as_deref(), Some("txt") | Some("log"))
 }
 
 /// The trace name that stands for standard input in [`open`].
@@ -557,7 +589,8 @@ impl<R: BufRead> TraceReader<R> {
     /// A reader of `reader` whose format is detected from the one input, as ripgrep's searcher
     /// does with its single buffered reader: by the first non-empty line ([`sniff_line`]: JSON
     /// Lines events, chat messages, OTLP spans or text; text in a `.jsonl` / `.json` file is read
-    /// as JSON Lines, so that its lines are errors). The lines read to decide are kept and
+    /// as JSON Lines, so that its lines are errors; a first line of a `.txt` / `.log` file that
+    /// starts with `[` or `{` but is no JSON, such as `[12:01] go north`, makes it text). The lines read to decide are kept and
     /// replayed, so nothing is lost and the input need not be seekable (pipes, standard input).
     ///
     /// Reads up to the first non-empty line (blocking on a pipe until it arrives); O(length of
@@ -567,6 +600,7 @@ impl<R: BufRead> TraceReader<R> {
     /// an error here: it is reported when that line is read as an event).
     pub fn sniff(reader: R, name: &str, path: Option<&Path>) -> Result<TraceReader<R>, TraceError> {
         let by_ext = path.map(|p| detect_format(p, ""));
+        let text_ext = path.is_some_and(is_text_ext);
         let mut r = TraceReader::from_reader(reader, name, by_ext.unwrap_or(TraceFormat::Text));
         loop {
             let mut line = Vec::new();
@@ -589,6 +623,11 @@ impl<R: BufRead> TraceReader<R> {
             if !blank {
                 r.format = match sniff_line(first) {
                     TraceFormat::Text if by_ext == Some(TraceFormat::Jsonl) => TraceFormat::Jsonl,
+                    // A `.txt` / `.log` line such as `[12:01] go north` or `{draft} ...` is
+                    // text, not broken JSON.
+                    f if text_ext && f != TraceFormat::Text && !is_json_start(first) => {
+                        TraceFormat::Text
+                    }
                     f => f,
                 };
             }

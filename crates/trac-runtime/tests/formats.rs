@@ -487,3 +487,34 @@ fn session_end_ends_a_session_and_a_bare_marker_is_not_a_step() {
     let err = evs[4].as_ref().unwrap_err();
     assert!(err.starts_with("t:5:") && err.contains("boolean"), "{err}");
 }
+
+#[test]
+fn bracketed_text_logs_are_text_not_broken_json() {
+    // `[` then a word is a text log's tag, whatever the extension.
+    assert_eq!(sniff_line("[INFO] go north"), TraceFormat::Text);
+    assert_eq!(sniff_line("[ Agent ] look"), TraceFormat::Text);
+    // ... but JSON arrays stay chat.
+    assert_eq!(sniff_line("[true]"), TraceFormat::OpenAi);
+    assert_eq!(sniff_line(r#"[{"role": "user"}"#), TraceFormat::OpenAi);
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    // In a `.txt` / `.log` file, a first line that is not JSON is text, so every line is a step.
+    for (name, src) in [
+        ("a.txt", "[12:01] go north\n[12:02] take lamp\n"),
+        ("b.log", "{draft} go north\ntake lamp\n"),
+    ] {
+        let t = dir.join(format!("trac-bracket-{pid}-{name}"));
+        std::fs::write(&t, src).unwrap();
+        let r = open(&t).unwrap();
+        assert_eq!(r.format(), TraceFormat::Text, "{name}");
+        let texts: Vec<String> = r.map(|e| e.unwrap().text().to_string()).collect();
+        assert_eq!(texts.len(), 2, "{name}: {texts:?}");
+        assert!(texts[1].contains("take lamp"), "{name}: {texts:?}");
+        std::fs::remove_file(&t).unwrap();
+    }
+    // A `.txt` file whose first line is JSON is still read as JSON.
+    let t = dir.join(format!("trac-bracket-{pid}-c.txt"));
+    std::fs::write(&t, "{\"output\": \"go north\"}\n").unwrap();
+    assert_eq!(open(&t).unwrap().format(), TraceFormat::Jsonl);
+    std::fs::remove_file(&t).unwrap();
+}
