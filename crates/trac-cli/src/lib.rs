@@ -502,6 +502,7 @@ fn coverage_check(
     unknown_fields: &[&str],
     adhoc: Option<&CheckedSpec>,
     declared: &[&str],
+    (specs, model): (&[CheckedSpec], bool),
 ) -> Option<String> {
     if cov.steps == 0 {
         return trac_runtime::jsonl::not_audited(file, cov);
@@ -527,6 +528,9 @@ fn coverage_check(
             unknown_fields.join(", "),
             trace::KNOWN_FIELDS.join(", ")
         );
+    }
+    for w in cov.label_warnings(file, specs, model) {
+        eprintln!("warning: {w}");
     }
     if let Some(adhoc) = adhoc {
         for (id, atom) in cov.never_labeled(adhoc) {
@@ -795,8 +799,17 @@ fn audit(args: &AuditArgs) -> ExitCode {
                 cov.merge(a.coverage());
             }
             let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
-            progress
-                .suspend(|| coverage_check(&file, &cov, &fields_seen, &unknown, adhoc, &declared))
+            progress.suspend(|| {
+                coverage_check(
+                    &file,
+                    &cov,
+                    &fields_seen,
+                    &unknown,
+                    adhoc,
+                    &declared,
+                    (&specs, labeling.uses_model()),
+                )
+            })
         } else {
             None
         };
