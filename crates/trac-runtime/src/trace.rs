@@ -156,7 +156,8 @@ impl Event {
     }
 
     /// The text of a field for `Field` rules: `role`, `tool_name`, `tool_call_id`, `session`,
-    /// `timestamp`, `input`, `output`, `step` (the log's own), else the record's field of that
+    /// `timestamp`, `input`, `output`, `step` (the log's own), `tool_call_count` (how many tool
+    /// calls the event makes), else the record's field of that
     /// name (numbers and booleans as written in JSON).
     pub fn field(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
         fn s(o: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
@@ -171,6 +172,7 @@ impl Event {
             "input" => s(&self.input),
             "output" => s(&self.output),
             "step" => self.declared_step.map(|n| n.to_string().into()),
+            "tool_call_count" => Some(self.tool_calls.len().to_string().into()),
             _ => match self.fields.get(name)? {
                 serde_json::Value::String(v) => Some(v.as_str().into()),
                 v => Some(v.to_string().into()),
@@ -181,7 +183,8 @@ impl Event {
 
 /// An error reading a trace, at a position in the file.
 ///
-/// Displays as `file:line:column: message`.
+/// Displays as `file:line:column: message` (`file:line: message` without a column, `file:
+/// message` without a line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceError {
     /// The trace's name (its path, or the name given to [`TraceReader::from_reader`]).
@@ -198,6 +201,9 @@ impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line == 0 {
             write!(f, "{}: {}", self.file, self.message)
+        } else if self.column == 0 {
+            // A whole line (or a record spanning lines): no column to point at.
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
         } else {
             write!(
                 f,
@@ -306,7 +312,9 @@ fn starts_bracketed_word(t: &str) -> bool {
     };
     let rest = rest.trim_start();
     rest.starts_with(|c: char| c.is_alphabetic())
-        && !["true", "false", "null"].iter().any(|k| rest.starts_with(k))
+        && !["true", "false", "null"]
+            .iter()
+            .any(|k| rest.starts_with(k))
 }
 
 /// Whether `t` is a whole JSON value, or the start of one that continues on later lines (a
@@ -422,6 +430,14 @@ pub fn open_with(path: &Path, opts: &ReadOptions) -> Result<TraceReader<Input>, 
         column: 0,
         message: format!("cannot read trace: {e}"),
     })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(TraceError {
+            file: name,
+            line: 0,
+            column: 0,
+            message: "cannot read trace: it is a directory (give the files in it)".into(),
+        });
+    }
     // Pipes, sockets and terminals stream; a regular file (or a redirect from one) does not.
     // When the type is unknown, assume a stream: that only changes how verdicts are printed.
     let stream = !file.metadata().map(|m| m.is_file()).unwrap_or(false);
@@ -843,9 +859,17 @@ impl<R: BufRead> TraceReader<R> {
                     return None;
                 }
                 self.flushed = true;
-                let line = self.line;
-                for ev in self.spans.finish() {
-                    self.push_event(ev, line);
+                match self.spans.finish() {
+                    Ok(evs) => {
+                        for ev in evs {
+                            let line = ev.line;
+                            self.push_event(ev, line);
+                        }
+                    }
+                    Err(e) => {
+                        let err = self.error(0, e);
+                        self.queue.push_back(Err(err));
+                    }
                 }
                 for ev in std::mem::take(&mut self.turns) {
                     self.queue.push_back(Ok(ev));
@@ -877,6 +901,7 @@ impl<R: BufRead> TraceReader<R> {
             return;
         }
         let start = self.line;
+        let mut doc = None;
         let (value, raw) = match serde_json::from_slice::<Value>(&bytes) {
             Ok(v) => {
                 let raw = String::from_utf8_lossy(&bytes).trim_end().to_string();
@@ -890,13 +915,16 @@ impl<R: BufRead> TraceReader<R> {
                     pending: &mut self.pending,
                     reader: &mut self.reader,
                     newlines: 0,
+                    copy: Vec::new(),
                 };
                 let mut de = serde_json::Deserializer::from_reader(&mut src);
                 let parsed = Value::deserialize(&mut de);
                 let newlines = src.newlines;
+                let copy = std::mem::take(&mut src.copy);
                 match parsed {
                     Ok(v) => {
                         self.line = start + newlines.saturating_sub(1);
+                        doc = Some(String::from_utf8_lossy(&copy).into_owned());
                         (v, String::new())
                     }
                     Err(e) => {
@@ -917,7 +945,7 @@ impl<R: BufRead> TraceReader<R> {
             }
         };
         self.values += 1;
-        self.value_events(value, raw, start);
+        self.value_events(value, raw, start, doc.as_deref());
     }
 
     fn push_event(&mut self, mut ev: Event, line: usize) {
@@ -944,7 +972,10 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
-    fn value_events(&mut self, value: Value, raw: String, line: usize) {
+    /// Queues the events of one JSON value that starts at `line`. `doc`: the value's text when it
+    /// spans several lines, to find the line of each message of a conversation in it.
+    fn value_events(&mut self, value: Value, raw: String, line: usize, doc: Option<&str>) {
+        let lines = doc.and_then(|d| message_lines(d, line));
         if let Value::Object(o) = &value {
             let keys: Vec<String> = o.keys().cloned().collect();
             self.note_fields(0, keys);
@@ -972,8 +1003,9 @@ impl<R: BufRead> TraceReader<R> {
             vec![value]
         } else if value.get("resourceSpans").is_some() {
             self.format = TraceFormat::Otlp;
-            for e in self.spans.add(&value) {
-                let err = self.error(1, e);
+            for (at, e) in self.spans.add(&value, line, doc) {
+                let mut err = self.error(0, e);
+                err.line = at;
                 self.queue.push_back(Err(err));
             }
             return;
@@ -984,10 +1016,12 @@ impl<R: BufRead> TraceReader<R> {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
             }
-            match chat::message(&value, session, &mut self.links) {
-                Ok(mut ev) => {
-                    ev.raw = raw;
-                    self.push_event(ev, line);
+            match chat::messages(&value, session, &mut self.links) {
+                Ok(evs) => {
+                    for mut ev in evs {
+                        ev.raw = raw.clone();
+                        self.push_event(ev, line);
+                    }
                 }
                 Err(e) => {
                     let err = self.error(1, e);
@@ -1021,7 +1055,11 @@ impl<R: BufRead> TraceReader<R> {
                 self.values
             };
             let mut session = None;
-            for item in chat::conversation(conv, ordinal, &mut self.links) {
+            let conv_lines = lines.as_ref().and_then(|l| l.get(k));
+            for (m, item) in chat::conversation(conv, ordinal, &mut self.links) {
+                let line = m
+                    .and_then(|m| conv_lines.and_then(|l| l.get(m)).copied())
+                    .unwrap_or(line);
                 match item {
                     Ok(ev) => {
                         session = ev.session.clone();
@@ -1087,6 +1125,38 @@ struct Counting<'a, R> {
     pending: &'a mut VecDeque<Vec<u8>>,
     reader: &'a mut R,
     newlines: usize,
+    /// The bytes read (serde_json reads a value byte by byte, so exactly the value's text).
+    copy: Vec<u8>,
+}
+
+/// The line of each message of each conversation in `doc`, the text of a JSON value that starts
+/// at line `first`: a bare array of messages, an object with a `messages` array, or an array of
+/// such objects (one inner vector per conversation). `None` for any other shape. Found from the
+/// borrowed raw text of each message (serde_json `RawValue`): O(length of `doc`).
+fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<usize>>> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Conv<'a> {
+        #[serde(borrow)]
+        messages: Vec<&'a RawValue>,
+    }
+    let line_of = |raw: &RawValue| {
+        let offset = raw.get().as_ptr() as usize - doc.as_ptr() as usize;
+        first
+            + doc.as_bytes()[..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+    };
+    let lines = |ms: &[&RawValue]| ms.iter().map(|m| line_of(m)).collect::<Vec<usize>>();
+    if let Ok(convs) = serde_json::from_str::<Vec<Conv<'_>>>(doc) {
+        return Some(convs.iter().map(|c| lines(&c.messages)).collect());
+    }
+    if let Ok(c) = serde_json::from_str::<Conv<'_>>(doc) {
+        return Some(vec![lines(&c.messages)]);
+    }
+    let ms = serde_json::from_str::<Vec<&RawValue>>(doc).ok()?;
+    Some(vec![lines(&ms)])
 }
 
 impl<R: BufRead> Read for Counting<'_, R> {
@@ -1102,6 +1172,7 @@ impl<R: BufRead> Read for Counting<'_, R> {
             }
         };
         self.newlines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        self.copy.extend_from_slice(&buf[..n]);
         Ok(n)
     }
 }
