@@ -1062,29 +1062,28 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
         ),
         (
             "otlp.json",
+            // Trace 0af7...: span 0101 (no roles: one assistant step), then span 0102, whose
+            // last input message is the user's "Yes, add the two bags." (step 2, a
+            // confirmation) before the call's write (step 3): confirmed, but never looked up.
+            // Trace 5b8a...: the user's request (step 1, no confirmation), the write (step 2),
+            // the tool's execution (step 3).
             vec![
                 v(
                     "otlp.json#0af7651916cd43dd8448eb211c80319c",
-                    "airline:confirm-before-write",
-                    2,
-                    Some("old777"),
-                ),
-                v(
-                    "otlp.json#0af7651916cd43dd8448eb211c80319c",
                     "airline:lookup-before-write",
-                    2,
+                    3,
                     None,
                 ),
                 v(
                     "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
                     "airline:confirm-before-write",
-                    1,
+                    2,
                     Some("otl001"),
                 ),
                 v(
                     "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
                     "airline:lookup-before-write",
-                    1,
+                    2,
                     None,
                 ),
             ],

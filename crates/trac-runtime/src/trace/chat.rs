@@ -15,22 +15,30 @@ use super::{Event, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
-/// Fields naming the session of a JSON Lines chat message.
-pub(super) const MESSAGE_SESSION_KEYS: [&str; 5] = [
+/// Fields naming the session of a JSON Lines chat message (snake_case and camelCase).
+pub(super) const MESSAGE_SESSION_KEYS: [&str; 9] = [
     "session",
     "session_id",
     "conversation_id",
     "thread_id",
     "trajectory_id",
+    "sessionId",
+    "conversationId",
+    "threadId",
+    "trajectoryId",
 ];
 
 /// Fields naming the session of a conversation object (`{"messages": [...]}`).
-const CONVERSATION_SESSION_KEYS: [&str; 8] = [
+const CONVERSATION_SESSION_KEYS: [&str; 13] = [
     "session",
     "session_id",
     "conversation_id",
     "thread_id",
     "trajectory_id",
+    "sessionId",
+    "conversationId",
+    "threadId",
+    "trajectoryId",
     "task_id",
     "id",
     "name",

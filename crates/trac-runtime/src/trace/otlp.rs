@@ -8,9 +8,14 @@
 //!   messages) is a step of role `tool` calling `gen_ai.tool.name` with the parsed
 //!   `gen_ai.tool.call.arguments`; its input is the arguments' text, its output
 //!   `gen_ai.tool.call.result`.
-//! - Any other GenAI span (a model call) is a step of role `assistant`: its input is the text of
-//!   the last input message, its output the text of the output messages, its tool calls those of
-//!   the output messages. Messages are read from the current attributes `gen_ai.input.messages` /
+//! - Any other GenAI span (a model call) is a step of role `assistant`: its output is the text
+//!   of the output messages, its tool calls those of the output messages. When the last input
+//!   message has role `user`, it is a step of its own (role `user`, same start time) just before
+//!   the call's, once per trace and position in the conversation (retries and agent loops repeat
+//!   it); otherwise the last input message's text (a tool result, an untyped prompt) is the
+//!   call's input.
+//! - A span without `startTimeUnixNano` sorts right after the span before it in its trace (file
+//!   order) and has no timestamp. Messages are read from the current attributes `gen_ai.input.messages` /
 //!   `gen_ai.output.messages` (JSON with `parts` of type `text`, `tool_call`), or the older
 //!   `gen_ai.prompt` / `gen_ai.completion` (JSON chat messages or plain text; also as span-event
 //!   attributes) and indexed `gen_ai.prompt.N.content`, `gen_ai.completion.N.content`,
