@@ -41,6 +41,9 @@ pub(crate) struct FileAudit<'a> {
     pub adhoc: Option<&'a CheckedSpec>,
     /// The propositions the `--spec` files declare.
     pub declared: &'a [&'a str],
+    /// Every checked spec (`--formula`s included): labels that meet none of their propositions
+    /// are warned about.
+    pub specs: &'a [CheckedSpec],
     /// The output is text, not `--summary` (verdicts of a streamed input are printed as
     /// reached).
     pub text: bool,
@@ -128,6 +131,7 @@ fn coverage_check(
     unknown_fields: &[&str],
     adhoc: Option<&CheckedSpec>,
     declared: &[&str],
+    (specs, model): (&[CheckedSpec], bool),
 ) -> Option<String> {
     if cov.steps == 0 {
         return trac_runtime::jsonl::not_audited(file, cov);
@@ -158,6 +162,9 @@ fn coverage_check(
             unknown_fields.join(", "),
             trace::KNOWN_FIELDS.join(", ")
         );
+    }
+    for w in cov.label_warnings(file, specs, model) {
+        let _ = writeln!(err, "warning: {w}");
     }
     if let Some(adhoc) = adhoc {
         for (id, atom) in cov.never_labeled(adhoc) {
@@ -341,6 +348,7 @@ impl FileAudit<'_> {
                     &unknown,
                     self.adhoc,
                     self.declared,
+                    (self.specs, labeling.is_some_and(|l| l.uses_model())),
                 )
             })
         } else {
@@ -564,6 +572,7 @@ mod tests {
             read_options: Default::default(),
             adhoc: None,
             declared: &[],
+            specs: &[],
             text: true,
         };
         let (mut out, mut err, mut kept) = (Vec::new(), Vec::new(), Kept::default());

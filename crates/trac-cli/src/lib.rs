@@ -583,6 +583,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
         read_options: args.read_options(),
         adhoc,
         declared: &declared,
+        specs: &specs,
         text: args.format == Format::Text && !args.summary,
     };
     // `-j N`: files on N threads when they are all regular files and no labeling pipeline runs

@@ -319,6 +319,11 @@ impl Labeling {
         self.active.as_ref().map(|_| self)
     }
 
+    /// Whether an LLM labels some proposition (so propositions without rules may hold).
+    pub fn uses_model(&self) -> bool {
+        self.active.as_ref().is_some_and(|a| a.model.is_some())
+    }
+
     /// Reports the model's usage on stderr, if a model was used.
     pub fn finish(&self) {
         if let Some(m) = self.active.as_ref().and_then(|a| a.model.as_ref()) {

@@ -1062,29 +1062,28 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
         ),
         (
             "otlp.json",
+            // Trace 0af7...: span 0101 (no roles: one assistant step), then span 0102, whose
+            // last input message is the user's "Yes, add the two bags." (step 2, a
+            // confirmation) before the call's write (step 3): confirmed, but never looked up.
+            // Trace 5b8a...: the user's request (step 1, no confirmation), the write (step 2),
+            // the tool's execution (step 3).
             vec![
                 v(
                     "otlp.json#0af7651916cd43dd8448eb211c80319c",
-                    "airline:confirm-before-write",
-                    2,
-                    Some("old777"),
-                ),
-                v(
-                    "otlp.json#0af7651916cd43dd8448eb211c80319c",
                     "airline:lookup-before-write",
-                    2,
+                    3,
                     None,
                 ),
                 v(
                     "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
                     "airline:confirm-before-write",
-                    1,
+                    2,
                     Some("otl001"),
                 ),
                 v(
                     "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
                     "airline:lookup-before-write",
-                    1,
+                    2,
                     None,
                 ),
             ],
@@ -1165,4 +1164,55 @@ fn input_format_and_step_per_turn_flags() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn trace_labels_and_rule_less_propositions_that_never_meet_the_spec_are_warned_about() {
+    let spec = temp_file(
+        "confirm-spec.ron",
+        r#"(name: "booking", propositions: [
+            (name: "confirm"),
+            (name: "book", rule: Some(Regex("book"))),
+        ], properties: [
+            (id: "C1", formula: "G(book -> O confirm)"),
+        ])"#,
+    );
+    let spec = spec.to_str().unwrap();
+    // The trace spells the proposition `confirmed`: without the warning, `confirm` silently
+    // never holds.
+    let t = temp_file(
+        "confirmed.jsonl",
+        "{\"labels\": [\"confirmed\"], \"output\": \"ok\"}\n{\"labels\": [], \"output\": \"book it\"}\n",
+    );
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--spec", spec, name]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: {name}: label(s) `confirmed` match no proposition of the spec(s) and were ignored"
+        )),
+        "{err}"
+    );
+    // A text log gives no labels: `confirm` has no rule, so it can never hold.
+    let t = temp_file("confirm.txt", "confirm please\nbook it\n");
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--spec", spec, name]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "warning: {name}: proposition `confirm` has no labeling rule and the trace gives no labels: it never held"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("`book`"), "book has a rule: {err}");
+    // Declared labels draw no warning.
+    let t = temp_file(
+        "confirm-ok.jsonl",
+        "{\"labels\": [\"confirm\"]}\n{\"labels\": [\"book\"]}\n",
+    );
+    let o = trac(&["audit", "--spec", spec, t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }

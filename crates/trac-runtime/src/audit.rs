@@ -212,6 +212,77 @@ impl Coverage {
         })
     }
 
+    /// Warnings about labels and propositions that do not meet, for a trace audited against
+    /// `specs` (empty when no spec declares a proposition, i.e. only `--formula`s):
+    /// - labels that held (given by the trace) whose name is no proposition any spec declares and
+    ///   no atom of any property: a label spelled differently from the spec's proposition is
+    ///   otherwise silently ignored (up to 8 listed, then a count);
+    /// - when the trace gave no `labels` at all and `model` is false (no LLM labels anything):
+    ///   propositions that a property reads, that have no labeling rule and so never held.
+    ///
+    /// Each warning is one line without the `warning:` prefix, naming `file`.
+    /// O(distinct labels × declared propositions).
+    pub fn label_warnings(&self, file: &str, specs: &[CheckedSpec], model: bool) -> Vec<String> {
+        let declared: Vec<&trac_spec::spec::PropositionDecl> = specs
+            .iter()
+            .flat_map(|c| c.spec.propositions.iter())
+            .collect();
+        if declared.is_empty() {
+            return Vec::new();
+        }
+        let base_of = |l: &str| -> String {
+            trac_spec::formula::split_atom_name(l)
+                .map_or(l, |(b, _)| b)
+                .to_string()
+        };
+        let mut read: FxHashSet<String> = FxHashSet::default();
+        for p in specs.iter().flat_map(|c| c.properties.iter()) {
+            for s in p.arena.atoms(p.formula) {
+                let name = p.arena.sym_name(s);
+                read.insert(name.to_string());
+                read.insert(base_of(name));
+            }
+        }
+        let mut out = Vec::new();
+        let mut stray: Vec<&str> = self
+            .labels_seen
+            .iter()
+            .map(String::as_str)
+            .filter(|l| {
+                let b = base_of(l);
+                !declared.iter().any(|d| d.name == b) && !read.contains(*l) && !read.contains(&b)
+            })
+            .collect();
+        if !stray.is_empty() {
+            stray.sort_unstable();
+            let n = stray.len();
+            let shown: Vec<String> = stray.iter().take(8).map(|l| format!("`{l}`")).collect();
+            let more = if n > 8 {
+                format!(" and {} more", n - 8)
+            } else {
+                String::new()
+            };
+            out.push(format!(
+                "{file}: label(s) {}{more} match no proposition of the spec(s) and were ignored",
+                shown.join(", ")
+            ));
+        }
+        if self.with_labels == 0 && !model {
+            for d in &declared {
+                if d.rule.is_none()
+                    && read.contains(&d.name)
+                    && !self.labels_seen.iter().any(|l| base_of(l) == d.name)
+                {
+                    out.push(format!(
+                        "{file}: proposition `{}` has no labeling rule and the trace gives no labels: it never held",
+                        d.name
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// The atoms of `spec`'s properties that never held: `(property id, atom name)`, in property
     /// order, each atom once per property. An atom of a `--formula` that no step labeled is often
     /// a typo.

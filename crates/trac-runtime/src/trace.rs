@@ -156,7 +156,8 @@ impl Event {
     }
 
     /// The text of a field for `Field` rules: `role`, `tool_name`, `tool_call_id`, `session`,
-    /// `timestamp`, `input`, `output`, `step` (the log's own), else the record's field of that
+    /// `timestamp`, `input`, `output`, `step` (the log's own), `tool_call_count` (how many tool
+    /// calls the event makes), else the record's field of that
     /// name (numbers and booleans as written in JSON).
     pub fn field(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
         fn s(o: &Option<String>) -> Option<std::borrow::Cow<'_, str>> {
@@ -171,6 +172,7 @@ impl Event {
             "input" => s(&self.input),
             "output" => s(&self.output),
             "step" => self.declared_step.map(|n| n.to_string().into()),
+            "tool_call_count" => Some(self.tool_calls.len().to_string().into()),
             _ => match self.fields.get(name)? {
                 serde_json::Value::String(v) => Some(v.as_str().into()),
                 v => Some(v.to_string().into()),
@@ -181,7 +183,8 @@ impl Event {
 
 /// An error reading a trace, at a position in the file.
 ///
-/// Displays as `file:line:column: message`.
+/// Displays as `file:line:column: message` (`file:line: message` without a column, `file:
+/// message` without a line).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceError {
     /// The trace's name (its path, or the name given to [`TraceReader::from_reader`]).
@@ -198,6 +201,9 @@ impl fmt::Display for TraceError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.line == 0 {
             write!(f, "{}: {}", self.file, self.message)
+        } else if self.column == 0 {
+            // A whole line (or a record spanning lines): no column to point at.
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
         } else {
             write!(
                 f,
@@ -278,7 +284,7 @@ pub struct ReadOptions {
 /// text. Chat is `Anthropic` when content blocks `tool_use` / `tool_result` show on that line.
 pub fn sniff_line(first_line: &str) -> TraceFormat {
     let t = first_line.trim_start();
-    if !t.starts_with('{') && !t.starts_with('[') {
+    if !t.starts_with('{') && !t.starts_with('[') || starts_bracketed_word(t) {
         return TraceFormat::Text;
     }
     match serde_json::from_str::<Value>(t) {
@@ -295,6 +301,28 @@ pub fn sniff_line(first_line: &str) -> TraceFormat {
         Err(e) if e.is_eof() => TraceFormat::OpenAi,
         _ if t.starts_with('[') => TraceFormat::OpenAi,
         _ => TraceFormat::Jsonl,
+    }
+}
+
+/// `[` then a letter: a bracketed tag of a text log (`[INFO] ...`, `[Agent] look`), never JSON
+/// (a JSON array's first value cannot start with a letter other than `true` / `false` / `null`).
+fn starts_bracketed_word(t: &str) -> bool {
+    let Some(rest) = t.strip_prefix('[') else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    rest.starts_with(|c: char| c.is_alphabetic())
+        && !["true", "false", "null"]
+            .iter()
+            .any(|k| rest.starts_with(k))
+}
+
+/// Whether `t` is a whole JSON value, or the start of one that continues on later lines (a
+/// pretty-printed document).
+fn is_json_start(t: &str) -> bool {
+    match serde_json::from_str::<serde::de::IgnoredAny>(t.trim()) {
+        Ok(_) => true,
+        Err(e) => e.is_eof(),
     }
 }
 
@@ -320,11 +348,7 @@ fn chat_dialect(v: &Value) -> TraceFormat {
 /// The format of a trace: `.jsonl` / `.json` files are JSON Lines; otherwise JSON Lines if
 /// `first_line` (the file's first non-empty line) starts with `{`, else text.
 pub fn detect_format(path: &Path, first_line: &str) -> TraceFormat {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(|e| e.to_ascii_lowercase());
-    if matches!(ext.as_deref(), Some("jsonl") | Some("json")) {
+    if is_json_ext(path) {
         return TraceFormat::Jsonl;
     }
     if first_line.trim_start().starts_with('{') {
@@ -332,6 +356,22 @@ pub fn detect_format(path: &Path, first_line: &str) -> TraceFormat {
     } else {
         TraceFormat::Text
     }
+}
+
+fn extension(path: &Path) -> Option<String> {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase())
+}
+
+/// `.jsonl` / `.json`.
+fn is_json_ext(path: &Path) -> bool {
+    matches!(extension(path).as_deref(), Some("jsonl") | Some("json"))
+}
+
+/// `.txt` / `.log`: plain-text logs, read as JSON only when their first line is JSON.
+fn is_text_ext(path: &Path) -> bool {
+    matches!(extension(path).as_deref(), Some("txt") | Some("log"))
 }
 
 /// The trace name that stands for standard input in [`open`].
@@ -390,6 +430,14 @@ pub fn open_with(path: &Path, opts: &ReadOptions) -> Result<TraceReader<Input>, 
         column: 0,
         message: format!("cannot read trace: {e}"),
     })?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(TraceError {
+            file: name,
+            line: 0,
+            column: 0,
+            message: "cannot read trace: it is a directory (give the files in it)".into(),
+        });
+    }
     // Pipes, sockets and terminals stream; a regular file (or a redirect from one) does not.
     // When the type is unknown, assume a stream: that only changes how verdicts are printed.
     let stream = !file.metadata().map(|m| m.is_file()).unwrap_or(false);
@@ -557,7 +605,8 @@ impl<R: BufRead> TraceReader<R> {
     /// A reader of `reader` whose format is detected from the one input, as ripgrep's searcher
     /// does with its single buffered reader: by the first non-empty line ([`sniff_line`]: JSON
     /// Lines events, chat messages, OTLP spans or text; text in a `.jsonl` / `.json` file is read
-    /// as JSON Lines, so that its lines are errors). The lines read to decide are kept and
+    /// as JSON Lines, so that its lines are errors; a first line of a `.txt` / `.log` file that
+    /// starts with `[` or `{` but is no JSON, such as `[12:01] go north`, makes it text). The lines read to decide are kept and
     /// replayed, so nothing is lost and the input need not be seekable (pipes, standard input).
     ///
     /// Reads up to the first non-empty line (blocking on a pipe until it arrives); O(length of
@@ -567,6 +616,7 @@ impl<R: BufRead> TraceReader<R> {
     /// an error here: it is reported when that line is read as an event).
     pub fn sniff(reader: R, name: &str, path: Option<&Path>) -> Result<TraceReader<R>, TraceError> {
         let by_ext = path.map(|p| detect_format(p, ""));
+        let text_ext = path.is_some_and(is_text_ext);
         let mut r = TraceReader::from_reader(reader, name, by_ext.unwrap_or(TraceFormat::Text));
         loop {
             let mut line = Vec::new();
@@ -589,6 +639,11 @@ impl<R: BufRead> TraceReader<R> {
             if !blank {
                 r.format = match sniff_line(first) {
                     TraceFormat::Text if by_ext == Some(TraceFormat::Jsonl) => TraceFormat::Jsonl,
+                    // A `.txt` / `.log` line such as `[12:01] go north` or `{draft} ...` is
+                    // text, not broken JSON.
+                    f if text_ext && f != TraceFormat::Text && !is_json_start(first) => {
+                        TraceFormat::Text
+                    }
                     f => f,
                 };
             }
@@ -801,9 +856,17 @@ impl<R: BufRead> TraceReader<R> {
                     return None;
                 }
                 self.flushed = true;
-                let line = self.line;
-                for ev in self.spans.finish() {
-                    self.push_event(ev, line);
+                match self.spans.finish() {
+                    Ok(evs) => {
+                        for ev in evs {
+                            let line = ev.line;
+                            self.push_event(ev, line);
+                        }
+                    }
+                    Err(e) => {
+                        let err = self.error(0, e);
+                        self.queue.push_back(Err(err));
+                    }
                 }
                 for ev in std::mem::take(&mut self.turns) {
                     self.queue.push_back(Ok(ev));
@@ -835,6 +898,7 @@ impl<R: BufRead> TraceReader<R> {
             return;
         }
         let start = self.line;
+        let mut doc = None;
         let (value, raw) = match serde_json::from_slice::<Value>(&bytes) {
             Ok(v) => {
                 let raw = String::from_utf8_lossy(&bytes).trim_end().to_string();
@@ -848,13 +912,16 @@ impl<R: BufRead> TraceReader<R> {
                     pending: &mut self.pending,
                     reader: &mut self.reader,
                     newlines: 0,
+                    copy: Vec::new(),
                 };
                 let mut de = serde_json::Deserializer::from_reader(&mut src);
                 let parsed = Value::deserialize(&mut de);
                 let newlines = src.newlines;
+                let copy = std::mem::take(&mut src.copy);
                 match parsed {
                     Ok(v) => {
                         self.line = start + newlines.saturating_sub(1);
+                        doc = Some(String::from_utf8_lossy(&copy).into_owned());
                         (v, String::new())
                     }
                     Err(e) => {
@@ -875,7 +942,7 @@ impl<R: BufRead> TraceReader<R> {
             }
         };
         self.values += 1;
-        self.value_events(value, raw, start);
+        self.value_events(value, raw, start, doc.as_deref());
     }
 
     fn push_event(&mut self, mut ev: Event, line: usize) {
@@ -902,7 +969,10 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
-    fn value_events(&mut self, value: Value, raw: String, line: usize) {
+    /// Queues the events of one JSON value that starts at `line`. `doc`: the value's text when it
+    /// spans several lines, to find the line of each message of a conversation in it.
+    fn value_events(&mut self, value: Value, raw: String, line: usize, doc: Option<&str>) {
+        let lines = doc.and_then(|d| message_lines(d, line));
         if let Value::Object(o) = &value {
             let keys: Vec<String> = o.keys().cloned().collect();
             self.note_fields(0, keys);
@@ -930,8 +1000,9 @@ impl<R: BufRead> TraceReader<R> {
             vec![value]
         } else if value.get("resourceSpans").is_some() {
             self.format = TraceFormat::Otlp;
-            for e in self.spans.add(&value) {
-                let err = self.error(1, e);
+            for (at, e) in self.spans.add(&value, line, doc) {
+                let mut err = self.error(0, e);
+                err.line = at;
                 self.queue.push_back(Err(err));
             }
             return;
@@ -942,10 +1013,12 @@ impl<R: BufRead> TraceReader<R> {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
             }
-            match chat::message(&value, session, &mut self.links) {
-                Ok(mut ev) => {
-                    ev.raw = raw;
-                    self.push_event(ev, line);
+            match chat::messages(&value, session, &mut self.links) {
+                Ok(evs) => {
+                    for mut ev in evs {
+                        ev.raw = raw.clone();
+                        self.push_event(ev, line);
+                    }
                 }
                 Err(e) => {
                     let err = self.error(1, e);
@@ -979,7 +1052,11 @@ impl<R: BufRead> TraceReader<R> {
                 self.values
             };
             let mut session = None;
-            for item in chat::conversation(conv, ordinal, &mut self.links) {
+            let conv_lines = lines.as_ref().and_then(|l| l.get(k));
+            for (m, item) in chat::conversation(conv, ordinal, &mut self.links) {
+                let line = m
+                    .and_then(|m| conv_lines.and_then(|l| l.get(m)).copied())
+                    .unwrap_or(line);
                 match item {
                     Ok(ev) => {
                         session = ev.session.clone();
@@ -1045,6 +1122,38 @@ struct Counting<'a, R> {
     pending: &'a mut VecDeque<Vec<u8>>,
     reader: &'a mut R,
     newlines: usize,
+    /// The bytes read (serde_json reads a value byte by byte, so exactly the value's text).
+    copy: Vec<u8>,
+}
+
+/// The line of each message of each conversation in `doc`, the text of a JSON value that starts
+/// at line `first`: a bare array of messages, an object with a `messages` array, or an array of
+/// such objects (one inner vector per conversation). `None` for any other shape. Found from the
+/// borrowed raw text of each message (serde_json `RawValue`): O(length of `doc`).
+fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<usize>>> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Conv<'a> {
+        #[serde(borrow)]
+        messages: Vec<&'a RawValue>,
+    }
+    let line_of = |raw: &RawValue| {
+        let offset = raw.get().as_ptr() as usize - doc.as_ptr() as usize;
+        first
+            + doc.as_bytes()[..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+    };
+    let lines = |ms: &[&RawValue]| ms.iter().map(|m| line_of(m)).collect::<Vec<usize>>();
+    if let Ok(convs) = serde_json::from_str::<Vec<Conv<'_>>>(doc) {
+        return Some(convs.iter().map(|c| lines(&c.messages)).collect());
+    }
+    if let Ok(c) = serde_json::from_str::<Conv<'_>>(doc) {
+        return Some(vec![lines(&c.messages)]);
+    }
+    let ms = serde_json::from_str::<Vec<&RawValue>>(doc).ok()?;
+    Some(vec![lines(&ms)])
 }
 
 impl<R: BufRead> Read for Counting<'_, R> {
@@ -1060,6 +1169,7 @@ impl<R: BufRead> Read for Counting<'_, R> {
             }
         };
         self.newlines += buf[..n].iter().filter(|&&b| b == b'\n').count();
+        self.copy.extend_from_slice(&buf[..n]);
         Ok(n)
     }
 }

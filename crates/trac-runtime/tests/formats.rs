@@ -132,8 +132,8 @@ fn conversation_objects_over_several_lines_are_one_session_each() {
         sessions,
         ["conv-a", "conv-a", "conv-a", "42", "42", "42", "42", "42", "42"]
     );
-    // Line of the conversation object each message is in.
-    assert_eq!((evs[0].line, evs[3].line), (1, 11));
+    // Each message's own line (so SARIF and errors point at it), not its conversation's.
+    assert_eq!((evs[0].line, evs[1].line, evs[3].line), (4, 5, 14));
     assert_eq!(
         evs[8].tool_calls[0].arguments["reservation_id"],
         json!("9XY8Z7")
@@ -171,12 +171,15 @@ fn anthropic_content_blocks() {
             "system",
             "user",
             "assistant",
-            "user",
+            "tool",
             "assistant",
-            "user",
+            "tool",
             "assistant"
         ]
     );
+    // Each message's own line in the pretty-printed file (the system prompt: the document's).
+    let lines: Vec<usize> = evs.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [1, 5, 6, 10, 13, 16, 19]);
     assert!(evs.iter().all(|e| e.session.as_deref() == Some("anth-1")));
     assert!(evs[0]
         .input
@@ -198,12 +201,14 @@ fn anthropic_content_blocks() {
 fn otlp_spans_one_session_per_trace_in_time_order() {
     let (format, evs) = read_all("otlp.json");
     assert_eq!(format, TraceFormat::Otlp);
-    // The HTTP span is not a GenAI span.
-    assert_eq!(evs.len(), 4);
+    // The HTTP span is not a GenAI span. A model call whose last input message is the user's
+    // is two steps: that user message, then the assistant's answer (spans 0001 and 0102); the
+    // plain-text older `gen_ai.prompt` of span 0101 has no role and stays the call's input.
+    assert_eq!(evs.len(), 6);
     let a = "5b8aa5a2d2c872e8321cf37308d69df2";
     let b = "0af7651916cd43dd8448eb211c80319c";
     let sessions: Vec<&str> = evs.iter().map(|e| e.session.as_deref().unwrap()).collect();
-    assert_eq!(sessions, [a, a, b, b]);
+    assert_eq!(sessions, [a, a, a, b, b, b]);
     let ts: Vec<&str> = evs
         .iter()
         .map(|e| e.timestamp.as_deref().unwrap())
@@ -212,17 +217,36 @@ fn otlp_spans_one_session_per_trace_in_time_order() {
         ts,
         [
             "1717000001000000000",
+            "1717000001000000000",
             "1717000002000000000",
             "1717000005000000000",
+            "1717000006000000000",
             "1717000006000000000"
         ]
     );
-    assert_eq!(roles(&evs), ["assistant", "tool", "assistant", "assistant"]);
+    assert_eq!(
+        roles(&evs),
+        [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+            "assistant"
+        ]
+    );
+    // Each step at the line its span starts on (the file is pretty-printed; spans 0001, 0002,
+    // 0101 and 0102 start on lines 23, 9, 66 and 52).
+    let lines: Vec<usize> = evs.iter().map(|e| e.line).collect();
+    assert_eq!(lines, [23, 23, 9, 66, 52, 52]);
     // Current conventions: input/output messages with parts.
     assert_eq!(
         evs[0].input.as_deref(),
         Some("Change my flight on OTL001 to tomorrow.")
     );
+    // The steps of the spans themselves (without the user steps).
+    let evs: Vec<Event> = [1, 2, 3, 5].iter().map(|&i| evs[i].clone()).collect();
+    assert_eq!(evs[0].input, None);
     assert_eq!(evs[0].tool_calls[0].name, "update_reservation_flights");
     assert_eq!(
         evs[0].tool_calls[0].arguments,
@@ -248,7 +272,7 @@ fn otlp_spans_one_session_per_trace_in_time_order() {
         Some("What is my baggage allowance?")
     );
     assert_eq!(evs[2].output.as_deref(), Some("Two checked bags."));
-    assert_eq!(evs[3].input.as_deref(), Some("Yes, add the two bags."));
+    assert_eq!(evs[3].input, None);
     assert_eq!(
         evs[3].tool_calls[0].arguments,
         json!({"reservation_id": "OLD777", "total_baggages": 2})
@@ -486,4 +510,123 @@ fn session_end_ends_a_session_and_a_bare_marker_is_not_a_step() {
     // A session_end of the wrong type is an error with its position, not ignored.
     let err = evs[4].as_ref().unwrap_err();
     assert!(err.starts_with("t:5:") && err.contains("boolean"), "{err}");
+}
+
+#[test]
+fn bracketed_text_logs_are_text_not_broken_json() {
+    // `[` then a word is a text log's tag, whatever the extension.
+    assert_eq!(sniff_line("[INFO] go north"), TraceFormat::Text);
+    assert_eq!(sniff_line("[ Agent ] look"), TraceFormat::Text);
+    // ... but JSON arrays stay chat.
+    assert_eq!(sniff_line("[true]"), TraceFormat::OpenAi);
+    assert_eq!(sniff_line(r#"[{"role": "user"}"#), TraceFormat::OpenAi);
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    // In a `.txt` / `.log` file, a first line that is not JSON is text, so every line is a step.
+    for (name, src) in [
+        ("a.txt", "[12:01] go north\n[12:02] take lamp\n"),
+        ("b.log", "{draft} go north\ntake lamp\n"),
+    ] {
+        let t = dir.join(format!("trac-bracket-{pid}-{name}"));
+        std::fs::write(&t, src).unwrap();
+        let r = open(&t).unwrap();
+        assert_eq!(r.format(), TraceFormat::Text, "{name}");
+        let texts: Vec<String> = r.map(|e| e.unwrap().text().to_string()).collect();
+        assert_eq!(texts.len(), 2, "{name}: {texts:?}");
+        assert!(texts[1].contains("take lamp"), "{name}: {texts:?}");
+        std::fs::remove_file(&t).unwrap();
+    }
+    // A `.txt` file whose first line is JSON is still read as JSON.
+    let t = dir.join(format!("trac-bracket-{pid}-c.txt"));
+    std::fs::write(&t, "{\"output\": \"go north\"}\n").unwrap();
+    assert_eq!(open(&t).unwrap().format(), TraceFormat::Jsonl);
+    std::fs::remove_file(&t).unwrap();
+}
+
+#[test]
+fn anthropic_tool_results_are_tool_steps_and_the_user_text_after_them_a_user_step() {
+    // One user message answering two parallel calls, then saying something: two `tool` steps
+    // (one per result, each linked to its call) and one `user` step, as the OpenAI shape has.
+    let src = r#"{"messages": [
+      {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "a", "name": "get_user_details", "input": {}},
+        {"type": "tool_use", "id": "b", "name": "get_reservation_details", "input": {}}]},
+      {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "a", "content": "booking confirmed"},
+        {"type": "tool_result", "tool_use_id": "b", "content": "ok"},
+        {"type": "text", "text": "yes, go ahead"}]}
+    ]}"#;
+    let evs: Vec<Event> = read_src(src, &ReadOptions::default())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(roles(&evs), ["assistant", "tool", "tool", "user"]);
+    assert_eq!(evs[1].tool_name.as_deref(), Some("get_user_details"));
+    assert_eq!(evs[1].input.as_deref(), Some("booking confirmed"));
+    assert_eq!(evs[2].tool_name.as_deref(), Some("get_reservation_details"));
+    assert_eq!(evs[3].input.as_deref(), Some("yes, go ahead"));
+    assert_eq!(evs[3].tool_call_id, None);
+    assert_eq!(evs.iter().map(|e| e.line).collect::<Vec<_>>(), [2, 5, 5, 5]);
+}
+
+#[test]
+fn messages_of_pretty_printed_arrays_keep_their_lines() {
+    let src = "[\n {\"role\": \"user\", \"content\": \"hi\"},\n\n {\"role\": \"assistant\",\n  \"content\": \"hello\"}\n]\n";
+    let evs: Vec<Event> = read_src(src, &ReadOptions::default())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(evs.iter().map(|e| e.line).collect::<Vec<_>>(), [2, 4]);
+    // A list of conversations: each message at its own line.
+    let src = "[{\"id\": \"c1\", \"messages\": [\n  {\"role\": \"user\", \"content\": \"a\"}]},\n {\"id\": \"c2\", \"messages\": [\n  {\"role\": \"user\", \"content\": \"b\"}]}]\n";
+    let evs: Vec<Event> = read_src(src, &ReadOptions::default())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        evs.iter()
+            .map(|e| (e.session.clone().unwrap(), e.line))
+            .collect::<Vec<_>>(),
+        [("c1".to_string(), 2), ("c2".to_string(), 4)]
+    );
+}
+
+#[test]
+fn otlp_spans_without_a_start_time_keep_their_place_and_have_no_timestamp() {
+    let span = |id: &str, start: Option<&str>, tool: &str| {
+        let start = start.map_or(String::new(), |t| {
+            format!("\"startTimeUnixNano\": \"{t}\", ")
+        });
+        format!(
+            "{{\"traceId\": \"t\", \"spanId\": \"{id}\", {start}\"attributes\": [{{\"key\": \"gen_ai.tool.name\", \"value\": {{\"stringValue\": \"{tool}\"}}}}]}}"
+        )
+    };
+    let src = format!(
+        "{{\"resourceSpans\": [{{\"scopeSpans\": [{{\"spans\": [{}, {}, {}]}}]}}]}}\n",
+        span("1", Some("20"), "second"),
+        span("2", None, "third"),
+        span("3", Some("10"), "first")
+    );
+    let evs: Vec<Event> = read_src(&src, &ReadOptions::default())
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let names: Vec<&str> = evs
+        .iter()
+        .map(|e| e.tool_name.as_deref().unwrap())
+        .collect();
+    assert_eq!(names, ["first", "second", "third"]);
+    assert_eq!(evs[2].timestamp, None);
+}
+
+#[test]
+fn otlp_without_gen_ai_spans_says_what_it_saw() {
+    let src = r#"{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "t", "name": "llm", "attributes": [{"key": "llm.model_name", "value": {"stringValue": "gpt-4o"}}]}]}]}]}"#;
+    let out = read_src(src, &ReadOptions::default());
+    let err = out.last().unwrap().as_ref().unwrap_err();
+    assert!(
+        err.contains("1 span(s) read, none with `gen_ai.*` attributes")
+            && err.contains("attributes seen: llm.model_name"),
+        "{err}"
+    );
 }

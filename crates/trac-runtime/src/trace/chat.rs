@@ -6,28 +6,39 @@
 //! (`function.name`, `function.arguments` as a JSON string, parsed), the older `function_call`,
 //! and Anthropic `tool_use` blocks (`name`, `input`); a tool result is a `tool` message with
 //! `tool_call_id` (OpenAI) or a `tool_result` block with `tool_use_id` (Anthropic), linked to the
-//! name of the call it answers.
+//! name of the call it answers. An Anthropic `user` message with `tool_result` blocks is one
+//! `tool` event per result, then a `user` event for its other blocks (see [`messages`]), so tool
+//! output never reads as the user's words. Each event keeps the line its message starts on,
+//! also in a pretty-printed document.
 
 use super::{Event, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
-/// Fields naming the session of a JSON Lines chat message.
-pub(super) const MESSAGE_SESSION_KEYS: [&str; 5] = [
+/// Fields naming the session of a JSON Lines chat message (snake_case and camelCase).
+pub(super) const MESSAGE_SESSION_KEYS: [&str; 9] = [
     "session",
     "session_id",
     "conversation_id",
     "thread_id",
     "trajectory_id",
+    "sessionId",
+    "conversationId",
+    "threadId",
+    "trajectoryId",
 ];
 
 /// Fields naming the session of a conversation object (`{"messages": [...]}`).
-const CONVERSATION_SESSION_KEYS: [&str; 8] = [
+const CONVERSATION_SESSION_KEYS: [&str; 13] = [
     "session",
     "session_id",
     "conversation_id",
     "thread_id",
     "trajectory_id",
+    "sessionId",
+    "conversationId",
+    "threadId",
+    "trajectoryId",
     "task_id",
     "id",
     "name",
@@ -277,39 +288,106 @@ pub(super) fn message(
     })
 }
 
+/// The events of one chat message: [`message`]'s one event, except for an Anthropic `user`
+/// message holding `tool_result` blocks, which is one `tool` event per result (linked to its call
+/// by `tool_use_id`) and then, if other blocks remain, one `user` event with them. So a tool's
+/// output never reads as something the user said, and an Anthropic conversation has the steps of
+/// the same conversation in OpenAI's shape (one `tool` message per result).
+///
+/// Errors: as [`message`].
+pub(super) fn messages(
+    m: &Value,
+    session: Option<String>,
+    links: &mut Links,
+) -> Result<Vec<Event>, String> {
+    let split = m.get("role").and_then(Value::as_str) == Some("user")
+        && m.get("content")
+            .and_then(Value::as_array)
+            .is_some_and(|bs| {
+                bs.iter()
+                    .any(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
+            });
+    if !split {
+        return Ok(vec![message(m, session, links)?]);
+    }
+    let (Some(obj), Some(blocks)) = (m.as_object(), m.get("content").and_then(Value::as_array))
+    else {
+        unreachable!("checked above: an object with a content array");
+    };
+    let with = |role: &str, content: Vec<Value>| {
+        let mut o = obj.clone();
+        o.insert("role".into(), Value::from(role));
+        o.insert("content".into(), Value::Array(content));
+        Value::Object(o)
+    };
+    let (results, rest): (Vec<&Value>, Vec<&Value>) = blocks
+        .iter()
+        .partition(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"));
+    let mut out = Vec::with_capacity(results.len() + 1);
+    for r in results {
+        out.push(message(
+            &with("tool", vec![r.clone()]),
+            session.clone(),
+            links,
+        )?);
+    }
+    if !rest.is_empty() {
+        let rest = rest.into_iter().cloned().collect();
+        out.push(message(&with("user", rest), session, links)?);
+    }
+    Ok(out)
+}
+
 /// A conversation: an object with a `messages` array (and maybe a session id and an Anthropic
 /// top-level `system`), or a bare array of messages. `ordinal` (1-based position of the value in
 /// the input) names a conversation without an id: `None` for the first bare array, else
 /// `#ordinal`.
+///
+/// Each event comes with the index of the message it comes from (`None` for a top-level
+/// `system`), so that its line in a pretty-printed document can be found.
 pub(super) fn conversation(
     v: &Value,
     ordinal: usize,
     links: &mut Links,
-) -> Vec<Result<Event, String>> {
+) -> Vec<(Option<usize>, Result<Event, String>)> {
     let (session, msgs, system) = match v {
         Value::Array(ms) => ((ordinal > 1).then(|| format!("#{ordinal}")), ms, None),
         Value::Object(o) => {
             let Some(Value::Array(ms)) = o.get("messages") else {
-                return vec![Err("a conversation's `messages` must be an array".into())];
+                return vec![(
+                    None,
+                    Err("a conversation's `messages` must be an array".into()),
+                )];
             };
             let session = first_id(o, &CONVERSATION_SESSION_KEYS).or(Some(format!("#{ordinal}")));
             (session, ms, o.get("system"))
         }
-        _ => return vec![Err(format!("expected a conversation, found {}", kind(v)))],
+        _ => {
+            return vec![(
+                None,
+                Err(format!("expected a conversation, found {}", kind(v))),
+            )]
+        }
     };
     let mut out = Vec::with_capacity(msgs.len() + 1);
     if let Some(sys) = system {
         let mut texts = Vec::new();
         result_text(sys, &mut texts);
-        out.push(Ok(Event {
-            session: session.clone(),
-            role: Some("system".into()),
-            input: (!texts.is_empty()).then(|| texts.join("\n")),
-            ..Event::default()
-        }));
+        out.push((
+            None,
+            Ok(Event {
+                session: session.clone(),
+                role: Some("system".into()),
+                input: (!texts.is_empty()).then(|| texts.join("\n")),
+                ..Event::default()
+            }),
+        ));
     }
     for (k, m) in msgs.iter().enumerate() {
-        out.push(message(m, session.clone(), links).map_err(|e| format!("message {}: {e}", k + 1)));
+        match messages(m, session.clone(), links) {
+            Ok(evs) => out.extend(evs.into_iter().map(|e| (Some(k), Ok(e)))),
+            Err(e) => out.push((Some(k), Err(format!("message {}: {e}", k + 1)))),
+        }
     }
     links.end_session(&session);
     out

@@ -8,9 +8,14 @@
 //!   messages) is a step of role `tool` calling `gen_ai.tool.name` with the parsed
 //!   `gen_ai.tool.call.arguments`; its input is the arguments' text, its output
 //!   `gen_ai.tool.call.result`.
-//! - Any other GenAI span (a model call) is a step of role `assistant`: its input is the text of
-//!   the last input message, its output the text of the output messages, its tool calls those of
-//!   the output messages. Messages are read from the current attributes `gen_ai.input.messages` /
+//! - Any other GenAI span (a model call) is a step of role `assistant`: its output is the text
+//!   of the output messages, its tool calls those of the output messages. When the last input
+//!   message has role `user`, it is a step of its own (role `user`, same start time) just before
+//!   the call's, once per trace and position in the conversation (retries and agent loops repeat
+//!   it); otherwise the last input message's text (a tool result, an untyped prompt) is the
+//!   call's input.
+//! - A span without `startTimeUnixNano` sorts right after the span before it in its trace (file
+//!   order) and has no timestamp. Messages are read from the current attributes `gen_ai.input.messages` /
 //!   `gen_ai.output.messages` (JSON with `parts` of type `text`, `tool_call`), or the older
 //!   `gen_ai.prompt` / `gen_ai.completion` (JSON chat messages or plain text; also as span-event
 //!   attributes) and indexed `gen_ai.prompt.N.content`, `gen_ai.completion.N.content`,
@@ -30,6 +35,13 @@ pub(super) struct Spans {
     /// (trace id order, start time, event).
     spans: Vec<(usize, u64, Event)>,
     traces: Vec<String>,
+    /// Per trace (same order as `traces`): the start time of its last span read.
+    last_start: Vec<u64>,
+    /// User messages made steps: (trace order, index in the input messages, text).
+    users: Vec<(usize, usize, String)>,
+    /// Spans skipped as not GenAI, and their attribute names (at most 24).
+    skipped: usize,
+    skipped_keys: Vec<String>,
 }
 
 /// An OTLP `AnyValue` as plain JSON.
@@ -81,18 +93,22 @@ fn json_of(v: &Value) -> Value {
     }
 }
 
-/// Texts and tool calls of a list of messages (current `parts` messages or chat messages), or
-/// of plain text.
-fn messages(v: &Value) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
+/// One message of a model call: its role (if given), text and tool calls.
+type Message = (Option<String>, String, Vec<ToolCall>);
+
+/// Roles, texts and tool calls of a list of messages (current `parts` messages or chat
+/// messages), or of plain text.
+fn messages(v: &Value) -> Result<Vec<Message>, String> {
     let v = json_of(v);
     let list = match &v {
-        Value::String(s) => return Ok(vec![(s.clone(), Vec::new())]),
+        Value::String(s) => return Ok(vec![(None, s.clone(), Vec::new())]),
         Value::Array(l) => l.clone(),
         Value::Object(_) => vec![v.clone()],
         _ => return Ok(Vec::new()),
     };
     let mut out = Vec::new();
     for m in &list {
+        let role = m.get("role").and_then(Value::as_str).map(str::to_string);
         if let Some(parts) = m.get("parts").and_then(Value::as_array) {
             let mut texts = Vec::new();
             let mut calls = Vec::new();
@@ -127,13 +143,13 @@ fn messages(v: &Value) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
                     _ => {}
                 }
             }
-            out.push((texts.join("\n"), calls));
+            out.push((role, texts.join("\n"), calls));
         } else if m.get("role").is_some() {
             let ev = super::chat::message(m, None, &mut Links::default())?;
             let text = ev.text().to_string();
-            out.push((text, ev.tool_calls));
+            out.push((role, text, ev.tool_calls));
         } else if let Some(t) = m.get("content").and_then(Value::as_str) {
-            out.push((t.to_string(), Vec::new()));
+            out.push((role, t.to_string(), Vec::new()));
         }
     }
     Ok(out)
@@ -144,12 +160,10 @@ type IndexedCall = (usize, String, Value);
 
 /// Indexed older attributes `PREFIX.N.content` (and `PREFIX.N.tool_calls.K.name|arguments`),
 /// ordered by N.
-fn indexed(
-    attrs: &Map<String, Value>,
-    prefix: &str,
-) -> Result<Vec<(String, Vec<ToolCall>)>, String> {
+fn indexed(attrs: &Map<String, Value>, prefix: &str) -> Result<Vec<Message>, String> {
     let mut by_n: std::collections::BTreeMap<usize, (String, Vec<IndexedCall>)> =
         Default::default();
+    let mut roles: std::collections::BTreeMap<usize, String> = Default::default();
     for (k, v) in attrs {
         let Some(rest) = k.strip_prefix(prefix).and_then(|r| r.strip_prefix('.')) else {
             continue;
@@ -160,7 +174,11 @@ fn indexed(
         };
         let field = it.next().unwrap_or("");
         let entry = by_n.entry(n).or_default();
-        if field == "content" {
+        if field == "role" {
+            if let Some(r) = v.as_str() {
+                roles.insert(n, r.to_string());
+            }
+        } else if field == "content" {
             entry.0 = v
                 .as_str()
                 .map(str::to_string)
@@ -184,7 +202,7 @@ fn indexed(
         }
     }
     let mut out = Vec::new();
-    for (_, (text, mut calls)) in by_n {
+    for (n, (text, mut calls)) in by_n {
         calls.sort_by_key(|c| c.0);
         let calls = calls
             .into_iter()
@@ -197,16 +215,26 @@ fn indexed(
                 })
             })
             .collect::<Result<Vec<_>, String>>()?;
-        out.push((text, calls));
+        out.push((roles.get(&n).cloned(), text, calls));
     }
     Ok(out)
 }
 
 impl Spans {
-    /// Adds the GenAI spans of one OTLP export (`{"resourceSpans": [...]}`).
+    /// Adds the GenAI spans of one OTLP export (`{"resourceSpans": [...]}`) that starts at line
+    /// `line`; `doc`, the export's text when it spans several lines, gives each span its own
+    /// line.
     ///
-    /// Errors: a GenAI span with malformed tool-call arguments (the other spans are kept).
-    pub(super) fn add(&mut self, export: &Value) -> Vec<String> {
+    /// Errors: a GenAI span with malformed tool-call arguments, as (its line, a message naming
+    /// the span id); the other spans are kept.
+    pub(super) fn add(
+        &mut self,
+        export: &Value,
+        line: usize,
+        doc: Option<&str>,
+    ) -> Vec<(usize, String)> {
+        let lines = doc.and_then(|d| span_lines(d, line));
+        let mut k = 0;
         let mut errors = Vec::new();
         let rs = export.get("resourceSpans").and_then(Value::as_array);
         for r in rs.into_iter().flatten() {
@@ -218,9 +246,18 @@ impl Spans {
                     .into_iter()
                     .flatten()
                 {
-                    match self.span(span) {
+                    let at = lines
+                        .as_ref()
+                        .and_then(|l| l.get(k))
+                        .copied()
+                        .unwrap_or(line);
+                    k += 1;
+                    match self.span(span, at) {
                         Ok(()) => {}
-                        Err(e) => errors.push(e),
+                        Err(e) => {
+                            let id = span.get("spanId").and_then(id_text).unwrap_or_default();
+                            errors.push((at, format!("span {id}: {e}")))
+                        }
                     }
                 }
             }
@@ -228,7 +265,7 @@ impl Spans {
         errors
     }
 
-    fn span(&mut self, span: &Value) -> Result<(), String> {
+    fn span(&mut self, span: &Value, line: usize) -> Result<(), String> {
         let mut attrs = attributes(span.get("attributes"));
         for ev in span
             .get("events")
@@ -241,16 +278,31 @@ impl Spans {
             }
         }
         if !attrs.keys().any(|k| k.starts_with("gen_ai.")) {
+            self.skipped += 1;
+            for k in attrs.keys() {
+                if self.skipped_keys.len() < 24 && !self.skipped_keys.contains(k) {
+                    self.skipped_keys.push(k.clone());
+                }
+            }
             return Ok(());
         }
         let trace = span.get("traceId").and_then(id_text).unwrap_or_default();
-        let start = span
-            .get("startTimeUnixNano")
-            .and_then(|t| match t {
-                Value::String(s) => s.parse().ok(),
-                _ => t.as_u64(),
-            })
-            .unwrap_or(0);
+        let start: Option<u64> = span.get("startTimeUnixNano").and_then(|t| match t {
+            Value::String(s) => s.parse().ok(),
+            _ => t.as_u64(),
+        });
+        let order = match self.traces.iter().position(|t| *t == trace) {
+            Some(i) => i,
+            None => {
+                self.traces.push(trace.clone());
+                self.last_start.push(0);
+                self.traces.len() - 1
+            }
+        };
+        // A span without a start time keeps its place in the file: it sorts right after the
+        // span before it in the same trace.
+        let key = start.unwrap_or(self.last_start[order]);
+        self.last_start[order] = key;
         let name = span.get("name").and_then(Value::as_str).unwrap_or("");
         let op = attrs.get("gen_ai.operation.name").and_then(Value::as_str);
         let tool = attrs.get("gen_ai.tool.name").and_then(Value::as_str);
@@ -262,9 +314,11 @@ impl Spans {
         });
         let mut ev = Event {
             session: Some(trace.clone()),
-            timestamp: Some(start.to_string()),
+            timestamp: start.map(|t| t.to_string()),
+            line,
             ..Event::default()
         };
+        let mut user = None;
         if op == Some("execute_tool") || (tool.is_some() && !has_msgs) {
             let tool = tool.unwrap_or(name).to_string();
             let args = attrs.get("gen_ai.tool.call.arguments");
@@ -297,17 +351,36 @@ impl Spans {
                 (None, None) => indexed(&attrs, "gen_ai.completion")?,
             };
             ev.role = Some("assistant".into());
-            ev.input = input
-                .last()
-                .map(|(t, _)| t.clone())
-                .filter(|t| !t.is_empty());
+            match input.last() {
+                // The user's message that this model call answers is a step of its own, with
+                // role `user` (once, if several calls answer it: retries, agent loops).
+                Some((Some(r), t, _)) if r == "user" && !t.is_empty() => {
+                    let at = (order, input.len() - 1, t.clone());
+                    if !self.users.contains(&at) {
+                        self.users.push(at);
+                        user = Some(Event {
+                            session: ev.session.clone(),
+                            timestamp: ev.timestamp.clone(),
+                            line,
+                            role: Some("user".into()),
+                            input: Some(t.clone()),
+                            fields: Map::from_iter([("span.name".to_string(), Value::from(name))]),
+                            ..Event::default()
+                        });
+                    }
+                }
+                // Otherwise (a tool result, untyped text) the last input message is the
+                // model call's input, as before.
+                Some((_, t, _)) if !t.is_empty() => ev.input = Some(t.clone()),
+                _ => {}
+            }
             let texts: Vec<&str> = output
                 .iter()
-                .map(|(t, _)| t.as_str())
+                .map(|(_, t, _)| t.as_str())
                 .filter(|t| !t.is_empty())
                 .collect();
             ev.output = (!texts.is_empty()).then(|| texts.join("\n"));
-            ev.tool_calls = output.into_iter().flat_map(|(_, c)| c).collect();
+            ev.tool_calls = output.into_iter().flat_map(|(_, _, c)| c).collect();
         }
         let mut fields: Map<String, Value> = attrs
             .into_iter()
@@ -315,21 +388,74 @@ impl Spans {
             .collect();
         fields.insert("span.name".into(), Value::from(name));
         ev.fields = fields;
-        let order = match self.traces.iter().position(|t| *t == trace) {
-            Some(i) => i,
-            None => {
-                self.traces.push(trace);
-                self.traces.len() - 1
-            }
-        };
-        self.spans.push((order, start, ev));
+        if let Some(u) = user {
+            self.spans.push((order, key, u));
+        }
+        self.spans.push((order, key, ev));
         Ok(())
     }
 
-    /// The events, trace by trace (in order of first appearance), by start time within a trace.
-    pub(super) fn finish(&mut self) -> Vec<Event> {
+    /// The events, trace by trace (in order of first appearance), by start time within a trace
+    /// (a stable sort: spans with equal start times keep their order in the file).
+    ///
+    /// Errors: spans were read but none was a GenAI span (the message lists the attribute names
+    /// seen, so that another convention, e.g. OpenInference's `llm.*`, is recognized).
+    pub(super) fn finish(&mut self) -> Result<Vec<Event>, String> {
         let mut spans = std::mem::take(&mut self.spans);
+        if spans.is_empty() && self.skipped > 0 {
+            return Err(format!(
+                "{} span(s) read, none with `gen_ai.*` attributes (OpenTelemetry GenAI semantic conventions), so there is nothing to audit; attributes seen: {}",
+                self.skipped,
+                self.skipped_keys.join(", ")
+            ));
+        }
         spans.sort_by_key(|(t, start, _)| (*t, *start));
-        spans.into_iter().map(|(_, _, e)| e).collect()
+        Ok(spans.into_iter().map(|(_, _, e)| e).collect())
     }
+}
+
+/// The line of each span of the OTLP export `doc` (its text, starting at line `first`), in
+/// document order (`resourceSpans[].scopeSpans[].spans[]`, or the older
+/// `instrumentationLibrarySpans`), from the borrowed raw text of each span. `None` if `doc` is
+/// not such an export.
+fn span_lines(doc: &str, first: usize) -> Option<Vec<usize>> {
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+    #[derive(Deserialize)]
+    struct Export<'a> {
+        #[serde(borrow, rename = "resourceSpans", default)]
+        resource: Vec<Resource<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Resource<'a> {
+        #[serde(
+            borrow,
+            rename = "scopeSpans",
+            alias = "instrumentationLibrarySpans",
+            default
+        )]
+        scopes: Vec<Scope<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Scope<'a> {
+        #[serde(borrow, default)]
+        spans: Vec<&'a RawValue>,
+    }
+    let e: Export<'_> = serde_json::from_str(doc).ok()?;
+    let mut out = Vec::new();
+    for r in &e.resource {
+        for s in &r.scopes {
+            for span in &s.spans {
+                let offset = span.get().as_ptr() as usize - doc.as_ptr() as usize;
+                out.push(
+                    first
+                        + doc.as_bytes()[..offset]
+                            .iter()
+                            .filter(|&&b| b == b'\n')
+                            .count(),
+                );
+            }
+        }
+    }
+    Some(out)
 }
