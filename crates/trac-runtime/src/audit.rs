@@ -599,7 +599,8 @@ impl Auditor {
                 // if it never restarted); the failures before it were counted when they were
                 // reported (each failing position once). A run that read no step (restarted
                 // afresh after the last step) is not judged.
-                if m.ltlf_since_restart() == Some(Verdict::Violated) {
+                let violated = m.ltlf_since_restart() == Some(Verdict::Violated);
+                if violated {
                     found.push((value, m.residual(), m.explanation_owned()));
                 }
                 violated

@@ -29,7 +29,7 @@ pub(super) const MESSAGE_SESSION_KEYS: [&str; 9] = [
 ];
 
 /// Fields naming the session of a conversation object (`{"messages": [...]}`).
-const CONVERSATION_SESSION_KEYS: [&str; 13] = [
+const CONVERSATION_SESSION_KEYS: [&str; 12] = [
     "session",
     "session_id",
     "conversation_id",
