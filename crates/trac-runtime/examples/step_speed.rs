@@ -57,7 +57,7 @@ fn run(tables: &[Arc<Table>], names: &[&str], events: usize, rounds: usize) -> f
     for _ in 0..events {
         let mut g = 0u64;
         for i in 0..names.len() {
-            if rng(&mut seed) % 4 == 0 {
+            if rng(&mut seed).is_multiple_of(4) {
                 g |= 1 << i;
             }
         }
