@@ -120,6 +120,9 @@ pub struct Table<S = Vec<u32>, T = String> {
     /// Optional, per main state: whether the run that reached it accepts the trace it read
     /// (LTLf, `X` weak at the end); see [`Table::with_accepting`].
     accepting: Option<Vec<bool>>,
+    /// Per reset policy (`on_violation | on_satisfaction << 1`): the fused step, built on first
+    /// use by [`TableMonitor::step_bits`] (`None`: not dense, or too large).
+    fused: [OnceLock<Option<Box<[u32]>>>; 4],
 }
 
 impl<S: PartialEq, T: PartialEq> PartialEq for Table<S, T> {
@@ -378,6 +381,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
             parts,
             rows: OnceLock::new(),
             accepting: None,
+            fused: [const { OnceLock::new() }; 4],
         })
     }
 
@@ -389,6 +393,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
             parts,
             rows: OnceLock::new(),
             accepting: None,
+            fused: [const { OnceLock::new() }; 4],
         }
     }
 
@@ -529,6 +534,57 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
         self.rows().map_or(0, |r| r.main.bytes() + r.aux.bytes())
     }
 
+    /// The fused step of a dense table under `policy`: per (main state, auxiliary state,
+    /// valuation), at index `(state · aux_states + aux) << props | v`, the main state after the
+    /// step (bits 0..14), the auxiliary state (bits 14..28) and the verdict reported (bits
+    /// 28..30: 0 none, 1 violated, 2 satisfied), as `transition` computes them. Built on first
+    /// use, O(states · aux states · 2^props); `None` for a table that is not dense or whose
+    /// array would exceed 2^20 entries.
+    fn fused(&self, policy: ResetPolicy) -> Option<&[u32]> {
+        let k = usize::from(policy.on_violation) | usize::from(policy.on_satisfaction) << 1;
+        match self.fused[k].get() {
+            Some(f) => f.as_deref(),
+            None => self.init_fused(policy, k),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn init_fused(&self, policy: ResetPolicy, k: usize) -> Option<&[u32]> {
+        self.fused[k]
+            .get_or_init(|| {
+                self.rows()?;
+                let (n, a, props) = (
+                    self.state_count(),
+                    self.aux_state_count(),
+                    self.prop_count(),
+                );
+                if n > 1 << FUSED_STATE_BITS
+                    || a > 1 << FUSED_STATE_BITS
+                    || (n * a) << props > FUSED_MAX
+                {
+                    return None;
+                }
+                let mut out = Vec::with_capacity((n * a) << props);
+                for s in 0..n as u32 {
+                    for x in 0..a as u32 {
+                        for v in 0..1u64 << props {
+                            let (s2, x2, st) = transition(self, policy, s, x, false, Bits(v));
+                            let ev = match st.event {
+                                None => 0,
+                                Some(Verdict::Violated) => 1,
+                                Some(Verdict::Satisfied) => 2,
+                                Some(Verdict::Pending) => 3,
+                            };
+                            out.push(s2 | x2 << FUSED_STATE_BITS | ev << (2 * FUSED_STATE_BITS));
+                        }
+                    }
+                }
+                Some(out.into_boxed_slice())
+            })
+            .as_deref()
+    }
+
     /// The main successor of `state` under the valuation `v` of the table's propositions
     /// (proposition `i` holds iff bit `i` of `v` is set; bits from [`Table::prop_count`] on are
     /// ignored). Equal to [`Table::next`] with that valuation. For a table of at most
@@ -636,6 +692,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
             },
             rows: OnceLock::new(),
             accepting: self.accepting.clone(),
+            fused: [const { OnceLock::new() }; 4],
         }
     }
 
@@ -985,6 +1042,92 @@ fn low_mask(n: usize) -> u64 {
     }
 }
 
+/// Whether `policy` restarts after verdict `v`.
+#[inline(always)]
+fn restarts_with(policy: ResetPolicy, v: Verdict) -> bool {
+    match v {
+        Verdict::Violated => policy.on_violation,
+        Verdict::Satisfied => policy.on_satisfaction,
+        Verdict::Pending => false,
+    }
+}
+
+/// One step of a table monitor (TRAC / TRAC_R), as a function: from main state `before` and
+/// auxiliary state `aux` (and `announce`, see `TableMonitor::instantiate`), the main and
+/// auxiliary states after the step and what the step did.
+#[inline(always)]
+fn transition<S: AsRef<[u32]>, T: AsRef<str>>(
+    t: &Table<S, T>,
+    policy: ResetPolicy,
+    before: u32,
+    aux: u32,
+    announce: bool,
+    holds: impl Valuation,
+) -> (u32, u32, Stepped) {
+    if restarts_with(policy, Table::<S, T>::verdict(before)) {
+        // Each failing position counts once (see `crate::monitor`): a monitor resting in a
+        // decided state that restarts holds a run from the next position whose verdict was
+        // known before that position, and already reported (at step 0, or at a gap step)
+        // or merged into the verdict of the step that knew it. It is not read again: the
+        // next run starts at the next position, with this step in its history, and its
+        // verdict, if already known, is this step's.
+        let aux = holds.aux_next(t, aux);
+        let state = t.aux_restart(aux);
+        let reached = Table::<S, T>::verdict(state);
+        let event = if announce {
+            Some(Table::<S, T>::verdict(before))
+        } else {
+            (state <= SATISFIED).then_some(reached)
+        };
+        let st = Stepped {
+            before,
+            after: state,
+            event,
+            restarted: false,
+            gap: true,
+            afresh: true,
+        };
+        return (state, aux, st);
+    }
+    let after = holds.next(t, before);
+    let mut event = None;
+    let mut restarted = false;
+    let mut state = after;
+    if after <= SATISFIED {
+        let reached = Table::<S, T>::verdict(after);
+        let restart = restarts_with(policy, reached);
+        if before > SATISFIED || restart || announce {
+            event = Some(reached);
+        }
+        if restart {
+            restarted = true;
+            state = holds.next(t, t.aux_restart(aux));
+        }
+    }
+    let aux = holds.aux_next(t, aux);
+    let afresh = restarted && state <= SATISFIED;
+    if afresh {
+        // Decided again at the same step: at most one verdict per step, start afresh from
+        // the initial formula (with the current past bits) at the next position. If that
+        // run is decided already, it is the same failure, known at this same step: merged.
+        state = t.aux_restart(aux);
+    }
+    let st = Stepped {
+        before,
+        after,
+        event,
+        restarted,
+        gap: false,
+        afresh,
+    };
+    (state, aux, st)
+}
+
+/// Bits of a main or auxiliary state in a fused entry (see `Table::fused`).
+const FUSED_STATE_BITS: u32 = 14;
+/// The largest fused array, in entries (4 MiB).
+const FUSED_MAX: usize = 1 << 20;
+
 /// What one step did (internal).
 struct Stepped {
     before: u32,
@@ -993,6 +1136,9 @@ struct Stepped {
     restarted: bool,
     /// The step skipped a run decided before its position (see `TableMonitor::advance`).
     gap: bool,
+    /// The run that goes on starts at the next position (it read nothing yet): after a gap, or
+    /// a restart decided again at the same step.
+    afresh: bool,
 }
 
 impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
@@ -1204,73 +1350,29 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     #[inline]
     fn advance(&mut self, holds: impl Valuation) -> Stepped {
         self.steps += 1;
-        let t = &*self.table;
-        let before = self.state;
-        if self.restarts(Table::<S, T>::verdict(before)) {
-            // Each failing position counts once (see `crate::monitor`): a monitor resting in a
-            // decided state that restarts holds a run from the next position whose verdict was
-            // known before that position, and already reported (at step 0, or at a gap step)
-            // or merged into the verdict of the step that knew it. It is not read again: the
-            // next run starts at the next position, with this step in its history, and its
-            // verdict, if already known, is this step's.
-            self.aux = holds.aux_next(t, self.aux);
-            let state = t.aux_restart(self.aux);
-            let reached = Table::<S, T>::verdict(state);
-            let event = if self.announce {
-                Some(Table::<S, T>::verdict(before))
-            } else {
-                (state <= SATISFIED).then_some(reached)
-            };
-            self.announce = false;
-            self.state = state;
-            self.verdict = reached;
+        let (state, aux, st) = transition(
+            &self.table,
+            self.policy,
+            self.state,
+            self.aux,
+            self.announce,
+            holds,
+        );
+        self.announce = false;
+        if st.gap {
+            // The step skipped a decided run: the next run starts at the next position.
             self.run_empty = true;
             self.first_run = false;
-            return Stepped {
-                before,
-                after: state,
-                event,
-                restarted: false,
-                gap: true,
-            };
-        }
-        let after = holds.next(t, before);
-        let mut event = None;
-        let mut restarted = false;
-        let mut state = after;
-        if after <= SATISFIED {
-            let reached = Table::<S, T>::verdict(after);
-            let restart = self.restarts(reached);
-            if before > SATISFIED || restart || self.announce {
-                event = Some(reached);
-            }
-            if restart {
-                restarted = true;
-                state = holds.next(t, t.aux_restart(self.aux));
-            }
-        }
-        self.announce = false;
-        self.aux = holds.aux_next(t, self.aux);
-        // The run (restarted at this step, or going on) read this step...
-        self.run_empty = false;
-        self.first_run &= !restarted;
-        if restarted && state <= SATISFIED {
-            // Decided again at the same step: at most one verdict per step, start afresh from
-            // the initial formula (with the current past bits) at the next position. If that
-            // run is decided already, it is the same failure, known at this same step: merged.
-            state = t.aux_restart(self.aux);
-            // ... unless it starts at the next position.
-            self.run_empty = true;
+        } else {
+            // The run (restarted at this step, or going on) read this step, unless it was
+            // decided again at once and starts afresh at the next position.
+            self.run_empty = st.afresh;
+            self.first_run &= !st.restarted;
         }
         self.state = state;
+        self.aux = aux;
         self.verdict = Table::<S, T>::verdict(state);
-        Stepped {
-            before,
-            after,
-            event,
-            restarted,
-            gap: false,
-        }
+        st
     }
 
     /// Reads one step given as a bitset (proposition `i` holds iff bit `i % 64` of word `i / 64`
@@ -1280,6 +1382,29 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     pub fn step_bits(&mut self, bits: &[u64]) -> Option<Verdict> {
         if self.labels.len() <= 64 {
             let v = bits.first().copied().unwrap_or(0) & low_mask(self.labels.len());
+            // LTLf tables take the transition path: it keeps track of the run since the last
+            // restart (`ltlf_since_restart`), which the fused entry does not hold.
+            if !self.announce && self.table.semantics() != Semantics::Ltlf {
+                let t = &*self.table;
+                if let Some(f) = t.fused(self.policy) {
+                    // One load: the next main and auxiliary states and the verdict reported.
+                    let i = (self.state as usize * t.aux_state_count() + self.aux as usize)
+                        << self.labels.len()
+                        | v as usize;
+                    let e = f[i];
+                    let mask = (1 << FUSED_STATE_BITS) - 1;
+                    self.steps += 1;
+                    self.state = e & mask;
+                    self.aux = e >> FUSED_STATE_BITS & mask;
+                    self.verdict = Table::<S, T>::verdict(self.state);
+                    return match e >> (2 * FUSED_STATE_BITS) {
+                        0 => None,
+                        1 => Some(Verdict::Violated),
+                        2 => Some(Verdict::Satisfied),
+                        _ => Some(Verdict::Pending),
+                    };
+                }
+            }
             return self.advance(Bits(v)).event;
         }
         self.advance(Pred(|i: u32| {
