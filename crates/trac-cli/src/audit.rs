@@ -227,13 +227,14 @@ impl FileAudit<'_> {
         let mut streamed = false;
         let mut stream = false;
         progress.start_file(&file);
-        let new_session = |file: &str, session: Option<&str>, stream: bool, streamed: bool| {
+        let mut shared_file: Arc<str> = Arc::from(file.as_str());
+        let new_session = |file: &Arc<str>, session: Option<&str>, stream: bool, streamed: bool| {
             let auditor = self.plan.auditor();
             let name = match session {
                 Some(s) => format!("{file}#{s}"),
                 None => file.to_string(),
             };
-            let outcome = TraceOutcome::new(name, file.to_string(), stream, streamed);
+            let outcome = TraceOutcome::new(name, Arc::clone(file), stream, streamed);
             Session { auditor, outcome }
         };
         let mut finish = |outcome: TraceOutcome, end: &mut FileEnd, kept: &mut Kept| {
@@ -245,6 +246,7 @@ impl FileAudit<'_> {
             Err(e) => file_error = Some(e.to_string()),
             Ok(reader) => {
                 file = reader.name().to_string();
+                shared_file = Arc::from(file.as_str());
                 stream = reader.is_stream();
                 streamed = stream && self.text;
                 // The labeling pipeline may read the trace on another thread; the reader is
@@ -271,7 +273,7 @@ impl FileAudit<'_> {
                         None if marker => continue,
                         None => {
                             let mut sess =
-                                new_session(&file, ev.session.as_deref(), stream, streamed);
+                                new_session(&shared_file, ev.session.as_deref(), stream, streamed);
                             let recs = sess.auditor.initial();
                             emit(out, printer, recs, &mut sess.outcome);
                             index.insert(ev.session.clone(), opened);
@@ -326,7 +328,7 @@ impl FileAudit<'_> {
         if sessions.is_empty() && opened == 0 {
             // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
             // reported.
-            let mut sess = new_session(&file, None, stream, streamed);
+            let mut sess = new_session(&shared_file, None, stream, streamed);
             if file_error.is_none() {
                 let recs = sess.auditor.initial();
                 emit(out, printer, recs, &mut sess.outcome);
@@ -405,14 +407,17 @@ pub(crate) struct RunEnd {
     pub abort: bool,
 }
 
-/// Audits `paths` in order, writing to `out` and standard error. With `jobs` > 1 (and no
+/// Audits `paths` in order, writing to `out` and standard error; `rebuild` builds the plan of
+/// `fa` again (for a worker thread). With `jobs` > 1 (and no
 /// labeling pipeline), up to `2 × jobs` files are audited at once on a rayon pool of `jobs`
 /// threads, each into its own buffers; their output, messages and kept traces are written in
 /// argument order as soon as every earlier file's are, so stdout, stderr and the exit code are
 /// byte-identical to a sequential run's (a file's output is held until the files before it are
 /// done: memory is bounded by the `2 × jobs` files in flight).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn audit_files(
     fa: &FileAudit<'_>,
+    rebuild: &(dyn Fn() -> Option<AuditPlan> + Sync),
     paths: &[PathBuf],
     jobs: usize,
     labeling: Option<&Labeling>,
@@ -425,7 +430,7 @@ pub(crate) fn audit_files(
         bad_input: false,
         abort: false,
     };
-    let mut add = |end: FileEnd, run: &mut RunEnd| {
+    let add = |end: FileEnd, run: &mut RunEnd| {
         run.violations += end.violations;
         run.bad_input |= end.bad_input;
         run.abort |= end.abort;
@@ -442,15 +447,32 @@ pub(crate) fn audit_files(
     }
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
         Ok(p) => p,
-        Err(_) => return audit_files(fa, paths, 1, labeling, out, progress, kept),
+        Err(_) => return audit_files(fa, rebuild, paths, 1, labeling, out, progress, kept),
     };
     let window = 2 * jobs;
     pool.in_place_scope(|s| {
-        let (tx, rx) = mpsc::channel::<(usize, Buffered)>();
+        let (tx, rx) = mpsc::channel::<(usize, Option<Buffered>)>();
+        let (printer, adhoc, declared, text) = (fa.printer, fa.adhoc, fa.declared, fa.text);
         let spawn = |i: usize| {
             let tx = tx.clone();
             let path = &paths[i];
+            let read_options = fa.read_options.clone();
             s.spawn(move |_| {
+                // Every task audits with a plan of its own, built on its thread (the monitors
+                // of complete progression are neither `Send` nor `Sync`); the tables come from
+                // the compiler's cache, so nothing is compiled twice.
+                let Some(plan) = rebuild() else {
+                    let _ = tx.send((i, None));
+                    return;
+                };
+                let fa = FileAudit {
+                    plan: &plan,
+                    printer,
+                    read_options,
+                    adhoc,
+                    declared,
+                    text,
+                };
                 let mut b = Buffered {
                     out: Vec::new(),
                     err: Vec::new(),
@@ -465,7 +487,7 @@ pub(crate) fn audit_files(
                     &mut Progress::hidden(),
                     &mut b.kept,
                 );
-                let _ = tx.send((i, b));
+                let _ = tx.send((i, Some(b)));
             });
         };
         let mut spawned = 0;
@@ -480,9 +502,11 @@ pub(crate) fn audit_files(
                     break b;
                 }
                 match rx.recv() {
-                    Ok((i, b)) => {
+                    Ok((i, Some(b))) => {
                         done.insert(i, b);
                     }
+                    // The plan was built once already: it cannot fail to build again.
+                    Ok((_, None)) => panic!("the audit plan could not be rebuilt"),
                     // A worker panicked (its sender dropped without a result).
                     Err(_) => panic!("a worker of the audit of {} failed", path.display()),
                 }

@@ -597,8 +597,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
     } else {
         1
     };
+    let rebuild = || AuditPlan::new(&specs, &opts).ok();
     let run = audit::audit_files(
         &fa,
+        &rebuild,
         &args.traces,
         jobs,
         labeling.active(),

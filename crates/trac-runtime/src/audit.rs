@@ -176,7 +176,13 @@ impl Coverage {
         self.with_text += other.with_text;
         self.with_labels += other.with_labels;
         self.understood += other.understood;
-        self.labels_seen.extend(other.labels_seen.iter().cloned());
+        // Only new labels are cloned: a file of many sessions merges the same few labels once
+        // per session.
+        for l in &other.labels_seen {
+            if !self.labels_seen.contains(l) {
+                self.labels_seen.insert(l.clone());
+            }
+        }
     }
 
     /// Whether atom `name` of a property quantified over `var` (if any) held at some step: the

@@ -35,8 +35,9 @@ pub(crate) struct TraceOutcome {
     /// The trace's name in reports: the file as given (`<stdin>` for standard input), with
     /// `#SESSION` for a session of a JSON Lines file.
     pub name: String,
-    /// The file the trace was read from, as given (`<stdin>` for standard input).
-    pub file: String,
+    /// The file the trace was read from, as given (`<stdin>` for standard input); shared by
+    /// the file's sessions.
+    pub file: Arc<str>,
     /// The input was standard input or a pipe (no file to point at).
     pub stream: bool,
     /// Steps read.
@@ -57,7 +58,7 @@ pub(crate) struct TraceOutcome {
 
 impl TraceOutcome {
     /// An outcome with nothing recorded yet.
-    pub fn new(name: String, file: String, stream: bool, streamed: bool) -> TraceOutcome {
+    pub fn new(name: String, file: Arc<str>, stream: bool, streamed: bool) -> TraceOutcome {
         TraceOutcome {
             name,
             file,

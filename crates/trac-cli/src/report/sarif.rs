@@ -83,10 +83,10 @@ impl Printer for Sarif {
             let artifact = if o.stream {
                 None
             } else {
-                let i = match artifacts.iter().position(|a| *a == o.file) {
+                let i = match artifacts.iter().position(|a| **a == *o.file) {
                     Some(i) => i,
                     None => {
-                        artifacts.push(o.file.clone());
+                        artifacts.push(o.file.to_string());
                         artifacts.len() - 1
                     }
                 };
