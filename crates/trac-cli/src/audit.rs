@@ -452,7 +452,8 @@ pub(crate) fn audit_files(
     let window = 2 * jobs;
     pool.in_place_scope(|s| {
         let (tx, rx) = mpsc::channel::<(usize, Option<Buffered>)>();
-        let (printer, adhoc, declared, text) = (fa.printer, fa.adhoc, fa.declared, fa.text);
+        let (printer, adhoc, declared, specs, text) =
+            (fa.printer, fa.adhoc, fa.declared, fa.specs, fa.text);
         let spawn = |i: usize| {
             let tx = tx.clone();
             let path = &paths[i];
@@ -471,6 +472,7 @@ pub(crate) fn audit_files(
                     read_options,
                     adhoc,
                     declared,
+                    specs,
                     text,
                 };
                 let mut b = Buffered {
