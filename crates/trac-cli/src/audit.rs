@@ -457,7 +457,7 @@ pub(crate) fn audit_files(
         let spawn = |i: usize| {
             let tx = tx.clone();
             let path = &paths[i];
-            let read_options = fa.read_options.clone();
+            let read_options = fa.read_options;
             s.spawn(move |_| {
                 // Every task audits with a plan of its own, built on its thread (the monitors
                 // of complete progression are neither `Send` nor `Sync`); the tables come from
