@@ -980,8 +980,10 @@ thread_local! {
     static LAST_TEXT: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
 }
 
-/// `text` as a shared string, reusing the last one recorded on this thread if equal.
-fn shared_text(text: &str) -> Arc<str> {
+/// `text` as a shared string, reusing the last one recorded on this thread if equal: the
+/// witness entries of every monitor (and past-time citer) that records the same step share one
+/// allocation. O(|text|) for the comparison.
+pub fn shared_text(text: &str) -> Arc<str> {
     LAST_TEXT.with(|last| {
         let mut last = last.borrow_mut();
         match &*last {

@@ -31,7 +31,6 @@
 //! the order of their text (the same on every engine), each followed by what it reads.
 
 use crate::labels::StepInput;
-use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
@@ -306,7 +305,7 @@ impl PastCiter {
             self.hist.push_front(old);
         }
         let t = input.step;
-        let text = shared_text(input.text);
+        let text = trac_core::table::shared_text(input.text);
         for &i in &plan.past_atoms {
             self.atomv[i] = input.labels.contains(&self.labels[i]);
         }
@@ -561,23 +560,4 @@ fn eval(plan: &Plan, f: Formula, holds: &[bool], nodes: &[NodeState], flip: Opti
             _ => false,
         },
     }
-}
-
-thread_local! {
-    /// The text of the last step read on this thread: citers of the same step share it.
-    static LAST_TEXT: RefCell<Option<Arc<str>>> = const { RefCell::new(None) };
-}
-
-fn shared_text(text: &str) -> Arc<str> {
-    LAST_TEXT.with(|last| {
-        let mut last = last.borrow_mut();
-        match &*last {
-            Some(t) if &**t == text => t.clone(),
-            _ => {
-                let t: Arc<str> = Arc::from(text);
-                *last = Some(t.clone());
-                t
-            }
-        }
-    })
 }
