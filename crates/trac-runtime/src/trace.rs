@@ -1126,6 +1126,42 @@ struct Counting<'a, R> {
     copy: Vec<u8>,
 }
 
+/// Lines of values borrowed from `doc` (serde_json `RawValue`s), a text that starts at line
+/// `first`. Asked in document order, it counts each newline once: O(|doc|) for all the values
+/// together (a value before the last one asked restarts the count).
+pub(super) struct LineCounter<'d> {
+    doc: &'d str,
+    first: usize,
+    /// Byte offset counted up to, and the line there.
+    pos: usize,
+    line: usize,
+}
+
+impl<'d> LineCounter<'d> {
+    pub(super) fn new(doc: &'d str, first: usize) -> Self {
+        LineCounter {
+            doc,
+            first,
+            pos: 0,
+            line: first,
+        }
+    }
+
+    /// The line `raw` (a slice of the document) starts on.
+    pub(super) fn line_of(&mut self, raw: &serde_json::value::RawValue) -> usize {
+        let offset = raw.get().as_ptr() as usize - self.doc.as_ptr() as usize;
+        if offset < self.pos {
+            (self.pos, self.line) = (0, self.first);
+        }
+        let newlines = self.doc.as_bytes()[self.pos..offset]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        (self.pos, self.line) = (offset, self.line + newlines);
+        self.line
+    }
+}
+
 /// The line of each message of each conversation in `doc`, the text of a JSON value that starts
 /// at line `first`: a bare array of messages, an object with a `messages` array, or an array of
 /// such objects (one inner vector per conversation). `None` for any other shape. Found from the
@@ -1137,15 +1173,8 @@ fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<usize>>> {
         #[serde(borrow)]
         messages: Vec<&'a RawValue>,
     }
-    let line_of = |raw: &RawValue| {
-        let offset = raw.get().as_ptr() as usize - doc.as_ptr() as usize;
-        first
-            + doc.as_bytes()[..offset]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-    };
-    let lines = |ms: &[&RawValue]| ms.iter().map(|m| line_of(m)).collect::<Vec<usize>>();
+    let mut at = LineCounter::new(doc, first);
+    let mut lines = |ms: &[&RawValue]| ms.iter().map(|m| at.line_of(m)).collect::<Vec<usize>>();
     if let Ok(convs) = serde_json::from_str::<Vec<Conv<'_>>>(doc) {
         return Some(convs.iter().map(|c| lines(&c.messages)).collect());
     }
