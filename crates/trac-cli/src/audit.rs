@@ -79,7 +79,7 @@ fn emit(
     if o.stream {
         let _ = out.flush();
     }
-    o.records.extend(recs);
+    printer.retain(o, recs);
 }
 
 /// One open session of a trace file: its auditor and outcome so far.

@@ -531,7 +531,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
         compiler,
     };
     // Monitors, tables and labeling rules are built once; every session's auditor shares them.
-    let plan = match AuditPlan::new(&specs, &opts) {
+    let mut plan = match AuditPlan::new(&specs, &opts) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
@@ -560,6 +560,9 @@ fn audit(args: &AuditArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // Witnesses are recorded only for reports that show them.
+    let witnesses = printer.witnesses();
+    plan.set_witnesses(witnesses);
     let mut out: Box<dyn Write> = match &args.output {
         Some(path) => match std::fs::File::create(path) {
             Ok(f) => Box::new(std::io::BufWriter::new(f)),
@@ -597,7 +600,12 @@ fn audit(args: &AuditArgs) -> ExitCode {
     } else {
         1
     };
-    let rebuild = || AuditPlan::new(&specs, &opts).ok();
+    let rebuild = || {
+        AuditPlan::new(&specs, &opts).ok().map(|mut p| {
+            p.set_witnesses(witnesses);
+            p
+        })
+    };
     let run = audit::audit_files(
         &fa,
         &rebuild,

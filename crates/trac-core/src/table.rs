@@ -51,7 +51,7 @@ use crate::monitor::{
 use crate::parametric::{conjunction, Instantiate};
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, OnceLock};
 
 /// The format label of table files.
@@ -903,6 +903,8 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     past: Option<Box<dyn PastWitness>>,
     /// The past-time citations of the last verdict.
     past_cited: Vec<PastCitation>,
+    /// [`Monitor::step`] records witness entries (see [`TableMonitor::set_witnesses`]).
+    witnesses: bool,
 }
 
 /// How a table monitor writes a residual formula (Spot syntax) of its table for a parametric
@@ -939,10 +941,13 @@ enum Entry {
     Rendered(Change),
 }
 
-/// A bounded window of witness entries and, once read, their rendering (internal).
+/// A bounded window of witness entries and, once read, their rendering (internal). A ring
+/// buffer: when it holds [`MAX_EXPLANATION`] entries, recording one more drops the oldest in
+/// O(1) (a `Vec` moved the other 31 entries at every such step: a tenth of an audit's time when
+/// nearly every step changes some monitor's state).
 #[derive(Clone, Debug, Default)]
 struct Window {
-    entries: Vec<Entry>,
+    entries: VecDeque<Entry>,
     view: OnceLock<Vec<Change>>,
 }
 
@@ -952,25 +957,38 @@ impl Window {
     }
 
     fn clear(&mut self) {
-        if !self.entries.is_empty() || self.view.get().is_some() {
+        if !self.entries.is_empty() {
             self.entries.clear();
+        }
+        if self.view.get().is_some() {
             self.view = OnceLock::new();
         }
     }
 
     fn push(&mut self, e: Entry) {
-        self.entries.push(e);
-        self.view = OnceLock::new();
+        self.entries.push_back(e);
+        if self.view.get().is_some() {
+            self.view = OnceLock::new();
+        }
     }
 
     fn remove_first(&mut self) {
-        self.entries.remove(0);
-        self.view = OnceLock::new();
+        self.entries.pop_front();
+        if self.view.get().is_some() {
+            self.view = OnceLock::new();
+        }
     }
 
     fn copy_from(&mut self, other: &Window) {
         self.entries.clone_from(&other.entries);
         self.view = other.view.clone();
+    }
+
+    /// Takes `other`'s entries and rendering, leaving `other` empty (its buffer is reused: the
+    /// two windows trade allocations).
+    fn take_from(&mut self, other: &mut Window) {
+        std::mem::swap(self, other);
+        other.clear();
     }
 }
 
@@ -1169,6 +1187,25 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             first_run: true,
             past: None,
             past_cited: Vec::new(),
+            witnesses: true,
+        }
+    }
+
+    /// Whether [`Monitor::step`] and [`TableMonitor::step_valuation`] record witness entries
+    /// and past-time citations (default `true`). Off, the monitor reaches the same states and
+    /// verdicts, and its witnesses, explanations and citations stay empty: for reports that
+    /// print only counts (`trac audit --summary`), where recording entries at every state change
+    /// would be most of a step's cost. Shadows of a parametric template follow the setting. Set
+    /// it before the first step (the past-time evaluator is not stepped while it is off).
+    pub fn set_witnesses(&mut self, on: bool) {
+        self.witnesses = on;
+        for (_, m) in &mut self.shadows {
+            m.set_witnesses(on);
+        }
+        if !on {
+            self.explanation.clear();
+            self.witness.clear();
+            self.past_cited.clear();
         }
     }
 
@@ -1442,6 +1479,9 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         known: u64,
         held: u64,
     ) -> Option<Verdict> {
+        if !self.witnesses {
+            return st.event;
+        }
         if let Some(p) = &mut self.past {
             p.step(input);
         }
@@ -1458,10 +1498,14 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
                 };
                 let c = self.change(input, shown, known, held);
                 self.record(c);
-                self.witness.copy_from(&self.explanation);
+                if self.restarts(self.verdict) {
+                    // The explanation starts afresh: the witness takes it whole.
+                    self.witness.take_from(&mut self.explanation);
+                } else {
+                    self.witness.copy_from(&self.explanation);
+                }
                 self.cite_past(input);
-            }
-            if self.restarts(self.verdict) {
+            } else if self.restarts(self.verdict) {
                 self.explanation.clear();
             }
             return st.event;
@@ -1471,7 +1515,12 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             self.record(c);
         }
         if st.event.is_some() {
-            self.witness.copy_from(&self.explanation);
+            if st.restarted {
+                // The explanation is cleared below: the witness takes it whole.
+                self.witness.take_from(&mut self.explanation);
+            } else {
+                self.witness.copy_from(&self.explanation);
+            }
             self.cite_past(input);
         }
         let fresh_start = self.table.aux_restart(self.aux);

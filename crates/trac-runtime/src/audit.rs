@@ -359,6 +359,8 @@ pub struct Auditor {
     interned: Arc<Interned>,
     /// The step's valuation over `interned`'s ids (scratch, reused at every step).
     valuation: Vec<u64>,
+    /// Verdict records carry witnesses and past-time citations ([`AuditPlan::set_witnesses`]).
+    witnesses: bool,
 }
 
 /// Everything an audit builds once per set of specs and options: the validated properties, their
@@ -390,6 +392,20 @@ impl AuditPlan {
     /// The audited properties, in spec order.
     pub fn properties(&self) -> Vec<PropertyInfo> {
         self.proto.properties()
+    }
+
+    /// Whether the auditors of this plan record witnesses (default `true`). Off, every verdict
+    /// record is the same but for an empty `witness` and `past`, and
+    /// the compiled monitors skip recording witness entries at every state change (most of a
+    /// step's cost on traces whose properties change state often): for reports that print
+    /// counts and steps only (`trac audit --summary`).
+    pub fn set_witnesses(&mut self, on: bool) {
+        self.proto.witnesses = on;
+        for p in &mut self.proto.props {
+            if let Runner::Plain(EngineMonitor::Table(t)) = &mut p.runner {
+                t.set_witnesses(on);
+            }
+        }
     }
 }
 
@@ -521,6 +537,7 @@ impl Auditor {
             labelers: labelers.into(),
             steps: 0,
             coverage: Coverage::default(),
+            witnesses: true,
         })
     }
 
@@ -591,6 +608,7 @@ impl Auditor {
     /// Call once, after the last [`Auditor::step`].
     pub fn end_of_trace(&mut self) -> Vec<VerdictRecord> {
         let step = self.steps;
+        let witnesses = self.witnesses;
         let mut out = Vec::new();
         for p in &mut self.props {
             if p.semantics != Semantics::Ltlf {
@@ -607,7 +625,12 @@ impl Auditor {
                 // afresh after the last step) is not judged.
                 let violated = m.ltlf_since_restart() == Some(Verdict::Violated);
                 if violated {
-                    found.push((value, m.residual(), m.explanation_owned()));
+                    let witness = if witnesses {
+                        m.explanation_owned()
+                    } else {
+                        Vec::new()
+                    };
+                    found.push((value, m.residual(), witness));
                 }
                 violated
             };
@@ -751,7 +774,7 @@ impl Auditor {
                         if v == Verdict::Violated {
                             p.violations.push((input.step, None));
                         }
-                        out.push(record(&p.info.id, input.step, v, None, m));
+                        out.push(record(&p.info.id, input.step, v, None, m, self.witnesses));
                     }
                 }
                 Runner::Param(pm) => {
@@ -766,9 +789,10 @@ impl Auditor {
                         if e.verdict == Verdict::Violated {
                             count_violation(&mut p.violations, e.step, e.inherited, &e.value);
                         }
-                        let mut r = record(&p.info.id, e.step, e.verdict, Some(e.value), m);
+                        let mut r =
+                            record(&p.info.id, e.step, e.verdict, Some(e.value), m, self.witnesses);
                         if e.inherited {
-                            r.witness = e.witness;
+                            r.witness = if self.witnesses { e.witness } else { Vec::new() };
                             r.past = Vec::new();
                             r.restarted_with = None;
                         }
@@ -783,13 +807,18 @@ impl Auditor {
                             Verdict::Violated,
                             None,
                             pm.template_reached_monitor(),
+                            self.witnesses,
                         ));
                     }
                     if pm.satisfied_now() && !frozen {
                         out.push(whole_satisfied(
                             &p.info.id,
                             input.step,
-                            pm.satisfied_witness().to_vec(),
+                            if self.witnesses {
+                                pm.satisfied_witness().to_vec()
+                            } else {
+                                Vec::new()
+                            },
                         ));
                     }
                 }
@@ -966,6 +995,7 @@ fn record(
     verdict: Verdict,
     value: Option<String>,
     m: &EngineMonitor,
+    witnesses: bool,
 ) -> VerdictRecord {
     let restarted = m.verdict() != verdict;
     VerdictRecord {
@@ -975,8 +1005,16 @@ fn record(
         value,
         residual: verdict.residual_str().to_string(),
         restarted_with: if restarted { Some(m.residual()) } else { None },
-        witness: m.witness_owned(),
-        past: m.past_citations(),
+        witness: if witnesses {
+            m.witness_owned()
+        } else {
+            Vec::new()
+        },
+        past: if witnesses {
+            m.past_citations()
+        } else {
+            Vec::new()
+        },
         log_step: None,
         timestamp: None,
     }

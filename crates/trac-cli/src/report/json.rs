@@ -32,6 +32,13 @@ impl Printer for Json {
         }
     }
 
+    /// JSON Lines wrote the records already ([`Printer::verdicts`]): none is kept.
+    fn retain(&self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
+        if !self.lines {
+            o.records.extend(recs);
+        }
+    }
+
     fn trace_end(&self, out: &mut dyn Write, o: &TraceOutcome) {
         if self.lines {
             for e in &o.ends {

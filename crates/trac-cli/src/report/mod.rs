@@ -230,6 +230,19 @@ pub(crate) trait Printer: Sync {
     /// The verdicts reached at one step of trace `o` (not yet in `o.records`).
     fn verdicts(&self, _out: &mut dyn Write, _o: &TraceOutcome, _recs: &[VerdictRecord]) {}
 
+    /// Keeps in `o.records` what this printer reads of the verdicts just reached (after
+    /// [`Printer::verdicts`]): by default all of them. A printer that wrote them already keeps
+    /// none, so a long trace's memory does not grow with its verdicts.
+    fn retain(&self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
+        o.records.extend(recs);
+    }
+
+    /// Whether this printer shows witnesses and past-time citations (default `true`); when it
+    /// does not, the audit does not record them ([`trac_runtime::audit::AuditPlan::set_witnesses`]).
+    fn witnesses(&self) -> bool {
+        true
+    }
+
     /// Trace `o` has ended: its records, end verdicts and error are final.
     fn trace_end(&self, _out: &mut dyn Write, _o: &TraceOutcome) {}
 

@@ -10,6 +10,7 @@
 
 use super::{status, Context, Kept, Printer, TraceOutcome};
 use std::io::{self, BufRead, BufReader, Read, Seek, Write};
+use trac_runtime::audit::VerdictRecord;
 use trac_runtime::Verdict;
 
 /// Bytes of packed rows kept in memory before they move to a temporary file (8 MiB).
@@ -150,6 +151,25 @@ fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
 
 impl Printer for Summary {
     /// The trace's rows (one per property) and its error line, if any.
+    /// The summary reads each property's first violation only.
+    fn retain(&self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
+        for r in recs {
+            if r.verdict == Verdict::Violated
+                && !o
+                    .records
+                    .iter()
+                    .any(|k| k.property == r.property && k.verdict == Verdict::Violated)
+            {
+                o.records.push(r);
+            }
+        }
+    }
+
+    /// Rows show counts and first steps: no witness is recorded.
+    fn witnesses(&self) -> bool {
+        false
+    }
+
     fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
         kept.traces += 1;
         let rows = &mut kept.rows;
