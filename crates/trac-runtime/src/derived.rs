@@ -22,7 +22,11 @@
 //!   `exists p: ψ` is then ψ(template) ∨ ⋁ ψ(v) over the values seen; `forall p: ψ` is written
 //!   `!(exists p: !ψ)`. Cost per step: O((values seen + 1) × |ψ|) time, O(values seen × past
 //!   operators of ψ) bits of memory (DejaVu's BDDs would share these between values; a set per
-//!   value is simpler and linear in the values).
+//!   value is simpler and linear in the values). The values none of whose atoms holds at a step
+//!   read the template's valuation, so their next state and truth depend on their past bits
+//!   alone: they share one evaluation per distinct past state at that step (see
+//!   `eval_state`), and a step evaluates ψ only for the template, the values some atom holds
+//!   for, and one value per other distinct state.
 //!
 //! A pattern or quantifier may mention one variable of the property's `forall`: it is then
 //! evaluated per value of that variable as well (a two-dimensional slice), and adds the atom
@@ -194,6 +198,41 @@ struct Exists {
     /// body's), so that a value gets its state no later than the property's instance.
     slicing: Option<Slicing>,
     slicing_names: Vec<String>,
+    /// Buffers for one step's evaluation, kept across steps.
+    scratch: Scratch,
+    /// Whether values none of whose atoms hold at a step share evaluations (off only in
+    /// tests, as the reference).
+    share: bool,
+}
+
+/// Buffers of [`eval_state`], kept across steps (and across the [`ExistsState`]s of one step)
+/// so that a step allocates only for a value seen for the first time.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// Per body atom without a variable: whether it holds at the current step (the same for
+    /// every value of the `forall` variable).
+    ground_base: Vec<bool>,
+    /// Per body atom: whether it holds for every value of the quantifier's variable, in the
+    /// [`ExistsState`] being stepped.
+    ground: Vec<bool>,
+    /// Per body atom: the values (indices into [`ExistsState::values`]) it holds for.
+    holds: Vec<Vec<usize>>,
+    /// Per value: some atom holds for it at the current step.
+    touched: Vec<bool>,
+    /// The shared evaluations of the [`ExistsState`] being stepped (the first ones, as many
+    /// as [`eval_state`] has made for it; the rest are buffers kept).
+    memo: Vec<Memo>,
+    /// A state's bits before its step.
+    old: Vec<bool>,
+}
+
+/// One evaluation of a quantifier's body for the values none of whose atoms hold at a step:
+/// the past state's bits before and after the step, and the body's truth.
+#[derive(Clone, Debug, Default)]
+struct Memo {
+    old: Vec<bool>,
+    new: Vec<bool>,
+    truth: bool,
 }
 
 impl Exists {
@@ -257,6 +296,8 @@ impl Exists {
             per_index: HashMap::new(),
             slicing: None,
             slicing_names: Vec::new(),
+            scratch: Scratch::default(),
+            share: true,
         })
     }
 
@@ -276,103 +317,160 @@ impl Exists {
         ));
     }
 
-    /// Reads one step's labels; calls `out` with the name of every instance (the template:
-    /// `name`, a value `v` of the `forall` variable: `name` instantiated for `v`) that holds.
-    fn step(&mut self, name: &str, labels: &LabelSet, out: &mut Vec<String>) {
+    /// Reads one step's labels (`split`: its parametric labels, see [`Split`]); calls `out`
+    /// with the name of every instance (the template: `name`, a value `v` of the `forall`
+    /// variable: `name` instantiated for `v`) that holds.
+    fn step(&mut self, name: &str, labels: &LabelSet, split: &Split, out: &mut Vec<String>) {
         // New values of the `forall` variable: their state is the unseen one (none of their
         // atoms held before).
-        if let Some(fv) = self.forall.clone() {
+        if let Some(fv) = &self.forall {
             let mut fresh: Vec<String> = Vec::new();
-            for l in labels.iter() {
-                let mut note = |v: &str| {
-                    if !self.per_index.contains_key(v) && !fresh.iter().any(|f| f == v) {
-                        fresh.push(v.to_string());
-                    }
-                };
-                if let Some(s) = &self.slicing {
+            let mut note = |v: &str| {
+                if !self.per_index.contains_key(v) && !fresh.iter().any(|f| f == v) {
+                    fresh.push(v.to_string());
+                }
+            };
+            if let Some(s) = &self.slicing {
+                for l in labels.iter() {
                     s.bindings(l, |b| {
                         if let Some(v) = b[0] {
                             note(v);
                         }
                     });
                 }
-                if let Some((base, args)) = split_atom_name(l) {
-                    let vals: Vec<&str> = args.split(", ").collect();
-                    for (_, a) in &self.atoms {
-                        if let Some(v) = a.forall_value(base, &vals) {
-                            note(v);
-                        }
+            }
+            for (base, vals) in split.iter() {
+                for (_, a) in &self.atoms {
+                    if let Some(v) = a.forall_value(base, vals) {
+                        note(v);
                     }
                 }
             }
             fresh.sort();
             for v in fresh {
-                let n = trac_spec::parser::instantiate_exists(name, &fv, &v)
+                let n = trac_spec::parser::instantiate_exists(name, fv, &v)
                     .unwrap_or_else(|| name.to_string());
                 self.per_index.insert(v.clone(), self.per_value.len());
                 self.per_value.push((v, n, self.unseen.clone()));
             }
         }
-        let (arena, body, atoms) = (&self.arena, self.body, &self.atoms);
-        if eval_state(arena, body, atoms, &mut self.unseen, None, labels) {
+        let (arena, body, atoms, sc, share) = (
+            &self.arena,
+            self.body,
+            &self.atoms,
+            &mut self.scratch,
+            self.share,
+        );
+        // The atoms without a variable hold or not whatever the `forall` variable's value.
+        sc.ground_base.clear();
+        sc.ground_base.extend(atoms.iter().map(|(_, a)| match a {
+            BodyAtom::Ground(name) => ground_holds(name, labels),
+            BodyAtom::Param { .. } => false,
+        }));
+        let mut eval = |st: &mut ExistsState, forall: Option<&str>| {
+            eval_state(arena, body, atoms, st, forall, split, sc, share)
+        };
+        if eval(&mut self.unseen, None) {
             out.push(name.to_string());
         }
         for (v, n, state) in &mut self.per_value {
-            if eval_state(arena, body, atoms, state, Some(v), labels) {
+            if eval(state, Some(v)) {
                 out.push(n.clone());
             }
         }
     }
 }
 
+/// The parametric labels of one step, each split once for every quantifier: its base and its
+/// arguments.
+#[derive(Default)]
+struct Split<'l> {
+    /// Per parametric label, in the label set's order: its base and its arguments' range in
+    /// `args`.
+    labels: Vec<(&'l str, std::ops::Range<usize>)>,
+    args: Vec<&'l str>,
+}
+
+impl<'l> Split<'l> {
+    fn new(labels: &'l LabelSet) -> Split<'l> {
+        let mut s = Split::default();
+        for l in labels.iter() {
+            if let Some((base, args)) = split_atom_name(l) {
+                let start = s.args.len();
+                s.args.extend(args.split(", "));
+                s.labels.push((base, start..s.args.len()));
+            }
+        }
+        s
+    }
+
+    /// Each parametric label's base and arguments.
+    fn iter(&self) -> impl Iterator<Item = (&'l str, &[&'l str])> + '_ {
+        self.labels.iter().map(|(b, r)| (*b, &self.args[r.clone()]))
+    }
+}
+
 /// Steps one [`ExistsState`] (the `forall` variable's value `forall`, `None` for the values
-/// not seen yet) by one step's labels; returns whether `exists var: body` holds there.
+/// not seen yet) by one step's labels (`split`, and `sc.ground_base` computed from them);
+/// returns whether `exists var: body` holds there.
+///
+/// With `share`, the values none of whose atoms holds at this step (not `touched`) share
+/// evaluations: such a value reads the template's valuation, so its next state and its truth
+/// are functions of its past bits alone, and the values with the same bits (most of them:
+/// never loaded, or unloaded since) need one evaluation, remembered in `sc.memo` (old bits,
+/// new bits, truth) for this state and step. The template's own evaluation is the first.
+#[allow(clippy::too_many_arguments)]
 fn eval_state(
     arena: &Arena,
     body: Formula,
     atoms: &[(Sym, BodyAtom)],
     st: &mut ExistsState,
     forall: Option<&str>,
-    labels: &LabelSet,
+    split: &Split,
+    sc: &mut Scratch,
+    share: bool,
 ) -> bool {
+    let Scratch {
+        ground_base,
+        ground,
+        holds,
+        touched,
+        memo,
+        old,
+    } = sc;
     // Which values make each variable atom hold at this step, and which are new.
-    let mut holds: Vec<Vec<&str>> = vec![Vec::new(); atoms.len()];
-    let mut ground: Vec<bool> = vec![false; atoms.len()];
-    for (k, (_, a)) in atoms.iter().enumerate() {
-        if let BodyAtom::Ground(name) = a {
-            ground[k] = ground_holds(name, labels);
-        }
-    }
-    for l in labels.iter() {
-        let Some((base, args)) = split_atom_name(l) else {
-            continue;
-        };
-        let vals: Vec<&str> = args.split(", ").collect();
+    ground.clear();
+    ground.extend_from_slice(ground_base);
+    holds.resize_with(atoms.len(), Vec::new);
+    holds.iter_mut().for_each(Vec::clear);
+    for (base, vals) in split.iter() {
         for (k, (_, a)) in atoms.iter().enumerate() {
-            if let Some(v) = a.value_of(base, &vals, forall) {
+            if let Some(v) = a.value_of(base, vals, forall) {
                 if v.is_empty() {
                     // An atom with the `forall` variable but not the quantifier's: holds
                     // for every value of it.
                     ground[k] = true;
                     continue;
                 }
-                holds[k].push(v);
-                if !st.index.contains_key(v) {
-                    // A new value: its past equals the template's (none of its atoms held).
-                    st.index.insert(v.to_string(), st.values.len());
-                    st.values.push((v.to_string(), st.template.clone()));
-                }
+                let id = match st.index.get(v) {
+                    Some(&id) => id,
+                    None => {
+                        // A new value: its past equals the template's (none of its atoms
+                        // held).
+                        let id = st.values.len();
+                        st.index.insert(v.to_string(), id);
+                        st.values.push((v.to_string(), st.template.clone()));
+                        id
+                    }
+                };
+                holds[k].push(id);
             }
         }
     }
-    let sym_index: HashMap<Sym, usize> = atoms
-        .iter()
-        .enumerate()
-        .map(|(k, (s, _))| (*s, k))
-        .collect();
-    let eval = |value: Option<&str>, state: &mut PastState| {
+    let (ground, holds) = (&*ground, &*holds);
+    let eval = |value: Option<usize>, state: &mut PastState| {
         let v = |s: Sym| {
-            let Some(&k) = sym_index.get(&s) else {
+            let Some(k) = atoms.iter().position(|(x, _)| *x == s) else {
                 return false;
             };
             match value {
@@ -384,10 +482,44 @@ fn eval_state(
         state.step(arena, &v);
         state.eval(arena, body, &v)
     };
+    touched.clear();
+    touched.resize(st.values.len(), false);
+    for &id in holds.iter().flatten() {
+        touched[id] = true;
+    }
+    let mut used = 0;
+    fn remember(memo: &mut Vec<Memo>, used: &mut usize, old: &[bool], new: &[bool], truth: bool) {
+        if *used == memo.len() {
+            memo.push(Memo::default());
+        }
+        let m = &mut memo[*used];
+        m.old.clear();
+        m.old.extend_from_slice(old);
+        m.new.clear();
+        m.new.extend_from_slice(new);
+        m.truth = truth;
+        *used += 1;
+    }
+    old.clear();
+    old.extend_from_slice(st.template.bits());
     let mut any = eval(None, &mut st.template);
-    for (value, state) in &mut st.values {
+    remember(memo, &mut used, old, st.template.bits(), any);
+    for (id, (_, state)) in st.values.iter_mut().enumerate() {
         // Every state steps, whatever the result.
-        any |= eval(Some(value.as_str()), state);
+        if share && !touched[id] {
+            if let Some(m) = memo[..used].iter().find(|m| m.old == state.bits()) {
+                state.set_bits(&m.new);
+                any |= m.truth;
+                continue;
+            }
+            old.clear();
+            old.extend_from_slice(state.bits());
+            let truth = eval(Some(id), state);
+            remember(memo, &mut used, old, state.bits(), truth);
+            any |= truth;
+        } else {
+            any |= eval(Some(id), state);
+        }
     }
     any
 }
@@ -510,6 +642,12 @@ impl DerivedAtoms {
     /// exactly once per step, in trace order (quantifiers keep state).
     pub fn extend(&mut self, labels: &mut LabelSet) {
         let mut add = Vec::new();
+        // The parametric labels, split once for every quantifier.
+        let split = if self.atoms.iter().any(|(_, k)| matches!(k, Kind::Exists(_))) {
+            Split::new(labels)
+        } else {
+            Split::default()
+        };
         for (name, kind) in &mut self.atoms {
             match kind {
                 Kind::Pattern(vars) if vars.is_empty() => {
@@ -518,12 +656,23 @@ impl DerivedAtoms {
                     }
                 }
                 Kind::Pattern(vars) => pattern_instances(name, vars, labels, &mut add),
-                Kind::Exists(e) => e.step(name, labels, &mut add),
+                Kind::Exists(e) => e.step(name, labels, &split, &mut add),
             }
         }
         for n in add {
             labels.insert(n);
         }
+    }
+
+    /// Every value evaluated on its own (no shared evaluations): the reference of the tests.
+    #[cfg(test)]
+    fn unshared(mut self) -> DerivedAtoms {
+        for (_, k) in &mut self.atoms {
+            if let Kind::Exists(e) = k {
+                e.share = false;
+            }
+        }
+        self
     }
 
     /// The variable of each quantifier, by atom name (for reports).
@@ -626,6 +775,69 @@ mod tests {
         let got = run("G(exists x: O ok(x))", &[&[], &["ok(a)"], &[]]);
         let a = "exists x: O ok(x)".to_string();
         assert_eq!(got, vec![vec![], vec![a.clone()], vec![a]]);
+    }
+
+    /// Sharing the evaluation of values none of whose atoms hold changes no truth value: on
+    /// random label sequences, the labels with the derived atoms (instantiated ones for each
+    /// value of a `forall` variable included) equal those of evaluating every value alone.
+    #[test]
+    fn shared_evaluations_change_nothing() {
+        const PLAIN: &str = "G((exists p: !unloads(p, a1) S loads(p, a1)) \
+            | (exists x: H !bad(x, a1)) | (exists x: O ok(x)) \
+            | (exists p: Y loads(p, a2) & !unloads(p, a1)) \
+            | (exists p: (loads(p, a1) S unloads(p, a2)) | Y Y loads(p, a2)) \
+            | (exists p: Z(ok(p) | drive) S bad(p, a2)))";
+        // Under `forall a`: one set of past states per value of `a`, atoms with `a` but not
+        // the quantifier's variable (`c(a)`), and atoms with neither (`drive`).
+        const SLICED: &str = "G(c(a) -> ((exists p: !unloads(p, a) S loads(p, a)) \
+            | (exists x: H !bad(x, a)) \
+            | (exists p: Y loads(p, a) & !unloads(p, a1)) \
+            | (exists p: (c(a) S unloads(p, a)) | Y Y loads(p, a)) \
+            | (exists p: Z(ok(p) | drive) S bad(p, a))))";
+        fn prop(steps: Vec<Vec<u8>>) -> bool {
+            const LABELS: [&str; 18] = [
+                "loads(p1, a1)",
+                "loads(p2, a1)",
+                "loads(p3, a2)",
+                "loads(p2, a3)",
+                "unloads(p1, a1)",
+                "unloads(p2, a2)",
+                "unloads(p3, a1)",
+                "unloads(p2, a3)",
+                "bad(p1, a1)",
+                "bad(p2, a2)",
+                "bad(p3, a3)",
+                "ok(p3)",
+                "ok(p1)",
+                "drive",
+                "loads(p4, a1)",
+                "c(a1)",
+                "c(a2)",
+                "c(a3)",
+            ];
+            let mut arena = Arena::new();
+            let f = trac_spec::parse(&mut arena, PLAIN).unwrap();
+            let g = trac_spec::parse(&mut arena, SLICED).unwrap();
+            let mut fast = DerivedAtoms::new([(&arena, f, None), (&arena, g, Some("a"))]).unwrap();
+            let mut slow = fast.clone().unshared();
+            steps.iter().all(|step| {
+                let mut a = LabelSet::new();
+                for &k in step {
+                    a.insert(LABELS[usize::from(k) % LABELS.len()].to_string());
+                }
+                let mut b = a.clone();
+                fast.extend(&mut a);
+                slow.extend(&mut b);
+                let mut a: Vec<&str> = a.iter().collect();
+                let mut b: Vec<&str> = b.iter().collect();
+                a.sort_unstable();
+                b.sort_unstable();
+                a == b
+            })
+        }
+        quickcheck::QuickCheck::new()
+            .tests(500)
+            .quickcheck(prop as fn(Vec<Vec<u8>>) -> bool);
     }
 
     #[test]
