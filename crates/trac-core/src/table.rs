@@ -122,7 +122,7 @@ pub struct Table<S = Vec<u32>, T = String> {
     accepting: Option<Vec<bool>>,
     /// Per reset policy (`on_violation | on_satisfaction << 1`): the fused step, built on first
     /// use by [`TableMonitor::step_bits`] (`None`: not dense, or too large).
-    fused: [OnceLock<Option<Box<[u32]>>>; 4],
+    fused: [OnceLock<Option<Arc<FusedStep>>>; 4],
 }
 
 impl<S: PartialEq, T: PartialEq> PartialEq for Table<S, T> {
@@ -541,16 +541,21 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
     /// use, O(states · aux states · 2^props); `None` for a table that is not dense or whose
     /// array would exceed 2^20 entries.
     fn fused(&self, policy: ResetPolicy) -> Option<&[u32]> {
+        self.fused_step(policy).map(|f| &f.entries[..])
+    }
+
+    /// The fused step of this table under `policy` (see [`Table::fused`]), built on first use.
+    fn fused_step(&self, policy: ResetPolicy) -> Option<&Arc<FusedStep>> {
         let k = usize::from(policy.on_violation) | usize::from(policy.on_satisfaction) << 1;
         match self.fused[k].get() {
-            Some(f) => f.as_deref(),
+            Some(f) => f.as_ref(),
             None => self.init_fused(policy, k),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn init_fused(&self, policy: ResetPolicy, k: usize) -> Option<&[u32]> {
+    fn init_fused(&self, policy: ResetPolicy, k: usize) -> Option<&Arc<FusedStep>> {
         self.fused[k]
             .get_or_init(|| {
                 self.rows()?;
@@ -565,7 +570,10 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
                 {
                     return None;
                 }
-                let mut out = Vec::with_capacity((n * a) << props);
+                let len = (n * a) << props;
+                let mut entries = Vec::with_capacity(len);
+                let mut next = Vec::with_capacity(len);
+                let mut event = Vec::with_capacity(len);
                 for s in 0..n as u32 {
                     for x in 0..a as u32 {
                         for v in 0..1u64 << props {
@@ -576,13 +584,22 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
                                 Some(Verdict::Satisfied) => 2,
                                 Some(Verdict::Pending) => 3,
                             };
-                            out.push(s2 | x2 << FUSED_STATE_BITS | ev << (2 * FUSED_STATE_BITS));
+                            entries
+                                .push(s2 | x2 << FUSED_STATE_BITS | ev << (2 * FUSED_STATE_BITS));
+                            next.push((s2 * a as u32 + x2) << props);
+                            event.push(ev as u8);
                         }
                     }
                 }
-                Some(out.into_boxed_slice())
+                Some(Arc::new(FusedStep {
+                    entries: entries.into_boxed_slice(),
+                    next: next.into_boxed_slice(),
+                    event: event.into_boxed_slice(),
+                    props: props as u32,
+                    aux_states: a as u32,
+                }))
             })
-            .as_deref()
+            .as_ref()
     }
 
     /// The main successor of `state` under the valuation `v` of the table's propositions
@@ -1141,6 +1158,25 @@ fn transition<S: AsRef<[u32]>, T: AsRef<str>>(
         afresh,
     };
     (state, aux, st)
+}
+
+/// The fused step of a dense table under one reset policy (internal; see `Table::fused`), in
+/// two encodings of the same transition function: `entries` (next main and auxiliary states
+/// and the verdict in one `u32`, read by [`TableMonitor::step_bits`]) and `next` / `event`
+/// (read by [`FusedMonitor::step`]).
+#[derive(Debug)]
+struct FusedStep {
+    /// Per `(state · aux_states + aux) << props | v`: as documented at `Table::fused`.
+    entries: Box<[u32]>,
+    /// Per index as in `entries`: the index of the successor's row, `(state' · aux_states +
+    /// aux') << props`, so that the next step's index is `next[i] + v` (one add, no decoding).
+    next: Box<[u32]>,
+    /// Per index: the verdict reported (0 none, 1 violated, 2 satisfied, 3 pending).
+    event: Box<[u8]>,
+    /// Propositions of the table.
+    props: u32,
+    /// Auxiliary states of the table.
+    aux_states: u32,
 }
 
 /// Bits of a main or auxiliary state in a fused entry (see `Table::fused`).
@@ -1809,6 +1845,84 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> Instantiate for TableMonito
 
     fn unseen_ltlf(&self, seen: &dyn Fn(&str) -> bool) -> Verdict {
         TableMonitor::unseen_ltlf(self, seen)
+    }
+}
+
+/// The fastest stepping of a compiled table: a monitor whose whole state is one index into the
+/// table's fused step array (see [`TableMonitor::step_bits`]), for callers that need verdicts
+/// only (no witnesses, no past-time citations): generated and embedded monitors, benchmarks.
+///
+/// A step is `i = at + v`, `at = next[i]`, verdict `event[i]`: the chain from one step to the
+/// next is one add and one load, so a step costs about the latency of an L1 load (issue 14's
+/// "compiled step" goal; BENCHMARKS.md). Same states and verdicts as [`TableMonitor::step_bits`]
+/// under the same reset policy. Only for dense tables (at most [`DENSE_PROPS`] propositions)
+/// whose fused array fits (at most 2^20 entries, 9 bytes each, built on first use and shared by
+/// every monitor of the table) and that are not LTLf tables (their runs since a restart are
+/// tracked by [`TableMonitor`]); [`FusedMonitor::new`] says `None` otherwise.
+#[derive(Clone, Debug)]
+pub struct FusedMonitor {
+    fused: Arc<FusedStep>,
+    /// `(state · aux_states + aux) << props`.
+    at: u32,
+    /// The valuation bits the table reads: `(1 << props) - 1`.
+    mask: u64,
+}
+
+impl FusedMonitor {
+    /// A monitor of `table` under `policy`, in the table's initial state; `None` if the table
+    /// has no fused step (see the type's docs).
+    pub fn new<S: AsRef<[u32]>, T: AsRef<str>>(
+        table: &Table<S, T>,
+        policy: ResetPolicy,
+    ) -> Option<FusedMonitor> {
+        if table.semantics() == Semantics::Ltlf {
+            return None;
+        }
+        let fused = table.fused_step(policy)?.clone();
+        let at = (table.initial() * fused.aux_states + table.aux_initial()) << fused.props;
+        Some(FusedMonitor {
+            mask: (1u64 << fused.props) - 1,
+            fused,
+            at,
+        })
+    }
+
+    /// Reads one step: bit `i` of `v` is the valuation of the table's proposition `i` (bits
+    /// from the table's proposition count on are ignored). Returns the verdict reported at this
+    /// step, as [`TableMonitor::step_bits`]. O(1), no allocation.
+    #[inline]
+    pub fn step(&mut self, v: u64) -> Option<Verdict> {
+        let i = self.at as usize + (v & self.mask) as usize;
+        self.at = self.fused.next[i];
+        match self.fused.event[i] {
+            0 => None,
+            1 => Some(Verdict::Violated),
+            2 => Some(Verdict::Satisfied),
+            _ => Some(Verdict::Pending),
+        }
+    }
+
+    /// Whether the step reports a verdict, without decoding it: for counting loops.
+    #[inline]
+    pub fn step_reports(&mut self, v: u64) -> bool {
+        let i = self.at as usize + (v & self.mask) as usize;
+        self.at = self.fused.next[i];
+        self.fused.event[i] != 0
+    }
+
+    /// The main state (as [`TableMonitor::state`] would show it).
+    pub fn state(&self) -> u32 {
+        (self.at >> self.fused.props) / self.fused.aux_states
+    }
+
+    /// The auxiliary state.
+    pub fn aux(&self) -> u32 {
+        (self.at >> self.fused.props) % self.fused.aux_states
+    }
+
+    /// The LTL3 verdict of the current state.
+    pub fn verdict(&self) -> Verdict {
+        Table::<Vec<u32>, String>::verdict(self.state())
     }
 }
 

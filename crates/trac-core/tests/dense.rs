@@ -10,7 +10,7 @@ use quickcheck_macros::quickcheck;
 use std::sync::Arc;
 use trac_core::labels::{LabelSet, StepInput};
 use trac_core::monitor::{Monitor, ResetPolicy, Semantics};
-use trac_core::table::{Table, TableMonitor, TableParts, DENSE_PROPS, LEAF};
+use trac_core::table::{FusedMonitor, Table, TableMonitor, TableParts, DENSE_PROPS, LEAF};
 
 /// A small deterministic generator (xorshift64*), seeded by quickcheck.
 struct Rng(u64);
@@ -179,7 +179,12 @@ fn dense_steps_equal_the_label_set_step(case: Case) -> bool {
     let mut dense = TableMonitor::new(table.clone(), policy);
     let mut by_valuation = TableMonitor::new(table.clone(), policy);
     let mut by_bits = TableMonitor::new(table.clone(), policy);
-    let mut by_index = TableMonitor::new(table, policy);
+    let mut by_index = TableMonitor::new(table.clone(), policy);
+    // Verdicts only: the fused monitor (dense tables) and a table monitor recording no witness.
+    let mut fused = FusedMonitor::new(&*table, policy);
+    assert_eq!(fused.is_some(), case.props as usize <= DENSE_PROPS);
+    let mut quiet = TableMonitor::new(table, policy);
+    quiet.set_witnesses(false);
     for (k, &raw) in case.trace.iter().enumerate() {
         let v = raw & ((1u64 << case.props) - 1);
         let labels = labels_of(v, case.props);
@@ -197,7 +202,23 @@ fn dense_steps_equal_the_label_set_step(case: Case) -> bool {
             by_bits.step_bits(&[v]),
             by_index.step_index(&holding),
         ];
-        if verdicts.iter().any(|&x| x != r) {
+        if verdicts.iter().any(|&x| x != r) || quiet.step(&input) != r {
+            return false;
+        }
+        if let Some(f) = &mut fused {
+            // Bits above the table's propositions are ignored.
+            if f.step(raw) != r
+                || f.state() != reference.state()
+                || f.verdict() != reference.verdict()
+            {
+                return false;
+            }
+        }
+        if quiet.state() != reference.state()
+            || quiet.verdict() != reference.verdict()
+            || !quiet.witness().is_empty()
+            || !quiet.explanation().is_empty()
+        {
             return false;
         }
         for m in [&dense, &by_valuation, &by_bits, &by_index] {

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 use trac_runtime::monitor::ResetPolicy;
-use trac_runtime::table::{Table, TableMonitor};
+use trac_runtime::table::{FusedMonitor, Table, TableMonitor};
 use trac_spec::spec::Spec;
 
 /// CPU time of this thread in ns (`/proc/thread-self/schedstat`: time on a CPU, not waiting
@@ -38,7 +38,7 @@ fn rng(state: &mut u64) -> u64 {
 /// Steps every table's monitor on `events` random steps (each of `names` true with probability
 /// 1/4; per table, its propositions' bits gathered beforehand, so only the step is timed): ns per
 /// property-event, best of `rounds`.
-fn run(tables: &[Arc<Table>], names: &[&str], events: usize, rounds: usize) -> f64 {
+fn run(tables: &[Arc<Table>], names: &[&str], events: usize, rounds: usize) -> (f64, f64) {
     let policy = ResetPolicy {
         on_violation: true,
         on_satisfaction: true,
@@ -89,8 +89,32 @@ fn run(tables: &[Arc<Table>], names: &[&str], events: usize, rounds: usize) -> f
         let ns = (cpu_ns() - t0) / (reps * events * tables.len()) as f64;
         best = best.min(ns);
     }
-    eprintln!("  ({verdicts} verdicts)");
-    best
+    // The same steps by `FusedMonitor` (one add and one load per step), same verdicts.
+    let mut best_fused = f64::INFINITY;
+    let mut fused_verdicts = 0u64;
+    for _ in 0..rounds {
+        let mut ms: Vec<FusedMonitor> = tables
+            .iter()
+            .map(|t| FusedMonitor::new(&**t, policy).expect("dense tables have a fused step"))
+            .collect();
+        let reps = (50_000_000 / (events * tables.len())).max(1);
+        let t0 = cpu_ns();
+        for _ in 0..reps {
+            for s in steps.chunks_exact(tables.len()) {
+                for (m, &v) in ms.iter_mut().zip(s) {
+                    fused_verdicts += u64::from(m.step_reports(v));
+                }
+            }
+        }
+        let ns = (cpu_ns() - t0) / (reps * events * tables.len()) as f64;
+        best_fused = best_fused.min(ns);
+    }
+    eprintln!("  ({verdicts} verdicts; fused: {fused_verdicts})");
+    assert_eq!(
+        verdicts, fused_verdicts,
+        "both monitors report the same verdicts"
+    );
+    (best, best_fused)
 }
 
 fn main() {
@@ -109,8 +133,8 @@ fn main() {
     let w1 = trac_spec::parser::parse(&mut arena, "G((q & !r) -> ((p -> (!r U (s & !r))) W r))")
         .expect("W1 parses");
     let t = compile(&arena, w1);
-    let ns = run(&[t], &["p", "q", "r", "s"], events, 5);
-    println!("W1, {events} random steps: {ns:.2} ns per property-event (best of 5)");
+    let (ns, fused) = run(&[t], &["p", "q", "r", "s"], events, 5);
+    println!("W1, {events} random steps: {ns:.2} ns per property-event by TableMonitor::step_bits, {fused:.2} ns by FusedMonitor::step (best of 5)");
 
     let root =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../benches/data/dwyer.ron");
@@ -150,14 +174,14 @@ fn main() {
             tables.iter().map(|t| t.state_count()).sum::<usize>()
         );
     }
-    let ns = run(
+    let (ns, fused) = run(
         &tables,
         &["p0", "p1", "p2", "p3", "p4", "p5"],
         events / 200,
         5,
     );
     println!(
-        "55 Dwyer patterns, {} random steps: {ns:.2} ns per property-event (best of 5)",
+        "55 Dwyer patterns, {} random steps: {ns:.2} ns per property-event by TableMonitor::step_bits, {fused:.2} ns by FusedMonitor::step (best of 5)",
         events / 200
     );
 }

@@ -766,7 +766,12 @@ impl Auditor {
                             for (i, &id) in ids.iter().enumerate() {
                                 v |= (self.valuation[id as usize / 64] >> (id % 64) & 1) << i;
                             }
-                            t.step_valuation(&input, v)
+                            if self.witnesses {
+                                t.step_valuation(&input, v)
+                            } else {
+                                // Verdicts only: the fused step (one load per step).
+                                t.step_bits(&[v])
+                            }
                         }
                         _ => m.step(&input),
                     };
@@ -789,10 +794,20 @@ impl Auditor {
                         if e.verdict == Verdict::Violated {
                             count_violation(&mut p.violations, e.step, e.inherited, &e.value);
                         }
-                        let mut r =
-                            record(&p.info.id, e.step, e.verdict, Some(e.value), m, self.witnesses);
+                        let mut r = record(
+                            &p.info.id,
+                            e.step,
+                            e.verdict,
+                            Some(e.value),
+                            m,
+                            self.witnesses,
+                        );
                         if e.inherited {
-                            r.witness = if self.witnesses { e.witness } else { Vec::new() };
+                            r.witness = if self.witnesses {
+                                e.witness
+                            } else {
+                                Vec::new()
+                            };
                             r.past = Vec::new();
                             r.restarted_with = None;
                         }

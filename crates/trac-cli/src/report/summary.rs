@@ -9,7 +9,7 @@
 //! [`SPILL_BYTES`]: the memory of a summary of 10^6 sessions does not grow with the sessions.
 
 use super::{status, Context, Kept, Printer, TraceOutcome};
-use std::io::{self, BufRead, BufReader, Read, Seek, Write};
+use std::io::{self, BufReader, Read, Seek, Write};
 use trac_runtime::audit::VerdictRecord;
 use trac_runtime::Verdict;
 
@@ -103,50 +103,65 @@ impl Rows {
         Ok(())
     }
 
-    /// Every row, in order, to `each`.
+    /// Every row, in order, to `each`. No allocation per row: the cells of the rows kept in
+    /// memory are read in place, those of a spilled row from one reused buffer.
     fn for_each(&mut self, mut each: impl FnMut([&str; 5]) -> io::Result<()>) -> io::Result<()> {
-        let mut rest: Box<dyn BufRead + '_> = match self.spill.as_mut() {
-            Some(f) => {
-                f.write_all(&self.buf)?;
-                f.rewind()?;
-                Box::new(BufReader::with_capacity(1 << 16, f))
-            }
-            None => Box::new(&self.buf[..]),
+        let Some(f) = self.spill.as_mut() else {
+            return each_row(&self.buf, &mut each);
         };
-        let mut cells: [String; 5] = Default::default();
+        f.write_all(&self.buf)?;
+        f.rewind()?;
+        let mut rest = BufReader::with_capacity(1 << 16, f);
+        let mut row: Vec<u8> = Vec::new();
         loop {
-            for (k, cell) in cells.iter_mut().enumerate() {
+            row.clear();
+            for k in 0..5 {
                 let mut len = [0u8; 4];
                 match rest.read_exact(&mut len) {
                     Err(e) if k == 0 && e.kind() == io::ErrorKind::UnexpectedEof => return Ok(()),
                     r => r?,
                 }
-                let mut bytes = vec![0u8; u32::from_le_bytes(len) as usize];
-                rest.read_exact(&mut bytes)?;
-                *cell = String::from_utf8(bytes)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                row.extend_from_slice(&len);
+                let start = row.len();
+                row.resize(start + u32::from_le_bytes(len) as usize, 0);
+                rest.read_exact(&mut row[start..])?;
             }
-            each([&cells[0], &cells[1], &cells[2], &cells[3], &cells[4]])?;
+            each_row(&row, &mut each)?;
         }
     }
 }
 
+/// The packed rows of `buf` (whole rows, as [`Rows`] packs them), in order, to `each`.
+fn each_row(buf: &[u8], each: &mut impl FnMut([&str; 5]) -> io::Result<()>) -> io::Result<()> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "a summary row was cut short");
+    let mut rest = buf;
+    while !rest.is_empty() {
+        let mut cells: [&str; 5] = [""; 5];
+        for cell in &mut cells {
+            let (len, tail) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
+            let n = u32::from_le_bytes(*len) as usize;
+            if tail.len() < n {
+                return Err(bad());
+            }
+            let (bytes, tail) = tail.split_at(n);
+            *cell = std::str::from_utf8(bytes)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            rest = tail;
+        }
+        each(cells)?;
+    }
+    Ok(())
+}
+
 /// `s` left-aligned in `width` characters.
-fn left(out: &mut dyn Write, s: &str, width: usize) -> io::Result<()> {
-    out.write_all(s.as_bytes())?;
-    pad(out, width.saturating_sub(s.chars().count()))
+fn left(out: &mut Vec<u8>, s: &str, width: usize) {
+    out.extend_from_slice(s.as_bytes());
+    pad(out, width.saturating_sub(s.chars().count()));
 }
 
 /// `n` spaces.
-fn pad(out: &mut dyn Write, n: usize) -> io::Result<()> {
-    const SPACES: &[u8; 64] = &[b' '; 64];
-    let mut n = n;
-    while n > 0 {
-        let k = n.min(SPACES.len());
-        out.write_all(&SPACES[..k])?;
-        n -= k;
-    }
-    Ok(())
+fn pad(out: &mut Vec<u8>, n: usize) {
+    out.resize(out.len() + n, b' ');
 }
 
 impl Printer for Summary {
@@ -237,18 +252,22 @@ impl Printer for Summary {
         for (w, h) in width.iter_mut().zip(HEADER) {
             *w = (*w).max(h.chars().count());
         }
+        // Each line is laid out in one reused buffer and written at once.
+        let mut text: Vec<u8> = Vec::new();
         let mut line = |r: [&str; 5]| -> io::Result<()> {
-            left(out, r[0], width[0])?;
-            out.write_all(b"  ")?;
-            left(out, r[1], width[1])?;
-            out.write_all(b"  ")?;
-            left(out, r[2], width[2])?;
-            out.write_all(b"  ")?;
-            pad(out, width[3].saturating_sub(r[3].chars().count()))?;
-            out.write_all(r[3].as_bytes())?;
-            out.write_all(b"  ")?;
-            out.write_all(r[4].as_bytes())?;
-            out.write_all(b"\n")
+            text.clear();
+            left(&mut text, r[0], width[0]);
+            text.extend_from_slice(b"  ");
+            left(&mut text, r[1], width[1]);
+            text.extend_from_slice(b"  ");
+            left(&mut text, r[2], width[2]);
+            text.extend_from_slice(b"  ");
+            pad(&mut text, width[3].saturating_sub(r[3].chars().count()));
+            text.extend_from_slice(r[3].as_bytes());
+            text.extend_from_slice(b"  ");
+            text.extend_from_slice(r[4].as_bytes());
+            text.push(b'\n');
+            out.write_all(&text)
         };
         line(HEADER)?;
         rows.for_each(&mut line)?;
