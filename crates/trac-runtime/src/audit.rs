@@ -315,13 +315,76 @@ enum Runner {
     Param(ParametricMonitor<EngineMonitor>),
 }
 
+/// The violations of one property counted so far: in total and per value (`None`: every value
+/// not seen yet, or the property itself when it is not parametric). O(values) memory, not
+/// O(violations): a long trace with a violation at every step keeps counts, not a list.
+#[derive(Clone, Default)]
+struct Violations {
+    total: usize,
+    by_value: rustc_hash::FxHashMap<Option<String>, usize>,
+    /// A parametric property's template violations (value `None`) by step, not yet moved to a
+    /// value that inherits them (see [`Violations::inherit`]); empty for other properties.
+    unclaimed: rustc_hash::FxHashMap<usize, usize>,
+}
+
+impl Violations {
+    /// A violation of `value` at `step`; `template`: of a parametric property's template
+    /// (every value not seen yet), which a value that inherits it may claim.
+    fn push(&mut self, step: usize, value: Option<String>, template: bool) {
+        if template && value.is_none() {
+            *self.unclaimed.entry(step).or_default() += 1;
+        }
+        self.total += 1;
+        *self.by_value.entry(value).or_default() += 1;
+    }
+
+    /// Counts a violation of `value` at `step`. An inherited violation is the template's
+    /// violation at `step`, already counted with no value: the count moves to the first value
+    /// that inherits it (so each failing position counts once per value, plus once for the
+    /// template while no value had it).
+    fn inherit(&mut self, step: usize, inherited: bool, value: &str) {
+        let claimed = inherited
+            && match self.unclaimed.get_mut(&step) {
+                Some(n) => {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.unclaimed.remove(&step);
+                    }
+                    true
+                }
+                None => false,
+            };
+        if claimed {
+            if let Some(n) = self.by_value.get_mut(&None) {
+                *n -= 1;
+            }
+            *self.by_value.entry(Some(value.to_string())).or_default() += 1;
+        } else {
+            self.push(step, Some(value.to_string()), false);
+        }
+    }
+
+    /// Violations of `value`.
+    fn count(&self, value: Option<&str>) -> usize {
+        // `Option<&str>` to `Option<String>` keys without allocating for `None`.
+        match value {
+            None => self.by_value.get(&None).copied().unwrap_or(0),
+            Some(v) => self
+                .by_value
+                .get(&Some(v.to_string()))
+                .copied()
+                .unwrap_or(0),
+        }
+    }
+}
+
 #[derive(Clone)]
 struct Prop {
     /// Shared by every auditor of an [`AuditPlan`].
     info: Arc<PropertyInfo>,
     semantics: Semantics,
     runner: Runner,
-    violations: Vec<(usize, Option<String>)>,
+    violations: Violations,
     /// Decided before the first step and free of past-time operators: every restart would be
     /// decided the same way, so the step-0 verdict is the only one reported.
     frozen: bool,
@@ -495,7 +558,7 @@ impl Auditor {
                             Runner::Param(m) => m.initial().is_some(),
                         },
                     runner,
-                    violations: Vec::new(),
+                    violations: Violations::default(),
                     ids: None,
                 });
             }
@@ -563,7 +626,7 @@ impl Auditor {
                     // Violated for every value (so for every value not seen yet) before the
                     // first step: reported once, value null.
                     if pm.initial() == Some(Verdict::Violated) {
-                        p.violations.push((0, None));
+                        p.violations.push(0, None, true);
                         out.push(VerdictRecord {
                             property: p.info.id.clone(),
                             step: 0,
@@ -582,7 +645,7 @@ impl Auditor {
             };
             if let Some(v) = m.initial() {
                 if v == Verdict::Violated {
-                    p.violations.push((0, None));
+                    p.violations.push(0, None, false);
                 }
                 out.push(VerdictRecord {
                     property: p.info.id.clone(),
@@ -651,8 +714,9 @@ impl Auditor {
                     }
                 }
             }
+            let param = matches!(p.runner, Runner::Param(_));
             for (value, residual, witness) in found {
-                p.violations.push((step, value.clone()));
+                p.violations.push(step, value.clone(), param);
                 out.push(VerdictRecord {
                     property: p.info.id.clone(),
                     step,
@@ -777,7 +841,7 @@ impl Auditor {
                     };
                     if let Some(v) = reached.filter(|_| !p.frozen) {
                         if v == Verdict::Violated {
-                            p.violations.push((input.step, None));
+                            p.violations.push(input.step, None, false);
                         }
                         out.push(record(&p.info.id, input.step, v, None, m, self.witnesses));
                     }
@@ -792,7 +856,7 @@ impl Auditor {
                             .instance(&e.value)
                             .expect("verdicts come from existing instances");
                         if e.verdict == Verdict::Violated {
-                            count_violation(&mut p.violations, e.step, e.inherited, &e.value);
+                            p.violations.inherit(e.step, e.inherited, &e.value);
                         }
                         let mut r = record(
                             &p.info.id,
@@ -815,7 +879,7 @@ impl Auditor {
                     }
                     // A violation of every value not seen yet: reported once, value null.
                     if pm.template_reached() == Some(Verdict::Violated) && !frozen {
-                        p.violations.push((input.step, None));
+                        p.violations.push(input.step, None, true);
                         out.push(record(
                             &p.info.id,
                             input.step,
@@ -922,12 +986,7 @@ impl Auditor {
             .iter()
             .map(|p| {
                 let mut instances = Vec::new();
-                let count = |value: Option<&str>| {
-                    p.violations
-                        .iter()
-                        .filter(|(_, v)| v.as_deref() == value)
-                        .count()
-                };
+                let count = |value: Option<&str>| p.violations.count(value);
                 match &p.runner {
                     Runner::Plain(m) => instances.push(InstanceEnd {
                         value: None,
@@ -959,32 +1018,12 @@ impl Auditor {
                         Semantics::Ltl3 => ltl3,
                         Semantics::Ltlf => ltlf,
                     },
-                    violations: p.violations.len(),
+                    violations: p.violations.total,
                     ltlf,
                     instances,
                 }
             })
             .collect()
-    }
-}
-
-/// Counts a violation of `value` at `step` in `violations` (`(step, value)`, `None`: every
-/// value not seen yet). An inherited violation is the template's violation at `step`, already
-/// counted with no value: the count moves to the first value that inherits it (so each failing
-/// position counts once per value, plus once for the template while no value had it).
-fn count_violation(
-    violations: &mut Vec<(usize, Option<String>)>,
-    step: usize,
-    inherited: bool,
-    value: &str,
-) {
-    let template = violations
-        .iter()
-        .position(|(s, v)| *s == step && v.is_none())
-        .filter(|_| inherited);
-    match template {
-        Some(i) => violations[i].1 = Some(value.to_string()),
-        None => violations.push((step, Some(value.to_string()))),
     }
 }
 
