@@ -458,15 +458,17 @@ impl AuditPlan {
     }
 
     /// Whether the auditors of this plan record witnesses (default `true`). Off, every verdict
-    /// record is the same but for an empty `witness` and `past`, and
+    /// record is the same but for an empty `witness` and `past` and no `restarted_with` (the
+    /// residual a restart left, which explains a witness), and
     /// the compiled monitors skip recording witness entries at every state change (most of a
     /// step's cost on traces whose properties change state often): for reports that print
     /// counts and steps only (`trac audit --summary`).
     pub fn set_witnesses(&mut self, on: bool) {
         self.proto.witnesses = on;
         for p in &mut self.proto.props {
-            if let Runner::Plain(EngineMonitor::Table(t)) = &mut p.runner {
-                t.set_witnesses(on);
+            match &mut p.runner {
+                Runner::Plain(m) => m.set_witnesses(on),
+                Runner::Param(pm) => pm.for_each_monitor_mut(|m| m.set_witnesses(on)),
             }
         }
     }
@@ -1058,7 +1060,11 @@ fn record(
         verdict,
         value,
         residual: verdict.residual_str().to_string(),
-        restarted_with: if restarted { Some(m.residual()) } else { None },
+        restarted_with: if restarted && witnesses {
+            Some(m.residual())
+        } else {
+            None
+        },
         witness: if witnesses {
             m.witness_owned()
         } else {

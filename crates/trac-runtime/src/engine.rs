@@ -109,6 +109,14 @@ pub enum EngineMonitor {
 }
 
 impl EngineMonitor {
+    /// Whether a compiled monitor records witness entries ([`TableMonitor::set_witnesses`]);
+    /// progression monitors always do (their witnesses are then dropped by the auditor).
+    pub fn set_witnesses(&mut self, on: bool) {
+        if let EngineMonitor::Table(t) = self {
+            t.set_witnesses(on);
+        }
+    }
+
     /// A monitor of `formula` (a handle in `arena`) run by `engine`. Complete progression
     /// decides through the compiler's [`TableCompiler::oracle`].
     ///

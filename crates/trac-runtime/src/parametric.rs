@@ -256,6 +256,15 @@ impl<M: Instantiate> ParametricMonitor<M> {
         &self.nodes[0].monitor
     }
 
+    /// Calls `f` on every monitor made so far (the template, partial tuples, instances): to
+    /// set an option before the first step, which the monitors made later inherit (they are
+    /// clones of these).
+    pub fn for_each_monitor_mut(&mut self, mut f: impl FnMut(&mut M)) {
+        for n in &mut self.nodes {
+            f(&mut n.monitor);
+        }
+    }
+
     /// The monitors of the tuples not seen yet, with their partial tuples (`v1, *`: `*` for
     /// every value not seen yet), the template first. One variable: the template alone.
     pub fn unseen(&self) -> impl Iterator<Item = (&str, &M)> {
