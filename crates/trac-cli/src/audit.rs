@@ -231,7 +231,13 @@ impl FileAudit<'_> {
         let new_session = |file: &Arc<str>, session: Option<&str>, stream: bool, streamed: bool| {
             let auditor = self.plan.auditor();
             let name = match session {
-                Some(s) => format!("{file}#{s}"),
+                Some(s) => {
+                    let mut name = String::with_capacity(file.len() + 1 + s.len());
+                    name.push_str(file);
+                    name.push('#');
+                    name.push_str(s);
+                    name
+                }
                 None => file.to_string(),
             };
             let outcome = TraceOutcome::new(name, Arc::clone(file), stream, streamed);

@@ -60,7 +60,7 @@ impl Rows {
     fn push(&mut self, cells: [&str; 5]) {
         for (k, c) in cells.iter().enumerate() {
             if k < 4 {
-                self.width[k] = self.width[k].max(c.chars().count());
+                self.width[k] = self.width[k].max(chars(c));
             }
             self.buf.extend_from_slice(&(c.len() as u32).to_le_bytes());
             self.buf.extend_from_slice(c.as_bytes());
@@ -153,10 +153,25 @@ fn each_row(buf: &[u8], each: &mut impl FnMut([&str; 5]) -> io::Result<()>) -> i
     Ok(())
 }
 
+/// The characters of `s` (its bytes for ASCII, the common case).
+fn chars(s: &str) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else {
+        s.chars().count()
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_count(out: &mut String, n: usize) {
+    use std::fmt::Write as _;
+    let _ = write!(out, "{n}");
+}
+
 /// `s` left-aligned in `width` characters.
 fn left(out: &mut Vec<u8>, s: &str, width: usize) {
     out.extend_from_slice(s.as_bytes());
-    pad(out, width.saturating_sub(s.chars().count()));
+    pad(out, width.saturating_sub(chars(s)));
 }
 
 /// `n` spaces.
@@ -206,12 +221,12 @@ impl Printer for Summary {
                 }
                 // The verdicts of the steps read before the error.
                 (Some(e), false, Some(_)) => {
-                    count.push_str(&e.violations.to_string());
+                    push_count(&mut count, e.violations);
                     until = format!("{} (until error)", status(e).as_str());
                     &until
                 }
                 (Some(e), false, None) => {
-                    count.push_str(&e.violations.to_string());
+                    push_count(&mut count, e.violations);
                     status(e).as_str()
                 }
             };
@@ -262,7 +277,7 @@ impl Printer for Summary {
             text.extend_from_slice(b"  ");
             left(&mut text, r[2], width[2]);
             text.extend_from_slice(b"  ");
-            pad(&mut text, width[3].saturating_sub(r[3].chars().count()));
+            pad(&mut text, width[3].saturating_sub(chars(r[3])));
             text.extend_from_slice(r[3].as_bytes());
             text.extend_from_slice(b"  ");
             text.extend_from_slice(r[4].as_bytes());
