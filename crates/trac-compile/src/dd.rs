@@ -239,6 +239,29 @@ impl Dd {
         }
         out
     }
+
+    /// The distinct pairs `(payload of a, payload of b)` of the leaves `a` and `b` reach on the
+    /// same valuation (the successor pairs of two states). O(|a| × |b|) worst case.
+    pub(crate) fn leaf_pairs(&self, a: Ref, b: Ref) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut stack = vec![(a, b)];
+        while let Some((x, y)) = stack.pop() {
+            if !seen.insert((x, y)) {
+                continue;
+            }
+            if Self::is_leaf(x) && Self::is_leaf(y) {
+                out.push((Self::payload(x), Self::payload(y)));
+                continue;
+            }
+            let v = self.var(x).min(self.var(y));
+            let (xl, xh) = self.cofactors(x, v);
+            let (yl, yh) = self.cofactors(y, v);
+            stack.push((xh, yh));
+            stack.push((xl, yl));
+        }
+        out
+    }
 }
 
 /// Interned tuples of payloads (the leaves of the partial products of [`Dd::apply`]).

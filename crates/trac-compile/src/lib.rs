@@ -23,11 +23,12 @@
 //! 3. **Minimization** ([`minimize`](crate::minimize), [`Minimize`]): partition refinement of
 //!    the Moore machine whose output is, by default, the LTL3 verdict and the LTLf acceptance
 //!    (Moore 1956), each class then split by language equivalence decided by the satisfiability
-//!    checker ([`Minimize::Language`]); or the verdict alone ([`Minimize::Verdict`], the minimal
-//!    LTL3 monitor of Bauer, Leucker & Schallhart). All ⊥ states form one sink with id 0, all ⊤
-//!    states one sink with id 1 (so a runtime test `state <= 1` means "decided"); every state
-//!    keeps a representative residual (the first one found, breadth first) for witnesses, which
-//!    by default has the same models as every residual it stands for.
+//!    checker where the transitions do not already settle it ([`Minimize::Language`]); or the
+//!    verdict alone ([`Minimize::Verdict`], the minimal LTL3 monitor of Bauer, Leucker &
+//!    Schallhart). All ⊥ states form one sink with id 0, all ⊤ states one sink with id 1 (so a
+//!    runtime test `state <= 1` means "decided"); every state keeps a representative residual
+//!    (the first one found, breadth first) for witnesses, which by default has the same models
+//!    as every residual it stands for.
 //! 4. **Auxiliary automaton.** The run without restarts, over `(residual, past bits, accepting)`,
 //!    minimized with output (accepting, restart state): it gives the LTLf verdict of the whole
 //!    trace and the state a TRAC_R restart starts from (the initial formula with the current past
@@ -73,9 +74,10 @@ pub enum Minimize {
     /// that keeps apart states with a different LTL3 verdict or a different LTLf truth after
     /// some continuation (so the table's residual gives the LTLf verdict of every continuation
     /// too), intersected with language equivalence over infinite words, decided by the
-    /// satisfiability checker on `ψ1 xor ψ2` (states whose past-time bits or past-time cones
-    /// differ are never merged this way). A state's representative residual then has the same
-    /// models, finite and infinite, as the residual plain progression would show.
+    /// satisfiability checker on `ψ1 xor ψ2` unless the transitions settle it (states whose
+    /// past-time bits or past-time cones differ are never merged this way). A state's
+    /// representative residual then has the same models, finite and infinite, as the residual
+    /// plain progression would show.
     #[default]
     Language,
 }
@@ -309,6 +311,10 @@ fn main_acceptance(
 /// then each class split by language equivalence over infinite words, repeated until stable
 /// (the intersection of two right congruences is one, but a split can make successors
 /// distinguishable). Decided states keep their sinks: equal verdicts ⊥/⊤ mean equal languages.
+/// A pair is decided by the satisfiability checker only if [`minimize::Languages`] (what the
+/// transitions and earlier answers imply) does not know it equivalent already: every question
+/// that does merge states has the same answer either way, except where the checker would have
+/// run out of its budget ([`EQUIVALENCE_BUDGET`]) and kept the states apart.
 fn language_partition(
     b: &mut Builder<'_>,
     ex: &Explored,
@@ -328,6 +334,8 @@ fn language_partition(
             u64::from(verdicts[s]) | u64::from(ltl3[s]) << 2 | u64::from(acc) << 4 | last << 5,
         );
     }
+    // Built at the first equivalence question (most compilations ask none).
+    let mut known: Option<minimize::Languages> = None;
     let mut equiv: HashMap<(usize, usize), bool> = HashMap::new();
     loop {
         let class = minimize::refine(&mut b.dd, &ex.roots, &outputs);
@@ -342,9 +350,23 @@ fn language_partition(
             }
             let reps = groups.entry(class[s]).or_default();
             let found = reps.iter().copied().find(|&r| {
-                *equiv
-                    .entry((r, s))
-                    .or_insert_with(|| equivalent(b, &ex.keys[r], &ex.keys[s]))
+                *equiv.entry((r, s)).or_insert_with(|| {
+                    let (x, y) = (&ex.keys[r], &ex.keys[s]);
+                    if !comparable(b, x, y) {
+                        return false;
+                    }
+                    let known = known.get_or_insert_with(|| {
+                        minimize::Languages::new(&mut b.dd, &ex.roots, ltl3)
+                    });
+                    if known.same(r, s) {
+                        return true;
+                    }
+                    if !equal_models(b, x, y) {
+                        return false;
+                    }
+                    known.merge(&mut b.dd, &ex.roots, r, s);
+                    true
+                })
             });
             match found {
                 Some(r) => group_of[s] = group_of[r],
@@ -365,13 +387,14 @@ fn language_partition(
 
 /// The most tableau product states one equivalence check of [`Minimize::Language`] explores;
 /// past it the two states are kept apart (a larger table, never a wrong residual). The largest
-/// check of the 55 Dwyer patterns explores about 150.
+/// check of the 55 Dwyer patterns explores about 220.
 pub const EQUIVALENCE_BUDGET: usize = 2048;
 
-/// Whether two pending states have the same models over infinite words: equal past-time bits
-/// and past-time cones (so a residual shown with the trace's actual bits means the same), and
-/// `ψ1 & !ψ2`, `ψ2 & !ψ1` unsatisfiable, each within [`EQUIVALENCE_BUDGET`] tableau states.
-fn equivalent(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
+/// Whether two pending states may be merged by [`Minimize::Language`] at all: equal past-time
+/// bits and past-time cones (so a residual shown with the trace's actual bits means the same).
+/// They merge if, in addition, their models over infinite words are the same (known from the
+/// transitions, [`minimize::Languages`], or decided by [`equal_models`]).
+fn comparable(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
     let ((f, fb, _), (g, gb, _)) = (x, y);
     if fb != gb {
         return false;
@@ -381,9 +404,13 @@ fn equivalent(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
         b.ctx.sat.mask(b.ctx.arena, *f, &all),
         b.ctx.sat.mask(b.ctx.arena, *g, &all),
     );
-    if cf != cg {
-        return false;
-    }
+    cf == cg
+}
+
+/// Whether two comparable states (equal bits) have the same models over infinite words:
+/// `ψ1 & !ψ2` and `ψ2 & !ψ1` unsatisfiable, each within [`EQUIVALENCE_BUDGET`] tableau states.
+fn equal_models(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
+    let ((f, fb, _), (g, _, _)) = (x, y);
     // f = C & f', g = C & g' with common conjuncts C: f & !g is equivalent to f & !g' (C holds
     // wherever f does), which spares the tableau the branches of !C.
     let conjuncts = |a: &Arena, x: Formula| -> Vec<Formula> {

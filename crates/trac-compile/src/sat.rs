@@ -518,7 +518,7 @@ impl SatChecker {
             strong: false,
             evs: Vec::new(),
         };
-        expand(arena, start, &mut out);
+        expand(arena, start, &mut out, &mut HashMap::default());
         out.sort_by_key(|c| c.lits.len() + c.pending.len());
         let mut seen = HashSet::default();
         out.retain(|c| seen.insert(c.clone()));
@@ -1099,7 +1099,6 @@ fn eval_periodic(
 }
 
 /// A partial cover under construction.
-#[derive(Clone)]
 struct Branch {
     todo: Vec<Formula>,
     /// Formulas already expanded (few: a linear scan beats hashing and clones cheaply).
@@ -1111,6 +1110,26 @@ struct Branch {
     evs: Vec<Formula>,
 }
 
+/// A copy with room to grow: every branch pushes onto its vectors right after the split, and
+/// `Vec::clone` leaves no spare capacity (so each first push would reallocate).
+impl Clone for Branch {
+    fn clone(&self) -> Branch {
+        fn roomy<T: Copy>(v: &[T]) -> Vec<T> {
+            let mut w = Vec::with_capacity(v.len() + 8);
+            w.extend_from_slice(v);
+            w
+        }
+        Branch {
+            todo: roomy(&self.todo),
+            old: roomy(&self.old),
+            lits: roomy(&self.lits),
+            next: roomy(&self.next),
+            strong: self.strong,
+            evs: roomy(&self.evs),
+        }
+    }
+}
+
 fn is_branching(n: &Node) -> bool {
     matches!(
         n,
@@ -1118,9 +1137,14 @@ fn is_branching(n: &Node) -> bool {
     )
 }
 
+/// The conjunction of the next-step obligations of finished branches, per list of obligations
+/// (as collected, so the memo returns exactly what [`Arena::and`] would): most branches of one
+/// expansion end with a list seen before.
+type NextMemo = HashMap<Vec<Formula>, Formula>;
+
 /// GPVW expansion of a branch into covers: non-branching formulas first, then a split on the
 /// first branching one.
-fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
+fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>, memo: &mut NextMemo) {
     loop {
         let pos = b
             .todo
@@ -1147,7 +1171,14 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
                 p.dedup();
                 p
             };
-            let next = arena.and(b.next.iter().copied());
+            let next = match memo.get(b.next.as_slice()) {
+                Some(&n) => n,
+                None => {
+                    let n = arena.and(b.next.iter().copied());
+                    memo.insert(b.next.clone(), n);
+                    n
+                }
+            };
             if next == Formula::FALSE {
                 return;
             }
@@ -1165,7 +1196,14 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
             continue;
         }
         b.old.push(f);
-        let node = arena.node(f).clone();
+        let node = match arena.node(f) {
+            // Without copying the operands.
+            Node::And(xs) => {
+                b.todo.extend_from_slice(xs);
+                continue;
+            }
+            n => n.clone(),
+        };
         match node {
             Node::True => {}
             Node::False => return,
@@ -1184,7 +1222,7 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
                     return;
                 }
             }
-            Node::And(xs) => b.todo.extend(xs.iter().copied()),
+            Node::And(_) => unreachable!("handled above"),
             Node::Next(a) => b.next.push(a),
             Node::StrongNext(a) => {
                 b.next.push(a);
@@ -1195,18 +1233,22 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
                 b.next.push(f);
             }
             Node::Or(xs) => {
-                for &x in xs.iter() {
+                // One copy per disjunct but the last, which continues with this branch.
+                let Some((&last, init)) = xs.split_last() else {
+                    return;
+                };
+                for &x in init {
                     let mut c = b.clone();
                     c.todo.push(x);
-                    expand(arena, c, out);
+                    expand(arena, c, out, memo);
                 }
-                return;
+                b.todo.push(last);
             }
             Node::Finally(a) => {
                 b.evs.push(f);
                 let mut now = b.clone();
                 now.todo.push(a);
-                expand(arena, now, out);
+                expand(arena, now, out, memo);
                 b.next.push(f);
                 b.strong = true;
             }
@@ -1214,7 +1256,7 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
                 b.evs.push(f);
                 let mut now = b.clone();
                 now.todo.push(g);
-                expand(arena, now, out);
+                expand(arena, now, out, memo);
                 b.todo.push(a);
                 b.next.push(f);
                 b.strong = true;
@@ -1223,7 +1265,7 @@ fn expand(arena: &mut Arena, mut b: Branch, out: &mut Vec<Cover>) {
                 let mut now = b.clone();
                 now.todo.push(a);
                 now.todo.push(g);
-                expand(arena, now, out);
+                expand(arena, now, out, memo);
                 b.todo.push(g);
                 b.next.push(f);
             }
