@@ -3,7 +3,7 @@
 //! without its session-end handling). For before/after comparisons of the audit loop
 //! (BENCHMARKS.md, issue 14): byte-identical output and wall time (printed on stderr).
 //!
-//! usage: `cargo run --release -p trac-runtime --example audit_dump -- [--quiet]
+//! usage: `cargo run --release -p trac-runtime --example audit_dump -- [--quiet] [--no-witnesses]
 //! (--spec FILE | --formula F)... TRACE...`
 
 use rustc_hash::FxHashMap;
@@ -17,9 +17,11 @@ use trac_spec::spec::{PropertyDecl, Spec};
 fn main() {
     let mut args = std::env::args().skip(1).peekable();
     let (mut specs, mut formulas, mut traces, mut quiet) = (vec![], vec![], vec![], false);
+    let mut witnesses = true;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--quiet" => quiet = true,
+            "--no-witnesses" => witnesses = false,
             "--spec" => specs.push(args.next().expect("--spec FILE")),
             "--formula" => formulas.push(args.next().expect("--formula F")),
             _ => traces.push(a),
@@ -50,7 +52,8 @@ fn main() {
         compiler: Some(trac_compile::Compiler::shared()),
         ..AuditOptions::default()
     };
-    let plan = AuditPlan::new(&checked, &opts).expect("plan");
+    let mut plan = AuditPlan::new(&checked, &opts).expect("plan");
+    plan.set_witnesses(witnesses);
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
     let t0 = Instant::now();

@@ -422,6 +422,8 @@ pub struct Auditor {
     interned: Arc<Interned>,
     /// The step's valuation over `interned`'s ids (scratch, reused at every step).
     valuation: Vec<u64>,
+    /// The interned labels seen so far (bits over `interned`'s ids; the coverage has them).
+    seen_ids: Vec<u64>,
     /// Verdict records carry witnesses and past-time citations ([`AuditPlan::set_witnesses`]).
     witnesses: bool,
 }
@@ -595,6 +597,7 @@ impl Auditor {
         let valuation = vec![0; interned.len().div_ceil(64)];
         Ok(Auditor {
             interned: Arc::new(interned),
+            seen_ids: valuation.clone(),
             valuation,
             derived,
             props,
@@ -790,38 +793,50 @@ impl Auditor {
         c.with_text += usize::from(has_text);
         c.with_labels += usize::from(event.labels.is_some());
         c.understood += usize::from(event.labels.is_some() || (has_text && text_read));
+        // One lookup per label: its interned id sets the valuation bit, and marks it seen
+        // for the coverage (the label string is copied the first time only).
+        self.valuation.fill(0);
         for l in labels.iter() {
-            if !c.labels_seen.contains(l) {
-                c.labels_seen.insert(l.to_string());
+            match self.interned.get(l) {
+                Some(&id) => {
+                    let (w, bit) = (id as usize / 64, 1u64 << (id % 64));
+                    self.valuation[w] |= bit;
+                    if self.seen_ids[w] & bit == 0 {
+                        self.seen_ids[w] |= bit;
+                        c.labels_seen.insert(l.to_string());
+                    }
+                }
+                None => {
+                    if !c.labels_seen.contains(l) {
+                        c.labels_seen.insert(l.to_string());
+                    }
+                }
             }
         }
         // Witnesses quote the original line of a plain-text log (step number and decoration
-        // included) and the output of a JSON Lines event.
-        let raw = event.raw.trim();
-        let shown = event.display_text();
-        let text = if raw.is_empty() || raw.starts_with('{') {
-            shown.as_ref()
+        // included) and the output of a JSON Lines event; without witnesses no text is read.
+        let shown;
+        let text = if self.witnesses {
+            let raw = event.raw.trim();
+            shown = event.display_text();
+            let text = if raw.is_empty() || raw.starts_with('{') {
+                shown.as_ref()
+            } else {
+                raw
+            };
+            if text.trim().is_empty() {
+                "(no text)"
+            } else {
+                text
+            }
         } else {
-            raw
-        };
-        let text = if text.trim().is_empty() {
-            "(no text)"
-        } else {
-            text
+            ""
         };
         let input = StepInput {
             step: self.steps,
             text,
             labels: &labels,
         };
-        if !self.valuation.is_empty() {
-            self.valuation.fill(0);
-            for l in labels.iter() {
-                if let Some(&id) = self.interned.get(l) {
-                    self.valuation[id as usize / 64] |= 1 << (id % 64);
-                }
-            }
-        }
         let mut out = Vec::new();
         for p in &mut self.props {
             match &mut p.runner {
