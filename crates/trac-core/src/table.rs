@@ -1353,6 +1353,11 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         &self.table
     }
 
+    /// The reset policy this monitor runs under.
+    pub fn policy(&self) -> ResetPolicy {
+        self.policy
+    }
+
     /// The current main state (0 = ⊥ sink, 1 = ⊤ sink).
     pub fn state(&self) -> u32 {
         self.state
