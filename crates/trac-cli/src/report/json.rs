@@ -5,7 +5,7 @@
 use super::{Context, Kept, Printer, StepLines, TraceOutcome};
 use serde_json::json;
 use std::io::{self, Write};
-use trac_runtime::audit::{PropertyEnd, PropertyInfo, VerdictRecord};
+use trac_runtime::audit::{PropertyInfo, VerdictRecord};
 
 /// The JSON and JSON Lines printer.
 pub(crate) struct Json {
@@ -26,8 +26,11 @@ impl Json {
 impl Printer for Json {
     fn verdicts(&self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
         if self.lines {
+            let mut line = Vec::with_capacity(256);
             for r in recs {
-                let _ = writeln!(out, "{}", jsonl_record(&o.name, r));
+                line.clear();
+                trac_runtime::jsonl::write_verdict_line(&mut line, &o.name, r);
+                let _ = out.write_all(&line);
             }
         }
     }
@@ -41,12 +44,17 @@ impl Printer for Json {
 
     fn trace_end(&self, out: &mut dyn Write, o: &TraceOutcome) {
         if self.lines {
+            let mut line = Vec::with_capacity(256);
             for e in &o.ends {
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    jsonl_end(&o.name, o.steps, e, o.error.as_deref())
+                line.clear();
+                trac_runtime::jsonl::write_end_line(
+                    &mut line,
+                    &o.name,
+                    o.steps,
+                    e,
+                    o.error.as_deref(),
                 );
+                let _ = out.write_all(&line);
             }
         }
     }
@@ -85,15 +93,4 @@ impl Printer for Json {
             serde_json::to_string_pretty(&doc).expect("reports serialize")
         )
     }
-}
-
-/// The verdict record as one JSON line: the object is built by `trac_runtime::jsonl`, shared
-/// with the Python package, so both write the same records.
-fn jsonl_record(trace: &str, r: &VerdictRecord) -> String {
-    trac_runtime::jsonl::verdict_record(trace, r).to_string()
-}
-
-/// The end-of-trace record as one JSON line (see [`jsonl_record`]).
-fn jsonl_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> String {
-    trac_runtime::jsonl::end_record(trace, steps, e, error).to_string()
 }
