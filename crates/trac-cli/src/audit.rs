@@ -89,7 +89,8 @@ struct Session {
 }
 
 /// Finishes one session's audit: its end-of-trace records (unless `error`), steps and end
-/// verdicts, and the printer's trace end. Returns the finished outcome; the auditor is dropped.
+/// verdicts, and the printer's trace end. Returns the finished outcome and the auditor (to be
+/// recycled by [`AuditPlan::reset`](trac_runtime::audit::AuditPlan::reset) or dropped).
 fn end_session(
     out: &mut dyn Write,
     printer: &dyn Printer,
@@ -100,7 +101,7 @@ fn end_session(
     }: Session,
     error: Option<String>,
     not_audited: bool,
-) -> TraceOutcome {
+) -> (TraceOutcome, Auditor) {
     outcome.error = error;
     outcome.not_audited = not_audited;
     if outcome.error.is_none() {
@@ -109,15 +110,17 @@ fn end_session(
     }
     outcome.steps = auditor.steps();
     outcome.ends = auditor.finish();
-    drop(auditor);
     progress.suspend(|| {
         printer.trace_end(out, &outcome);
         if outcome.stream {
             let _ = out.flush();
         }
     });
-    outcome
+    (outcome, auditor)
 }
+
+/// Auditors of ended sessions kept for new ones ([`AuditPlan::reset`] reuses their buffers).
+const SPARE_AUDITORS: usize = 16;
 
 /// Why a trace that was read without error was not audited, if it was not: it is empty, or no
 /// event was understood (warned about on `err`). Also warns about ignored JSON fields and
@@ -228,8 +231,19 @@ impl FileAudit<'_> {
         let mut stream = false;
         progress.start_file(&file);
         let mut shared_file: Arc<str> = Arc::from(file.as_str());
-        let new_session = |file: &Arc<str>, session: Option<&str>, stream: bool, streamed: bool| {
-            let auditor = self.plan.auditor();
+        let mut spare: Vec<Auditor> = Vec::new();
+        let new_session = |file: &Arc<str>,
+                           session: Option<&str>,
+                           stream: bool,
+                           streamed: bool,
+                           spare: &mut Vec<Auditor>| {
+            let auditor = match spare.pop() {
+                Some(mut a) => {
+                    self.plan.reset(&mut a);
+                    a
+                }
+                None => self.plan.auditor(),
+            };
             let name = match session {
                 Some(s) => {
                     let mut name = String::with_capacity(file.len() + 1 + s.len());
@@ -278,8 +292,13 @@ impl FileAudit<'_> {
                         Some(&i) => i,
                         None if marker => continue,
                         None => {
-                            let mut sess =
-                                new_session(&shared_file, ev.session.as_deref(), stream, streamed);
+                            let mut sess = new_session(
+                                &shared_file,
+                                ev.session.as_deref(),
+                                stream,
+                                streamed,
+                                &mut spare,
+                            );
                             let recs = sess.auditor.initial();
                             emit(out, printer, recs, &mut sess.outcome);
                             index.insert(ev.session.clone(), opened);
@@ -315,7 +334,11 @@ impl FileAudit<'_> {
                         index.remove(&ev.session);
                         let sess = *sessions.remove(&i).expect("indexed");
                         ended_cov.merge(sess.auditor.coverage());
-                        let outcome = end_session(out, printer, progress, sess, None, false);
+                        let (outcome, auditor) =
+                            end_session(out, printer, progress, sess, None, false);
+                        if spare.len() < SPARE_AUDITORS {
+                            spare.push(auditor);
+                        }
                         finish(outcome, &mut end, kept);
                     }
                 }
@@ -334,7 +357,7 @@ impl FileAudit<'_> {
         if sessions.is_empty() && opened == 0 {
             // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
             // reported.
-            let mut sess = new_session(&shared_file, None, stream, streamed);
+            let mut sess = new_session(&shared_file, None, stream, streamed, &mut spare);
             if file_error.is_none() {
                 let recs = sess.auditor.initial();
                 emit(out, printer, recs, &mut sess.outcome);
@@ -365,7 +388,8 @@ impl FileAudit<'_> {
         progress.end_file(path);
         for sess in sessions.into_values() {
             let error = file_error.clone().or_else(|| not_audited.clone());
-            let outcome = end_session(out, printer, progress, *sess, error, not_audited.is_some());
+            let (outcome, _) =
+                end_session(out, printer, progress, *sess, error, not_audited.is_some());
             finish(outcome, &mut end, kept);
         }
         if let Some(e) = &file_error {

@@ -407,7 +407,6 @@ type Interned = FxHashMap<Box<str>, u32>;
 ///
 /// The auditor keeps no per-step history: its labeling rules read one event at a time (the
 /// LLM labeler's context window is kept by `trac-llm`'s pipeline, from the events it reads).
-#[derive(Clone)]
 pub struct Auditor {
     props: Vec<Prop>,
     /// The specs' labeling rules, compiled once per [`AuditPlan`].
@@ -426,6 +425,38 @@ pub struct Auditor {
     seen_ids: Vec<u64>,
     /// Verdict records carry witnesses and past-time citations ([`AuditPlan::set_witnesses`]).
     witnesses: bool,
+}
+
+impl Clone for Auditor {
+    fn clone(&self) -> Self {
+        Auditor {
+            props: self.props.clone(),
+            labelers: Arc::clone(&self.labelers),
+            steps: self.steps,
+            text_rules: self.text_rules,
+            coverage: self.coverage.clone(),
+            derived: self.derived.clone(),
+            interned: Arc::clone(&self.interned),
+            valuation: self.valuation.clone(),
+            seen_ids: self.seen_ids.clone(),
+            witnesses: self.witnesses,
+        }
+    }
+
+    /// Field by field, so that the buffers of `self` (its properties' vector, the valuation)
+    /// are reused: [`AuditPlan::reset`] recycles a finished session's auditor this way.
+    fn clone_from(&mut self, source: &Self) {
+        self.props.clone_from(&source.props);
+        self.labelers.clone_from(&source.labelers);
+        self.steps = source.steps;
+        self.text_rules = source.text_rules;
+        self.coverage.clone_from(&source.coverage);
+        self.derived.clone_from(&source.derived);
+        self.interned.clone_from(&source.interned);
+        self.valuation.clone_from(&source.valuation);
+        self.seen_ids.clone_from(&source.seen_ids);
+        self.witnesses = source.witnesses;
+    }
 }
 
 /// Everything an audit builds once per set of specs and options: the validated properties, their
@@ -452,6 +483,13 @@ impl AuditPlan {
     /// O(properties): the monitors' initial states are copied.
     pub fn auditor(&self) -> Auditor {
         self.proto.clone()
+    }
+
+    /// Makes `auditor` (of this plan, e.g. one whose trace ended) fresh again, as
+    /// [`AuditPlan::auditor`] would give it, reusing its allocations: for audits of many short
+    /// traces (sessions), one allocation less per trace.
+    pub fn reset(&self, auditor: &mut Auditor) {
+        auditor.clone_from(&self.proto);
     }
 
     /// The audited properties, in spec order.

@@ -267,10 +267,13 @@ impl Printer for Summary {
         for (w, h) in width.iter_mut().zip(HEADER) {
             *w = (*w).max(h.chars().count());
         }
-        // Each line is laid out in one reused buffer and written at once.
-        let mut text: Vec<u8> = Vec::new();
+        // Lines are laid out in one reused buffer, written 64 KiB at a time.
+        let mut text: Vec<u8> = Vec::with_capacity(1 << 16);
         let mut line = |r: [&str; 5]| -> io::Result<()> {
-            text.clear();
+            if text.len() >= 1 << 16 {
+                out.write_all(&text)?;
+                text.clear();
+            }
             left(&mut text, r[0], width[0]);
             text.extend_from_slice(b"  ");
             left(&mut text, r[1], width[1]);
@@ -282,10 +285,11 @@ impl Printer for Summary {
             text.extend_from_slice(b"  ");
             text.extend_from_slice(r[4].as_bytes());
             text.push(b'\n');
-            out.write_all(&text)
+            Ok(())
         };
         line(HEADER)?;
         rows.for_each(&mut line)?;
+        out.write_all(&text)?;
         // The errors, under the table (they are also on stderr, which may not be kept).
         for e in &rows.errors {
             writeln!(out, "{e}")?;
