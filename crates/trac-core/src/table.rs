@@ -962,10 +962,23 @@ enum Entry {
 /// buffer: when it holds [`MAX_EXPLANATION`] entries, recording one more drops the oldest in
 /// O(1) (a `Vec` moved the other 31 entries at every such step: a tenth of an audit's time when
 /// nearly every step changes some monitor's state).
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 struct Window {
     entries: VecDeque<Entry>,
     view: OnceLock<Vec<Change>>,
+}
+
+impl Clone for Window {
+    fn clone(&self) -> Self {
+        // The common case when a fresh auditor is cloned per session: nothing to copy.
+        if self.entries.is_empty() && self.view.get().is_none() {
+            return Window::default();
+        }
+        Window {
+            entries: self.entries.clone(),
+            view: self.view.clone(),
+        }
+    }
 }
 
 impl Window {

@@ -39,15 +39,19 @@ const HEADER: [&str; 5] = [
     "first violation",
 ];
 
-/// The summary's rows so far, packed: per row, five cells (trace, property, verdict, violations,
-/// first violation), each a little-endian `u32` length and its UTF-8 bytes; the widest cell of
-/// each aligned column; and the error lines written under the table. Appending is O(row bytes);
-/// memory is at most [`SPILL_BYTES`] plus the error lines.
+/// The summary's rows so far: in memory, their cells (trace, property, verdict, violations,
+/// first violation) one after the other in one string, with each cell's end offset; past
+/// [`SPILL_BYTES`], packed (each cell a little-endian `u32` length and its UTF-8 bytes) into an
+/// anonymous temporary file. Also the widest cell of each aligned column and the error lines
+/// written under the table. Appending is O(row bytes); memory is at most [`SPILL_BYTES`] plus
+/// the error lines.
 #[derive(Default)]
 pub(crate) struct Rows {
-    /// Packed rows not yet spilled.
-    buf: Vec<u8>,
-    /// Rows spilled, before those of `buf` (an anonymous temporary file).
+    /// The cells of the rows not yet spilled, concatenated.
+    text: String,
+    /// Per cell of `text`, its end offset (5 per row).
+    ends: Vec<usize>,
+    /// Rows spilled, before those in memory (an anonymous temporary file).
     spill: Option<std::fs::File>,
     /// Widest cell (in characters) of the first four columns, header excluded.
     width: [usize; 4],
@@ -62,23 +66,38 @@ impl Rows {
             if k < 4 {
                 self.width[k] = self.width[k].max(chars(c));
             }
-            self.buf.extend_from_slice(&(c.len() as u32).to_le_bytes());
-            self.buf.extend_from_slice(c.as_bytes());
+            self.text.push_str(c);
+            self.ends.push(self.text.len());
         }
-        if self.buf.len() >= SPILL_BYTES {
+        if self.text.len() + 8 * self.ends.len() >= SPILL_BYTES {
             // Without a temporary file (none writable), the rows stay in memory.
-            if let Ok(()) = self.spill_now() {
-                self.buf.clear();
-            }
+            let _ = self.spill_now();
         }
     }
 
-    /// Writes `buf` to the temporary file, creating it if needed.
+    /// The rows in memory, packed (the spill file's format).
+    fn packed(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.text.len() + 4 * self.ends.len());
+        let mut start = 0;
+        for &end in &self.ends {
+            let cell = &self.text.as_bytes()[start..end];
+            buf.extend_from_slice(&(cell.len() as u32).to_le_bytes());
+            buf.extend_from_slice(cell);
+            start = end;
+        }
+        buf
+    }
+
+    /// Moves the rows in memory to the temporary file, creating it if needed.
     fn spill_now(&mut self) -> io::Result<()> {
         if self.spill.is_none() {
             self.spill = Some(tempfile::tempfile()?);
         }
-        self.spill.as_mut().expect("created").write_all(&self.buf)
+        let buf = self.packed();
+        self.spill.as_mut().expect("created").write_all(&buf)?;
+        self.text.clear();
+        self.ends.clear();
+        Ok(())
     }
 
     /// Appends `other`'s rows and errors after these.
@@ -91,25 +110,39 @@ impl Rows {
         }
         self.errors.append(&mut other.errors);
         if let Some(mut f) = other.spill.take() {
+            // Ours first, then theirs, in the file; their rows in memory follow in memory.
+            self.spill_now()?;
             f.rewind()?;
             let mut spilled = Vec::new();
             f.read_to_end(&mut spilled)?;
-            self.buf.extend_from_slice(&spilled);
+            self.spill.as_mut().expect("spilled").write_all(&spilled)?;
         }
-        self.buf.extend_from_slice(&other.buf);
-        if self.buf.len() >= SPILL_BYTES && self.spill_now().is_ok() {
-            self.buf.clear();
+        let base = self.text.len();
+        self.text.push_str(&other.text);
+        self.ends.extend(other.ends.iter().map(|e| e + base));
+        if self.text.len() + 8 * self.ends.len() >= SPILL_BYTES {
+            let _ = self.spill_now();
         }
         Ok(())
     }
 
-    /// Every row, in order, to `each`. No allocation per row: the cells of the rows kept in
-    /// memory are read in place, those of a spilled row from one reused buffer.
+    /// Every row, in order, to `each`. No allocation per row: the rows kept in memory are read
+    /// in place, a spilled row from one reused buffer.
     fn for_each(&mut self, mut each: impl FnMut([&str; 5]) -> io::Result<()>) -> io::Result<()> {
-        let Some(f) = self.spill.as_mut() else {
-            return each_row(&self.buf, &mut each);
-        };
-        f.write_all(&self.buf)?;
+        if self.spill.is_none() {
+            let mut start = 0;
+            for row in self.ends.chunks_exact(5) {
+                let mut cells: [&str; 5] = [""; 5];
+                for (cell, &end) in cells.iter_mut().zip(row) {
+                    *cell = &self.text[start..end];
+                    start = end;
+                }
+                each(cells)?;
+            }
+            return Ok(());
+        }
+        self.spill_now()?;
+        let f = self.spill.as_mut().expect("spilled");
         f.rewind()?;
         let mut rest = BufReader::with_capacity(1 << 16, f);
         let mut row: Vec<u8> = Vec::new();
@@ -164,8 +197,20 @@ fn chars(s: &str) -> usize {
 
 /// Appends `n` in decimal.
 fn push_count(out: &mut String, n: usize) {
-    use std::fmt::Write as _;
-    let _ = write!(out, "{n}");
+    let mut digits = [0u8; 20];
+    let mut k = digits.len();
+    let mut n = n;
+    loop {
+        k -= 1;
+        digits[k] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[k..] {
+        out.push(char::from(d));
+    }
 }
 
 /// `s` left-aligned in `width` characters.
@@ -321,7 +366,6 @@ mod tests {
         let mut a = Rows::default();
         a.push(["t#1", "f1", "violated", "2", "step 3 (é)"]);
         a.spill_now().unwrap();
-        a.buf.clear();
         a.push(["t#2", "f1", "pending", "0", "-"]);
         let mut b = Rows::default();
         b.push(["u", "f2", "satisfied", "10", ""]);
@@ -334,5 +378,32 @@ mod tests {
         assert_eq!(got[2][2], "satisfied");
         assert_eq!(a.width, [3, 2, 9, 2]);
         assert_eq!(a.errors, ["error: x"]);
+    }
+
+    /// Rows kept in memory, and an append of spilled rows after rows in memory, come back in
+    /// order and whole.
+    #[test]
+    fn rows_in_memory_and_spilled_appends_keep_their_order() {
+        let row = |i: usize| {
+            let t = format!("t#{i}é");
+            [t, "f".into(), "pending".into(), i.to_string(), String::new()]
+        };
+        let push = |r: &mut Rows, i: usize| {
+            let c = row(i);
+            r.push([&c[0], &c[1], &c[2], &c[3], &c[4]]);
+        };
+        let mut a = Rows::default();
+        push(&mut a, 0);
+        push(&mut a, 1);
+        let want: Vec<[String; 5]> = (0..2).map(row).collect();
+        assert_eq!(cells(&mut a), want);
+        let mut b = Rows::default();
+        push(&mut b, 2);
+        b.spill_now().unwrap();
+        push(&mut b, 3);
+        a.append(b).unwrap();
+        push(&mut a, 4);
+        let want: Vec<[String; 5]> = (0..5).map(row).collect();
+        assert_eq!(cells(&mut a), want);
     }
 }
