@@ -539,12 +539,8 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
     /// step (bits 0..14), the auxiliary state (bits 14..28) and the verdict reported (bits
     /// 28..30: 0 none, 1 violated, 2 satisfied), as `transition` computes them. Built on first
     /// use, O(states · aux states · 2^props); `None` for a table that is not dense or whose
-    /// array would exceed 2^20 entries.
-    fn fused(&self, policy: ResetPolicy) -> Option<&[u32]> {
-        self.fused_step(policy).map(|f| &f.entries[..])
-    }
-
-    /// The fused step of this table under `policy` (see [`Table::fused`]), built on first use.
+    /// array would exceed 2^20 entries. (`FusedStep::entries`; its `next` and `event` hold the
+    /// same step for [`FusedMonitor`].)
     fn fused_step(&self, policy: ResetPolicy) -> Option<&Arc<FusedStep>> {
         let k = usize::from(policy.on_violation) | usize::from(policy.on_satisfaction) << 1;
         match self.fused[k].get() {
@@ -922,6 +918,9 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     past_cited: Vec<PastCitation>,
     /// [`Monitor::step`] records witness entries (see [`TableMonitor::set_witnesses`]).
     witnesses: bool,
+    /// The table's fused step under `policy`, looked up at the first [`TableMonitor::step_bits`]
+    /// (`None` inside: the table has none, or is an LTLf table).
+    fused: OnceLock<Option<Arc<FusedStep>>>,
 }
 
 /// How a table monitor writes a residual formula (Spot syntax) of its table for a parametric
@@ -1173,13 +1172,13 @@ fn transition<S: AsRef<[u32]>, T: AsRef<str>>(
     (state, aux, st)
 }
 
-/// The fused step of a dense table under one reset policy (internal; see `Table::fused`), in
+/// The fused step of a dense table under one reset policy (internal; see `Table::fused_step`), in
 /// two encodings of the same transition function: `entries` (next main and auxiliary states
 /// and the verdict in one `u32`, read by [`TableMonitor::step_bits`]) and `next` / `event`
 /// (read by [`FusedMonitor::step`]).
 #[derive(Debug)]
 struct FusedStep {
-    /// Per `(state · aux_states + aux) << props | v`: as documented at `Table::fused`.
+    /// Per `(state · aux_states + aux) << props | v`: as documented at `Table::fused_step`.
     entries: Box<[u32]>,
     /// Per index as in `entries`: the index of the successor's row, `(state' · aux_states +
     /// aux') << props`, so that the next step's index is `next[i] + v` (one add, no decoding).
@@ -1192,7 +1191,7 @@ struct FusedStep {
     aux_states: u32,
 }
 
-/// Bits of a main or auxiliary state in a fused entry (see `Table::fused`).
+/// Bits of a main or auxiliary state in a fused entry (see `Table::fused_step`).
 const FUSED_STATE_BITS: u32 = 14;
 /// The largest fused array, in entries (4 MiB).
 const FUSED_MAX: usize = 1 << 20;
@@ -1237,6 +1236,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             past: None,
             past_cited: Vec::new(),
             witnesses: true,
+            fused: OnceLock::new(),
         }
     }
 
@@ -1477,26 +1477,26 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             let v = bits.first().copied().unwrap_or(0) & low_mask(self.labels.len());
             // LTLf tables take the transition path: it keeps track of the run since the last
             // restart (`ltlf_since_restart`), which the fused entry does not hold.
-            if !self.announce && self.table.semantics() != Semantics::Ltlf {
-                let t = &*self.table;
-                if let Some(f) = t.fused(self.policy) {
-                    // One load: the next main and auxiliary states and the verdict reported.
-                    let i = (self.state as usize * t.aux_state_count() + self.aux as usize)
-                        << self.labels.len()
-                        | v as usize;
-                    let e = f[i];
-                    let mask = (1 << FUSED_STATE_BITS) - 1;
-                    self.steps += 1;
-                    self.state = e & mask;
-                    self.aux = e >> FUSED_STATE_BITS & mask;
-                    self.verdict = Table::<S, T>::verdict(self.state);
-                    return match e >> (2 * FUSED_STATE_BITS) {
-                        0 => None,
-                        1 => Some(Verdict::Violated),
-                        2 => Some(Verdict::Satisfied),
-                        _ => Some(Verdict::Pending),
-                    };
-                }
+            let fused = self.fused.get_or_init(|| {
+                (self.table.semantics() != Semantics::Ltlf)
+                    .then(|| self.table.fused_step(self.policy).cloned())
+                    .flatten()
+            });
+            if let (Some(f), false) = (fused, self.announce) {
+                // One load: the next main and auxiliary states and the verdict reported.
+                let i = ((self.state * f.aux_states + self.aux) as usize) << f.props | v as usize;
+                let e = f.entries[i];
+                let mask = (1 << FUSED_STATE_BITS) - 1;
+                self.steps += 1;
+                self.state = e & mask;
+                self.aux = e >> FUSED_STATE_BITS & mask;
+                self.verdict = Table::<S, T>::verdict(self.state);
+                return match e >> (2 * FUSED_STATE_BITS) {
+                    0 => None,
+                    1 => Some(Verdict::Violated),
+                    2 => Some(Verdict::Satisfied),
+                    _ => Some(Verdict::Pending),
+                };
             }
             return self.advance(Bits(v)).event;
         }

@@ -386,7 +386,13 @@ mod tests {
     fn rows_in_memory_and_spilled_appends_keep_their_order() {
         let row = |i: usize| {
             let t = format!("t#{i}é");
-            [t, "f".into(), "pending".into(), i.to_string(), String::new()]
+            [
+                t,
+                "f".into(),
+                "pending".into(),
+                i.to_string(),
+                String::new(),
+            ]
         };
         let push = |r: &mut Rows, i: usize| {
             let c = row(i);
