@@ -69,52 +69,66 @@ fn run(tables: &[Arc<Table>], names: &[&str], events: usize, rounds: usize) -> (
             );
         }
     }
-    let mut best = f64::INFINITY;
-    let mut verdicts = 0u64;
-    for _ in 0..rounds {
-        let mut ms: Vec<TableMonitor> = tables
-            .iter()
-            .map(|t| TableMonitor::new(t.clone(), policy))
-            .collect();
-        // At least 5·10^7 property-steps per round: the CPU clock read advances by ticks.
-        let reps = (50_000_000 / (events * tables.len())).max(1);
-        let t0 = cpu_ns();
-        for _ in 0..reps {
-            for s in steps.chunks_exact(tables.len()) {
-                for (m, &v) in ms.iter_mut().zip(s) {
-                    verdicts += u64::from(m.step_bits(&[v]).is_some());
-                }
-            }
-        }
-        let ns = (cpu_ns() - t0) / (reps * events * tables.len()) as f64;
-        best = best.min(ns);
-    }
+    let (best, verdicts) = time(
+        &steps,
+        tables.len(),
+        rounds,
+        || {
+            tables
+                .iter()
+                .map(|t| TableMonitor::new(t.clone(), policy))
+                .collect()
+        },
+        |m: &mut TableMonitor, v| m.step_bits(&[v]).is_some(),
+    );
     // The same steps by `FusedMonitor` (one add and one load per step), same verdicts.
-    let mut best_fused = f64::INFINITY;
-    let mut fused_verdicts = 0u64;
-    for _ in 0..rounds {
-        let mut ms: Vec<FusedMonitor> = tables
-            .iter()
-            .map(|t| FusedMonitor::new(&**t, policy).expect("dense tables have a fused step"))
-            .collect();
-        let reps = (50_000_000 / (events * tables.len())).max(1);
-        let t0 = cpu_ns();
-        for _ in 0..reps {
-            for s in steps.chunks_exact(tables.len()) {
-                for (m, &v) in ms.iter_mut().zip(s) {
-                    fused_verdicts += u64::from(m.step_reports(v));
-                }
-            }
-        }
-        let ns = (cpu_ns() - t0) / (reps * events * tables.len()) as f64;
-        best_fused = best_fused.min(ns);
-    }
+    let (best_fused, fused_verdicts) = time(
+        &steps,
+        tables.len(),
+        rounds,
+        || {
+            tables
+                .iter()
+                .map(|t| FusedMonitor::new(&**t, policy).expect("dense tables have a fused step"))
+                .collect()
+        },
+        |m: &mut FusedMonitor, v| m.step_reports(v),
+    );
     eprintln!("  ({verdicts} verdicts; fused: {fused_verdicts})");
     assert_eq!(
         verdicts, fused_verdicts,
         "both monitors report the same verdicts"
     );
     (best, best_fused)
+}
+
+/// Steps fresh monitors (`make`, one per table) by `step` over `steps` (per step, one valuation
+/// per table), `rounds` times, at least 5·10^7 property-steps per round (the CPU clock read
+/// advances by ticks): the best ns per property-event, and the verdicts reported.
+fn time<M>(
+    steps: &[u64],
+    tables: usize,
+    rounds: usize,
+    make: impl Fn() -> Vec<M>,
+    step: impl Fn(&mut M, u64) -> bool,
+) -> (f64, u64) {
+    let events = steps.len() / tables;
+    let mut best = f64::INFINITY;
+    let mut verdicts = 0u64;
+    for _ in 0..rounds {
+        let mut ms = make();
+        let reps = (50_000_000 / (events * tables)).max(1);
+        let t0 = cpu_ns();
+        for _ in 0..reps {
+            for s in steps.chunks_exact(tables) {
+                for (m, &v) in ms.iter_mut().zip(s) {
+                    verdicts += u64::from(step(m, v));
+                }
+            }
+        }
+        best = best.min((cpu_ns() - t0) / (reps * events * tables) as f64);
+    }
+    (best, verdicts)
 }
 
 fn main() {
