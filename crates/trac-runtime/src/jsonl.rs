@@ -12,49 +12,21 @@
 //! error was not audited; [`session_trace_name`] names the trace of one session of a file.
 
 use crate::audit::{Coverage, PropertyEnd, VerdictRecord};
-use serde_json::{json, Value};
+use serde_json::Value;
 
-/// The JSON object of verdict record `r` of trace `trace` (field order as in the README's
-/// schema). O(size of the witness).
-/// The log's own step number (`log_step`) and `timestamp` are added when the log gives them.
+/// The JSON object of verdict record `r` of trace `trace` (fields as in the README's schema).
+/// O(size of the witness).
+/// The log's own step number (`log_step`), `timestamp` and the past-time citations (`past`)
+/// are there when the log gives them / the property has past-time operators.
 pub fn verdict_record(trace: &str, r: &VerdictRecord) -> Value {
-    let mut rec = json!({
-        "trace": trace,
-        "property": r.property,
-        "step": r.step,
-        "verdict": r.verdict,
-        "value": r.value,
-        "residual": r.residual,
-        "restarted_with": r.restarted_with,
-        "witness": r.witness,
-    });
-    // Properties with past-time operators: why their past subformulas had their values.
-    if !r.past.is_empty() {
-        rec["past"] = json!(r.past);
-    }
-    if let Some(n) = r.log_step {
-        rec["log_step"] = json!(n);
-    }
-    if let Some(t) = &r.timestamp {
-        rec["timestamp"] = json!(t);
-    }
-    rec
+    // Plain structs of strings, numbers and booleans always convert.
+    serde_json::to_value(VerdictOut::of(trace, r)).expect("a verdict record converts")
 }
 
 /// The end-of-trace JSON object of property end `e` of trace `trace`, which read `steps` steps;
 /// `error` is the trace error that ended the trace early, or why it was not audited.
 pub fn end_record(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> Value {
-    json!({
-        "trace": trace,
-        "property": e.property,
-        "end": true,
-        "error": error,
-        "steps": steps,
-        "verdict": e.verdict,
-        "violations": e.violations,
-        "ltlf": e.ltlf,
-        "instances": e.instances,
-    })
+    serde_json::to_value(EndOut::of(trace, steps, e, error)).expect("an end record converts")
 }
 
 /// Why trace `file`, read without error with coverage `cov` (merged over its sessions), was not
@@ -84,25 +56,12 @@ pub fn session_trace_name(file: &str, session: Option<&str>) -> String {
 }
 
 /// [`verdict_record`] written as one line (its JSON text and `\n`) to `out`, without building
-/// the `Value`: the same bytes as `verdict_record(trace, r).to_string()`, keys in the same
-/// (sorted) order, at a fraction of the cost (no map per object, no allocation per field).
-/// O(size of the witness).
+/// the `Value`: the same bytes as `verdict_record(trace, r).to_string()` (the fields are
+/// declared in the sorted order of the `Value`'s map), at a fraction of the cost (no map per
+/// object, no allocation per field). O(size of the witness).
 pub fn write_verdict_line(out: &mut Vec<u8>, trace: &str, r: &VerdictRecord) {
-    let rec = VerdictOut {
-        log_step: r.log_step,
-        past: r.past.iter().map(PastOut::of).collect(),
-        property: &r.property,
-        residual: &r.residual,
-        restarted_with: r.restarted_with.as_deref(),
-        step: r.step,
-        timestamp: r.timestamp.as_deref(),
-        trace,
-        value: r.value.as_deref(),
-        verdict: r.verdict,
-        witness: r.witness.iter().map(ChangeOut::of).collect(),
-    };
     // Serializing plain structs of strings and numbers into a `Vec` cannot fail.
-    let _ = serde_json::to_writer(&mut *out, &rec);
+    let _ = serde_json::to_writer(&mut *out, &VerdictOut::of(trace, r));
     out.push(b'\n');
 }
 
@@ -115,33 +74,13 @@ pub fn write_end_line(
     e: &PropertyEnd,
     error: Option<&str>,
 ) {
-    let rec = EndOut {
-        end: true,
-        error,
-        instances: e
-            .instances
-            .iter()
-            .map(|i| InstanceOut {
-                ltlf: i.ltlf,
-                residual: &i.residual,
-                value: i.value.as_deref(),
-                verdict: i.verdict,
-                violations: i.violations,
-            })
-            .collect(),
-        ltlf: e.ltlf,
-        property: &e.property,
-        steps,
-        trace,
-        verdict: e.verdict,
-        violations: e.violations,
-    };
-    let _ = serde_json::to_writer(&mut *out, &rec);
+    let _ = serde_json::to_writer(&mut *out, &EndOut::of(trace, steps, e, error));
     out.push(b'\n');
 }
 
-// The records as `serde_json::Value` prints them: every object's keys in sorted order (its map
-// is a B-tree), `null` for absent values, optional keys left out as `verdict_record` leaves them.
+// The records, borrowed from the audit's: every object's fields in sorted order (as a `Value`'s
+// B-tree map prints them, so a line and its `Value` read the same), `null` for absent values,
+// `past`, `log_step` and `timestamp` left out when empty.
 
 #[derive(serde::Serialize)]
 struct VerdictOut<'a> {
@@ -167,6 +106,24 @@ struct ChangeOut<'a> {
     residual: &'a str,
     step: usize,
     text: &'a str,
+}
+
+impl<'a> VerdictOut<'a> {
+    fn of(trace: &'a str, r: &'a VerdictRecord) -> Self {
+        VerdictOut {
+            log_step: r.log_step,
+            past: r.past.iter().map(PastOut::of).collect(),
+            property: &r.property,
+            residual: &r.residual,
+            restarted_with: r.restarted_with.as_deref(),
+            step: r.step,
+            timestamp: r.timestamp.as_deref(),
+            trace,
+            value: r.value.as_deref(),
+            verdict: r.verdict,
+            witness: r.witness.iter().map(ChangeOut::of).collect(),
+        }
+    }
 }
 
 impl<'a> ChangeOut<'a> {
@@ -231,6 +188,32 @@ struct EndOut<'a> {
     violations: usize,
 }
 
+impl<'a> EndOut<'a> {
+    fn of(trace: &'a str, steps: usize, e: &'a PropertyEnd, error: Option<&'a str>) -> Self {
+        EndOut {
+            end: true,
+            error,
+            instances: e
+                .instances
+                .iter()
+                .map(|i| InstanceOut {
+                    ltlf: i.ltlf,
+                    residual: &i.residual,
+                    value: i.value.as_deref(),
+                    verdict: i.verdict,
+                    violations: i.violations,
+                })
+                .collect(),
+            ltlf: e.ltlf,
+            property: &e.property,
+            steps,
+            trace,
+            verdict: e.verdict,
+            violations: e.violations,
+        }
+    }
+}
+
 #[derive(serde::Serialize)]
 struct InstanceOut<'a> {
     ltlf: crate::Verdict,
@@ -246,6 +229,46 @@ mod tests {
     use crate::audit::InstanceEnd;
     use crate::monitor::{CitedStep, PastCitation};
     use crate::{Change, Verdict};
+    use serde_json::json;
+
+    /// The records as they were built before (`json!` objects), the reference for both the
+    /// `Value`s and the lines.
+    fn reference_verdict(trace: &str, r: &VerdictRecord) -> Value {
+        let mut rec = json!({
+            "trace": trace,
+            "property": r.property,
+            "step": r.step,
+            "verdict": r.verdict,
+            "value": r.value,
+            "residual": r.residual,
+            "restarted_with": r.restarted_with,
+            "witness": r.witness,
+        });
+        if !r.past.is_empty() {
+            rec["past"] = json!(r.past);
+        }
+        if let Some(n) = r.log_step {
+            rec["log_step"] = json!(n);
+        }
+        if let Some(t) = &r.timestamp {
+            rec["timestamp"] = json!(t);
+        }
+        rec
+    }
+
+    fn reference_end(trace: &str, steps: usize, e: &PropertyEnd, error: Option<&str>) -> Value {
+        json!({
+            "trace": trace,
+            "property": e.property,
+            "end": true,
+            "error": error,
+            "steps": steps,
+            "verdict": e.verdict,
+            "violations": e.violations,
+            "ltlf": e.ltlf,
+            "instances": e.instances,
+        })
+    }
 
     fn line(f: impl FnOnce(&mut Vec<u8>)) -> String {
         let mut out = Vec::new();
@@ -253,8 +276,8 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
-    /// The direct writers give the `Value`s' text, with and without every optional field,
-    /// escapes and non-ASCII text included.
+    /// The `Value`s equal the former `json!` records, and the direct writers give their text,
+    /// with and without every optional field, escapes and non-ASCII text included.
     #[test]
     fn direct_lines_equal_the_values_text() {
         let mut r = VerdictRecord {
@@ -294,8 +317,12 @@ mod tests {
             timestamp: Some("2026-01-01T00:00:00Z".into()),
         };
         for _ in 0..2 {
-            let want = verdict_record("a.jsonl#s1", &r).to_string() + "\n";
-            assert_eq!(line(|o| write_verdict_line(o, "a.jsonl#s1", &r)), want);
+            let want = reference_verdict("a.jsonl#s1", &r);
+            assert_eq!(verdict_record("a.jsonl#s1", &r), want);
+            assert_eq!(
+                line(|o| write_verdict_line(o, "a.jsonl#s1", &r)),
+                want.to_string() + "\n"
+            );
             r.past.clear();
             r.log_step = None;
             r.timestamp = None;
@@ -325,8 +352,12 @@ mod tests {
             ],
         };
         for error in [None, Some("line 3: bad \"json\"")] {
-            let want = end_record("t", 9, &e, error).to_string() + "\n";
-            assert_eq!(line(|o| write_end_line(o, "t", 9, &e, error)), want);
+            let want = reference_end("t", 9, &e, error);
+            assert_eq!(end_record("t", 9, &e, error), want);
+            assert_eq!(
+                line(|o| write_end_line(o, "t", 9, &e, error)),
+                want.to_string() + "\n"
+            );
         }
     }
 }
