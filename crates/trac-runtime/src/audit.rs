@@ -315,14 +315,16 @@ enum Runner {
     Param(ParametricMonitor<EngineMonitor>),
 }
 
-/// The violations of one property counted so far: in total and per value (`None`: every value
-/// not seen yet, or the property itself when it is not parametric). O(values) memory, not
-/// O(violations): a long trace with a violation at every step keeps counts, not a list.
+/// The violations of one property counted so far: in total and per value. O(values) memory,
+/// not O(violations): a long trace with a violation at every step keeps counts, not a list.
 #[derive(Clone, Default)]
 struct Violations {
     total: usize,
-    by_value: rustc_hash::FxHashMap<Option<String>, usize>,
-    /// A parametric property's template violations (value `None`) by step, not yet moved to a
+    /// Those of no value: every value not seen yet, or the property itself when it is not
+    /// parametric.
+    unseen: usize,
+    by_value: rustc_hash::FxHashMap<String, usize>,
+    /// A parametric property's template violations (no value) by step, not yet moved to a
     /// value that inherits them (see [`Violations::inherit`]); empty for other properties.
     unclaimed: rustc_hash::FxHashMap<usize, usize>,
 }
@@ -331,11 +333,16 @@ impl Violations {
     /// A violation of `value` at `step`; `template`: of a parametric property's template
     /// (every value not seen yet), which a value that inherits it may claim.
     fn push(&mut self, step: usize, value: Option<String>, template: bool) {
-        if template && value.is_none() {
-            *self.unclaimed.entry(step).or_default() += 1;
-        }
         self.total += 1;
-        *self.by_value.entry(value).or_default() += 1;
+        match value {
+            Some(v) => *self.by_value.entry(v).or_default() += 1,
+            None => {
+                self.unseen += 1;
+                if template {
+                    *self.unclaimed.entry(step).or_default() += 1;
+                }
+            }
+        }
     }
 
     /// Counts a violation of `value` at `step`. An inherited violation is the template's
@@ -355,25 +362,18 @@ impl Violations {
                 None => false,
             };
         if claimed {
-            if let Some(n) = self.by_value.get_mut(&None) {
-                *n -= 1;
-            }
-            *self.by_value.entry(Some(value.to_string())).or_default() += 1;
+            self.unseen -= 1;
+            *self.by_value.entry(value.to_string()).or_default() += 1;
         } else {
             self.push(step, Some(value.to_string()), false);
         }
     }
 
-    /// Violations of `value`.
+    /// Violations of `value` (`None`: of no value).
     fn count(&self, value: Option<&str>) -> usize {
-        // `Option<&str>` to `Option<String>` keys without allocating for `None`.
         match value {
-            None => self.by_value.get(&None).copied().unwrap_or(0),
-            Some(v) => self
-                .by_value
-                .get(&Some(v.to_string()))
-                .copied()
-                .unwrap_or(0),
+            None => self.unseen,
+            Some(v) => self.by_value.get(v).copied().unwrap_or(0),
         }
     }
 }
@@ -922,11 +922,10 @@ impl Auditor {
                             self.witnesses,
                         );
                         if e.inherited {
-                            r.witness = if self.witnesses {
-                                e.witness
-                            } else {
-                                Vec::new()
-                            };
+                            // The template's witness (none in a witness-less audit).
+                            if self.witnesses {
+                                r.witness = e.witness;
+                            }
                             r.past = Vec::new();
                             r.restarted_with = None;
                         }
@@ -1106,28 +1105,27 @@ fn record(
     m: &EngineMonitor,
     witnesses: bool,
 ) -> VerdictRecord {
-    let restarted = m.verdict() != verdict;
+    // The residual a restart left, the witness and the citations explain the verdict: none of
+    // them is built for a witness-less audit.
+    let (restarted_with, witness, past) = if witnesses {
+        let restarted = m.verdict() != verdict;
+        (
+            restarted.then(|| m.residual()),
+            m.witness_owned(),
+            m.past_citations(),
+        )
+    } else {
+        (None, Vec::new(), Vec::new())
+    };
     VerdictRecord {
         property: id.to_string(),
         step,
         verdict,
         value,
         residual: verdict.residual_str().to_string(),
-        restarted_with: if restarted && witnesses {
-            Some(m.residual())
-        } else {
-            None
-        },
-        witness: if witnesses {
-            m.witness_owned()
-        } else {
-            Vec::new()
-        },
-        past: if witnesses {
-            m.past_citations()
-        } else {
-            Vec::new()
-        },
+        restarted_with,
+        witness,
+        past,
         log_step: None,
         timestamp: None,
     }
