@@ -244,16 +244,7 @@ impl FileAudit<'_> {
                 }
                 None => self.plan.auditor(),
             };
-            let name = match session {
-                Some(s) => {
-                    let mut name = String::with_capacity(file.len() + 1 + s.len());
-                    name.push_str(file);
-                    name.push('#');
-                    name.push_str(s);
-                    name
-                }
-                None => file.to_string(),
-            };
+            let name = trac_runtime::jsonl::session_trace_name(file, session);
             let outcome = TraceOutcome::new(name, Arc::clone(file), stream, streamed);
             Session { auditor, outcome }
         };

@@ -50,7 +50,14 @@ pub fn not_audited(file: &str, cov: &Coverage) -> Option<String> {
 /// `session` field.
 pub fn session_trace_name(file: &str, session: Option<&str>) -> String {
     match session {
-        Some(s) => format!("{file}#{s}"),
+        // Once per session: built at its size, without the formatting machinery.
+        Some(s) => {
+            let mut name = String::with_capacity(file.len() + 1 + s.len());
+            name.push_str(file);
+            name.push('#');
+            name.push_str(s);
+            name
+        }
         None => file.to_string(),
     }
 }

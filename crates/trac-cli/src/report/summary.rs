@@ -225,15 +225,11 @@ fn pad(out: &mut Vec<u8>, n: usize) {
 }
 
 impl Printer for Summary {
-    /// The trace's rows (one per property) and its error line, if any.
-    /// The summary reads each property's first violation only.
+    /// The summary reads each property's first violation only (so `o.records` holds
+    /// violations alone, at most one per property).
     fn retain(&self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
         for r in recs {
-            if r.verdict == Verdict::Violated
-                && !o
-                    .records
-                    .iter()
-                    .any(|k| k.property == r.property && k.verdict == Verdict::Violated)
+            if r.verdict == Verdict::Violated && !o.records.iter().any(|k| k.property == r.property)
             {
                 o.records.push(r);
             }
@@ -245,6 +241,7 @@ impl Printer for Summary {
         false
     }
 
+    /// The trace's rows (one per property) and its error line, if any.
     fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
         kept.traces += 1;
         let rows = &mut kept.rows;
