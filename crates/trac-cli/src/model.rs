@@ -80,10 +80,11 @@ pub const DEFAULT_MODEL: &str = trac_embed::LOCAL;
 /// `gguf-json:PATH` (model directory: `$TRAC_MODEL_DIR` or the default cache), else what
 /// [`trac_llm::open_model`] opens.
 ///
-/// Errors: the embedded model is not fetched or cannot load; see [`trac_llm::open_model`].
+/// Errors: the embedded model is not in this build (feature `embed`: [`ModelError::NotBuilt`]),
+/// not fetched, or cannot load; see [`trac_llm::open_model`].
 pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
-    match trac_embed::resolve(&opts.model, None).map_err(ModelError::Config)? {
-        Some(spec) => Ok(Arc::new(trac_embed::EmbeddedModel::open(&spec)?)),
+    match trac_embed::open(&opts.model, None)? {
+        Some(model) => Ok(model),
         None => trac_llm::open_model(opts),
     }
 }

@@ -13,21 +13,38 @@
 //!
 //! Inference runs on one thread per model (llama.cpp's own threads inside it); requests from
 //! several threads queue. Loading takes well under a second for the default model (98 MB).
+//!
+//! **The cargo feature `embed`** adds llama.cpp ([`EmbeddedModel`], [`engine`]). It is off by
+//! default because llama.cpp's build needs cmake and libclang, which a machine with only the Rust
+//! toolchain lacks. Without it, [`open`] answers [`ModelError::NotBuilt`] for every embedded
+//! model name, naming the feature and the build command; [`fetch`], [`resolve`] and [`sample`]
+//! work either way.
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "embed")]
 pub mod engine;
 pub mod fetch;
 pub mod sample;
 
+#[cfg(feature = "embed")]
 use engine::{EngineConfig, ModelInfo};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
-use std::sync::Mutex;
+use std::sync::Arc;
+#[cfg(feature = "embed")]
+use std::sync::{mpsc, Mutex};
+#[cfg(feature = "embed")]
 use trac_llm::model::UsageCounter;
-use trac_llm::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ScoreRequest, ScoreResponse, Usage,
-};
+use trac_llm::{ChatModel, ModelError};
+#[cfg(feature = "embed")]
+use trac_llm::{ChatRequest, ChatResponse, ScoreRequest, ScoreResponse, Usage};
+
+/// Whether this build runs embedded models (the cargo feature `embed`).
+pub const BUILT: bool = cfg!(feature = "embed");
+
+/// The command that builds trac with the embedded model, and what that build needs.
+pub const BUILD_WITH_EMBED: &str =
+    "`cargo install --path . --features embed`, which needs cmake and libclang (Debian: apt-get install cmake libclang-dev)";
 
 /// The `--model` value naming the default embedded model (labeling by scoring).
 pub const LOCAL: &str = "local";
@@ -82,6 +99,44 @@ pub fn resolve(model: &str, model_dir: Option<&Path>) -> Result<Option<LocalMode
     Ok(Some(LocalModelSpec { path, scoring }))
 }
 
+/// The embedded model `model` names, loaded with default settings; `None` if it names none
+/// ([`is_local`] false), so that the caller opens it otherwise (a server, a command).
+///
+/// Errors: [`ModelError::NotBuilt`] in a build without the feature `embed` (before looking for
+/// the file: fetching would not help); [`ModelError::Config`] when the default model is not
+/// fetched or the path is empty ([`resolve`]); the model cannot load ([`EmbeddedModel::load`]).
+pub fn open(
+    model: &str,
+    model_dir: Option<&Path>,
+) -> Result<Option<Arc<dyn ChatModel>>, ModelError> {
+    if !is_local(model) {
+        return Ok(None);
+    }
+    if !BUILT {
+        return Err(ModelError::NotBuilt {
+            model: model.to_string(),
+            what: "the embedded model (llama.cpp)",
+            feature: "embed",
+            build: BUILD_WITH_EMBED,
+        });
+    }
+    let spec = resolve(model, model_dir)
+        .map_err(ModelError::Config)?
+        .expect("is_local names an embedded model");
+    load_spec(&spec)
+}
+
+#[cfg(feature = "embed")]
+fn load_spec(spec: &LocalModelSpec) -> Result<Option<Arc<dyn ChatModel>>, ModelError> {
+    Ok(Some(Arc::new(EmbeddedModel::open(spec)?)))
+}
+
+#[cfg(not(feature = "embed"))]
+fn load_spec(_: &LocalModelSpec) -> Result<Option<Arc<dyn ChatModel>>, ModelError> {
+    unreachable!("open returns NotBuilt first in a build without the embed feature")
+}
+
+#[cfg(feature = "embed")]
 enum Job {
     Complete(ChatRequest, mpsc::Sender<Result<ChatResponse, ModelError>>),
     Score(
@@ -90,6 +145,7 @@ enum Job {
     ),
 }
 
+#[cfg(feature = "embed")]
 /// A GGUF model run in process (see the [crate docs](crate)).
 ///
 /// Cloning is not offered: share it in an `Arc`. Dropping it ends its inference thread once
@@ -103,6 +159,7 @@ pub struct EmbeddedModel {
     usage: UsageCounter,
 }
 
+#[cfg(feature = "embed")]
 impl std::fmt::Debug for EmbeddedModel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EmbeddedModel")
@@ -113,6 +170,7 @@ impl std::fmt::Debug for EmbeddedModel {
     }
 }
 
+#[cfg(feature = "embed")]
 impl EmbeddedModel {
     /// Loads the GGUF model at `path` on a new inference thread. `scoring`: whether
     /// [`ChatModel::can_score`] says yes (labelers then score instead of generating JSON).
@@ -208,6 +266,7 @@ impl EmbeddedModel {
     }
 }
 
+#[cfg(feature = "embed")]
 impl ChatModel for EmbeddedModel {
     fn name(&self) -> &str {
         &self.name
@@ -262,6 +321,30 @@ mod tests {
         assert!(e.contains("trac model fetch"), "{e}");
     }
 
+    #[test]
+    fn open_passes_other_models_through() {
+        assert!(open("gpt-4o-mini", None).unwrap().is_none());
+        assert!(open("cmd:x", None).unwrap().is_none());
+    }
+
+    #[cfg(not(feature = "embed"))]
+    #[test]
+    fn without_the_feature_every_embedded_model_names_the_feature() {
+        for m in [
+            "local",
+            "local-json",
+            "gguf:/m/a.gguf",
+            "gguf-json:/m/a.gguf",
+        ] {
+            let e = open(m, None).err().expect("an error").to_string();
+            assert!(
+                e.contains(m) && e.contains("`embed`") && e.contains("--features embed"),
+                "{e}"
+            );
+        }
+    }
+
+    #[cfg(feature = "embed")]
     #[test]
     fn a_missing_or_bad_file_is_a_clear_error() {
         let e = EmbeddedModel::load(

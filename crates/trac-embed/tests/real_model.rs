@@ -2,262 +2,272 @@
 //! `trac model fetch`; `.ci/run` fetches it). Where the model is not fetched, each test says
 //! `skipped: ...` on stderr and returns; under `CI=true` a missing model fails the tests.
 
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
-use trac_embed::engine::EngineConfig;
-use trac_embed::EmbeddedModel;
-use trac_llm::scoring::{score_step, ScoringConfig};
-use trac_llm::{ChatModel, ChatRequest, LlmLabeler, LlmLabelerConfig, Message, ScoreRequest};
-use trac_runtime::trace::{self, Event};
-use trac_spec::spec::Spec;
-
-/// The shared model, loaded once per test binary; `None` (after saying why) when it is not
-/// fetched, a panic under `CI=true`.
-fn model() -> Option<Arc<EmbeddedModel>> {
-    static MODEL: OnceLock<Result<Arc<EmbeddedModel>, String>> = OnceLock::new();
-    let m = MODEL.get_or_init(|| {
-        let path = trac_embed::fetch::find_model(None).map_err(|e| e.to_string())?;
-        EmbeddedModel::load(&path, true, EngineConfig::default())
-            .map(Arc::new)
-            .map_err(|e| e.to_string())
-    });
-    match m {
-        Ok(m) => Some(Arc::clone(m)),
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true and the embedded model is unavailable: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: the embedded model is unavailable ({e})");
-            None
-        }
-    }
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
+// The tests need the embedded model's code: a build without the feature `embed` reports one
+// ignored test that says so (never a pass).
+#[cfg(not(feature = "embed"))]
 #[test]
-fn the_model_loads_with_its_metadata() {
-    let Some(m) = model() else { return };
-    let info = m.info();
-    assert!(info.name.to_lowercase().contains("smollm2"), "{info:?}");
-    // 135M parameters (within 10%), a 49152-token vocabulary.
-    assert!(
-        (120_000_000..150_000_000).contains(&info.n_params),
-        "{info:?}"
-    );
-    assert_eq!(info.n_vocab, 49152);
-}
+#[ignore = "needs the cargo feature `embed` (cargo test -p trac-embed --features embed)"]
+fn real_model_tests_need_the_embed_feature() {}
 
-#[test]
-fn greedy_generation_applies_the_chat_template() {
-    let Some(m) = model() else { return };
-    let req = ChatRequest {
-        messages: vec![Message::user(
-            "What is the capital of France? Answer with the city's name only.",
-        )],
-        max_tokens: Some(8),
-        ..ChatRequest::default()
-    };
-    let r = m.complete(&req).unwrap();
-    assert_eq!(r.choices.len(), 1);
-    assert!(r.choices[0].content.contains("Paris"), "{:?}", r.choices[0]);
-    assert!(r.usage.prompt_tokens > 10 && r.usage.completion_tokens <= 8);
-}
+#[cfg(feature = "embed")]
+mod with_model {
+    use std::path::{Path, PathBuf};
+    use std::sync::{Arc, OnceLock};
+    use trac_embed::engine::EngineConfig;
+    use trac_embed::EmbeddedModel;
+    use trac_llm::scoring::{score_step, ScoringConfig};
+    use trac_llm::{ChatModel, ChatRequest, LlmLabeler, LlmLabelerConfig, Message, ScoreRequest};
+    use trac_runtime::trace::{self, Event};
+    use trac_spec::spec::Spec;
 
-#[test]
-fn sampling_is_reproducible_for_a_seed_and_sample_index() {
-    let Some(m) = model() else { return };
-    let req = ChatRequest {
-        messages: vec![Message::user("Name three kitchen tools.")],
-        n: 3,
-        temperature: 1.0,
-        seed: Some(11),
-        max_tokens: Some(16),
-        logprobs: Some(2),
-        ..ChatRequest::default()
-    };
-    let a = m.complete(&req).unwrap();
-    let b = m.complete(&req).unwrap();
-    assert_eq!(a.choices, b.choices, "same seed, same samples");
-    assert_eq!(a.choices.len(), 3);
-    // Sample 2 drawn alone (sample_offset 2) is sample 2 of the batch.
-    let alone = m
-        .complete(&ChatRequest {
-            n: 1,
-            sample_offset: 2,
-            ..req.clone()
-        })
-        .unwrap();
-    assert_eq!(alone.choices[0], a.choices[2]);
-    // Three samples at temperature 1 are not all the same text.
-    assert!(
-        a.choices.iter().any(|c| c.content != a.choices[0].content),
-        "{:?}",
-        a.choices
-    );
-    // Log-probabilities: one per generated token, each <= 0, with 2 alternatives whose best is
-    // at least as likely as the chosen token.
-    for c in &a.choices {
-        let lps = c.logprobs.as_ref().unwrap();
-        assert!(!lps.is_empty() && lps.len() <= 16);
-        for t in lps {
-            assert!(t.logprob <= 0.0 && t.top.len() == 2 && t.top[0].1 >= t.logprob);
-        }
-    }
-    assert!(a.usage.completion_tokens <= 3 * 16 && a.usage.completion_tokens >= 3);
-}
-
-#[test]
-fn json_mode_answers_a_json_object() {
-    let Some(m) = model() else { return };
-    let req = ChatRequest {
-        messages: vec![Message::user(
-            "Give a JSON object with keys \"take\" (true or false) and \"drop\" (true or false) for the action: take knife.",
-        )],
-        max_tokens: Some(48),
-        response_format: trac_llm::model::ResponseFormat::JsonObject,
-        ..ChatRequest::default()
-    };
-    let r = m.complete(&req).unwrap();
-    let c = &r.choices[0];
-    assert!(c.content.trim_start().starts_with('{'), "{c:?}");
-    if c.finish_reason.as_deref() == Some("stop") {
-        let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
-        assert!(v.is_object(), "{c:?}");
-    }
-}
-
-fn yes_no() -> Vec<String> {
-    ["Yes", "yes", "No", "no"].map(String::from).to_vec()
-}
-
-#[test]
-fn scoring_is_deterministic_and_evaluates_the_shared_prefix_once() {
-    let Some(m) = model() else { return };
-    let ctx = "Step to label (step 3):\ntake red hot pepper from the fridge";
-    let prompts: Vec<Vec<Message>> = [
-        "the agent takes something",
-        "the agent drops something",
-        "the agent goes somewhere",
-    ]
-    .iter()
-    .map(|q| {
-        vec![
-            Message::system(trac_llm::scoring::SYSTEM),
-            Message::user(format!(
-                "{ctx}\n\nQuestion: at the step to label, {q}? Answer yes or no."
-            )),
-        ]
-    })
-    .collect();
-    let req = ScoreRequest {
-        prompts: prompts.clone(),
-        choices: yes_no(),
-        tag: None,
-    };
-    let a = m.score(&req).unwrap();
-    let b = m.score(&req).unwrap();
-    assert_eq!(a.logprobs, b.logprobs, "scores are deterministic");
-    assert_eq!(a.logprobs.len(), 3);
-    for row in &a.logprobs {
-        assert_eq!(row.len(), 4);
-        let mass: f64 = row.iter().map(|l| l.exp()).sum();
-        assert!(
-            row.iter().all(|l| *l <= 0.0) && mass <= 1.0 + 1e-9,
-            "{row:?}"
-        );
-    }
-    // One prompt alone costs its whole length; three together cost less than three alone.
-    let singles: u64 = prompts
-        .iter()
-        .map(|p| {
-            m.score(&ScoreRequest {
-                prompts: vec![p.clone()],
-                choices: yes_no(),
-                tag: None,
-            })
-            .unwrap()
-            .usage
-            .prompt_tokens
-        })
-        .sum();
-    assert!(
-        a.usage.prompt_tokens * 3 < singles * 2,
-        "shared prefix evaluated once: {} vs {singles}",
-        a.usage.prompt_tokens
-    );
-}
-
-/// The first steps of a shared TextWorld log; `None` (with a notice) when the shared data is
-/// missing outside CI.
-fn textworld_steps(n: usize) -> Option<Vec<Event>> {
-    let p = root().join("../shared/data/paper-traces/textworld/out1.txt");
-    if !p.exists() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "CI=true and the shared traces are missing at {}",
-                p.display()
-            );
-        }
-        eprintln!("skipped: the shared traces are not at {}", p.display());
-        return None;
-    }
-    let events: Vec<Event> = trace::open(&p)
-        .unwrap()
-        .filter_map(Result::ok)
-        .take(n)
-        .collect();
-    assert_eq!(events.len(), n);
-    Some(events)
-}
-
-#[test]
-fn scoring_labels_a_shared_textworld_log_validly_and_deterministically() {
-    let Some(m) = model() else { return };
-    let Some(events) = textworld_steps(6) else {
-        return;
-    };
-    let spec = Spec::from_path(&root().join("examples/specs/textworld.ron")).unwrap();
-    let labeler = LlmLabeler::new(
-        m.clone() as Arc<dyn ChatModel>,
-        spec.propositions.clone(),
-        spec.case_sensitive,
-        LlmLabelerConfig::default(),
-    );
-    let cfg = ScoringConfig::default();
-    let names: Vec<&str> = spec.propositions.iter().map(|p| p.name.as_str()).collect();
-    for (i, e) in events.iter().enumerate() {
-        let a = score_step(&labeler, &cfg, e, &events[..i]).unwrap();
-        let b = score_step(&labeler, &cfg, e, &events[..i]).unwrap();
-        assert_eq!(a, b, "step {}: deterministic", e.step);
-        assert_eq!(
-            a.iter().map(|s| s.proposition.as_str()).collect::<Vec<_>>(),
-            names
-        );
-        for s in &a {
-            assert!(
-                (0.0..=1.0).contains(&s.p_yes) && s.confidence() >= 0.5,
-                "{s:?}"
-            );
-            let parametric = spec
-                .propositions
-                .iter()
-                .any(|p| p.name == s.proposition && p.param.is_some());
-            if parametric {
-                assert!(!s.holds || (s.p_yes > 0.5 && s.value.is_some()), "{s:?}");
-            } else {
-                assert_eq!(s.holds, s.p_yes > 0.5, "{s:?}");
+    /// The shared model, loaded once per test binary; `None` (after saying why) when it is not
+    /// fetched, a panic under `CI=true`.
+    fn model() -> Option<Arc<EmbeddedModel>> {
+        static MODEL: OnceLock<Result<Arc<EmbeddedModel>, String>> = OnceLock::new();
+        let m = MODEL.get_or_init(|| {
+            let path = trac_embed::fetch::find_model(None).map_err(|e| e.to_string())?;
+            EmbeddedModel::load(&path, true, EngineConfig::default())
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        });
+        match m {
+            Ok(m) => Some(Arc::clone(m)),
+            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                panic!("CI=true and the embedded model is unavailable: {e}")
+            }
+            Err(e) => {
+                eprintln!("skipped: the embedded model is unavailable ({e})");
+                None
             }
         }
-        // Through the Labeler interface (the model can score): labels of declared propositions.
-        let labels = labeler.label_step(e, &events[..i]).unwrap();
-        for l in &labels {
-            let base = l.split('(').next().unwrap();
-            assert!(names.contains(&base), "{l}");
-            if let Some(v) = l.strip_prefix(base).and_then(|r| r.strip_prefix('(')) {
-                assert!(v.ends_with(')') && v.len() > 1, "{l}");
+    }
+
+    fn root() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    #[test]
+    fn the_model_loads_with_its_metadata() {
+        let Some(m) = model() else { return };
+        let info = m.info();
+        assert!(info.name.to_lowercase().contains("smollm2"), "{info:?}");
+        // 135M parameters (within 10%), a 49152-token vocabulary.
+        assert!(
+            (120_000_000..150_000_000).contains(&info.n_params),
+            "{info:?}"
+        );
+        assert_eq!(info.n_vocab, 49152);
+    }
+
+    #[test]
+    fn greedy_generation_applies_the_chat_template() {
+        let Some(m) = model() else { return };
+        let req = ChatRequest {
+            messages: vec![Message::user(
+                "What is the capital of France? Answer with the city's name only.",
+            )],
+            max_tokens: Some(8),
+            ..ChatRequest::default()
+        };
+        let r = m.complete(&req).unwrap();
+        assert_eq!(r.choices.len(), 1);
+        assert!(r.choices[0].content.contains("Paris"), "{:?}", r.choices[0]);
+        assert!(r.usage.prompt_tokens > 10 && r.usage.completion_tokens <= 8);
+    }
+
+    #[test]
+    fn sampling_is_reproducible_for_a_seed_and_sample_index() {
+        let Some(m) = model() else { return };
+        let req = ChatRequest {
+            messages: vec![Message::user("Name three kitchen tools.")],
+            n: 3,
+            temperature: 1.0,
+            seed: Some(11),
+            max_tokens: Some(16),
+            logprobs: Some(2),
+            ..ChatRequest::default()
+        };
+        let a = m.complete(&req).unwrap();
+        let b = m.complete(&req).unwrap();
+        assert_eq!(a.choices, b.choices, "same seed, same samples");
+        assert_eq!(a.choices.len(), 3);
+        // Sample 2 drawn alone (sample_offset 2) is sample 2 of the batch.
+        let alone = m
+            .complete(&ChatRequest {
+                n: 1,
+                sample_offset: 2,
+                ..req.clone()
+            })
+            .unwrap();
+        assert_eq!(alone.choices[0], a.choices[2]);
+        // Three samples at temperature 1 are not all the same text.
+        assert!(
+            a.choices.iter().any(|c| c.content != a.choices[0].content),
+            "{:?}",
+            a.choices
+        );
+        // Log-probabilities: one per generated token, each <= 0, with 2 alternatives whose best is
+        // at least as likely as the chosen token.
+        for c in &a.choices {
+            let lps = c.logprobs.as_ref().unwrap();
+            assert!(!lps.is_empty() && lps.len() <= 16);
+            for t in lps {
+                assert!(t.logprob <= 0.0 && t.top.len() == 2 && t.top[0].1 >= t.logprob);
+            }
+        }
+        assert!(a.usage.completion_tokens <= 3 * 16 && a.usage.completion_tokens >= 3);
+    }
+
+    #[test]
+    fn json_mode_answers_a_json_object() {
+        let Some(m) = model() else { return };
+        let req = ChatRequest {
+            messages: vec![Message::user(
+                "Give a JSON object with keys \"take\" (true or false) and \"drop\" (true or false) for the action: take knife.",
+            )],
+            max_tokens: Some(48),
+            response_format: trac_llm::model::ResponseFormat::JsonObject,
+            ..ChatRequest::default()
+        };
+        let r = m.complete(&req).unwrap();
+        let c = &r.choices[0];
+        assert!(c.content.trim_start().starts_with('{'), "{c:?}");
+        if c.finish_reason.as_deref() == Some("stop") {
+            let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
+            assert!(v.is_object(), "{c:?}");
+        }
+    }
+
+    fn yes_no() -> Vec<String> {
+        ["Yes", "yes", "No", "no"].map(String::from).to_vec()
+    }
+
+    #[test]
+    fn scoring_is_deterministic_and_evaluates_the_shared_prefix_once() {
+        let Some(m) = model() else { return };
+        let ctx = "Step to label (step 3):\ntake red hot pepper from the fridge";
+        let prompts: Vec<Vec<Message>> = [
+            "the agent takes something",
+            "the agent drops something",
+            "the agent goes somewhere",
+        ]
+        .iter()
+        .map(|q| {
+            vec![
+                Message::system(trac_llm::scoring::SYSTEM),
+                Message::user(format!(
+                    "{ctx}\n\nQuestion: at the step to label, {q}? Answer yes or no."
+                )),
+            ]
+        })
+        .collect();
+        let req = ScoreRequest {
+            prompts: prompts.clone(),
+            choices: yes_no(),
+            tag: None,
+        };
+        let a = m.score(&req).unwrap();
+        let b = m.score(&req).unwrap();
+        assert_eq!(a.logprobs, b.logprobs, "scores are deterministic");
+        assert_eq!(a.logprobs.len(), 3);
+        for row in &a.logprobs {
+            assert_eq!(row.len(), 4);
+            let mass: f64 = row.iter().map(|l| l.exp()).sum();
+            assert!(
+                row.iter().all(|l| *l <= 0.0) && mass <= 1.0 + 1e-9,
+                "{row:?}"
+            );
+        }
+        // One prompt alone costs its whole length; three together cost less than three alone.
+        let singles: u64 = prompts
+            .iter()
+            .map(|p| {
+                m.score(&ScoreRequest {
+                    prompts: vec![p.clone()],
+                    choices: yes_no(),
+                    tag: None,
+                })
+                .unwrap()
+                .usage
+                .prompt_tokens
+            })
+            .sum();
+        assert!(
+            a.usage.prompt_tokens * 3 < singles * 2,
+            "shared prefix evaluated once: {} vs {singles}",
+            a.usage.prompt_tokens
+        );
+    }
+
+    /// The first steps of a shared TextWorld log; `None` (with a notice) when the shared data is
+    /// missing outside CI.
+    fn textworld_steps(n: usize) -> Option<Vec<Event>> {
+        let p = root().join("../shared/data/paper-traces/textworld/out1.txt");
+        if !p.exists() {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!(
+                    "CI=true and the shared traces are missing at {}",
+                    p.display()
+                );
+            }
+            eprintln!("skipped: the shared traces are not at {}", p.display());
+            return None;
+        }
+        let events: Vec<Event> = trace::open(&p)
+            .unwrap()
+            .filter_map(Result::ok)
+            .take(n)
+            .collect();
+        assert_eq!(events.len(), n);
+        Some(events)
+    }
+
+    #[test]
+    fn scoring_labels_a_shared_textworld_log_validly_and_deterministically() {
+        let Some(m) = model() else { return };
+        let Some(events) = textworld_steps(6) else {
+            return;
+        };
+        let spec = Spec::from_path(&root().join("examples/specs/textworld.ron")).unwrap();
+        let labeler = LlmLabeler::new(
+            m.clone() as Arc<dyn ChatModel>,
+            spec.propositions.clone(),
+            spec.case_sensitive,
+            LlmLabelerConfig::default(),
+        );
+        let cfg = ScoringConfig::default();
+        let names: Vec<&str> = spec.propositions.iter().map(|p| p.name.as_str()).collect();
+        for (i, e) in events.iter().enumerate() {
+            let a = score_step(&labeler, &cfg, e, &events[..i]).unwrap();
+            let b = score_step(&labeler, &cfg, e, &events[..i]).unwrap();
+            assert_eq!(a, b, "step {}: deterministic", e.step);
+            assert_eq!(
+                a.iter().map(|s| s.proposition.as_str()).collect::<Vec<_>>(),
+                names
+            );
+            for s in &a {
+                assert!(
+                    (0.0..=1.0).contains(&s.p_yes) && s.confidence() >= 0.5,
+                    "{s:?}"
+                );
+                let parametric = spec
+                    .propositions
+                    .iter()
+                    .any(|p| p.name == s.proposition && p.param.is_some());
+                if parametric {
+                    assert!(!s.holds || (s.p_yes > 0.5 && s.value.is_some()), "{s:?}");
+                } else {
+                    assert_eq!(s.holds, s.p_yes > 0.5, "{s:?}");
+                }
+            }
+            // Through the Labeler interface (the model can score): labels of declared propositions.
+            let labels = labeler.label_step(e, &events[..i]).unwrap();
+            for l in &labels {
+                let base = l.split('(').next().unwrap();
+                assert!(names.contains(&base), "{l}");
+                if let Some(v) = l.strip_prefix(base).and_then(|r| r.strip_prefix('(')) {
+                    assert!(v.ends_with(')') && v.len() > 1, "{l}");
+                }
             }
         }
     }

@@ -472,6 +472,20 @@ pub enum ModelError {
     /// The model is misconfigured (no API key, bad base URL, unusable cache directory).
     #[error("{0}")]
     Config(String),
+    /// The model needs a part of trac that this build leaves out: a cargo feature that was not
+    /// enabled (the embedded model, llama.cpp, is the feature `embed` of trac-embed, trac-cli
+    /// and trac).
+    #[error("--model {model}: {what} is not in this build of trac: build it with the cargo feature `{feature}` ({build})")]
+    NotBuilt {
+        /// The `--model` value.
+        model: String,
+        /// What is missing, in words.
+        what: &'static str,
+        /// The cargo feature that adds it.
+        feature: &'static str,
+        /// The command that builds with it, and what that build needs.
+        build: &'static str,
+    },
 }
 
 /// A scoring request: for each prompt (a conversation whose next turn is the assistant's), the
