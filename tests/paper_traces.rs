@@ -12,7 +12,7 @@
 //! - obligations still pending at the end of the log are not violations.
 //!
 //! When `../shared/` is missing the tests that need it are ignored (`cfg(no_shared_logs)`, set by
-//! build/shared_logs.rs), except on CI (`CI=true`) where they fail.
+//! build/needs.rs), except on CI (`CI=true`) where they fail.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ fn shared_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    // Tests calling this are ignored (`cfg(no_shared_logs)`, build/shared_logs.rs) when the logs
+    // Tests calling this are ignored (`cfg(no_shared_logs)`, build/needs.rs) when the logs
     // were missing at build time outside CI: here they are missing under CI=true, or removed since.
     panic!(
         "the shared paper traces are missing at {} (under CI=true they must be beside the repository)",

@@ -1,6 +1,9 @@
 //! `trac audit --labeler llm --model local`, `trac label-eval` and `trac model` with the real
-//! embedded model (fetched by `trac model fetch`, which `.ci/run` runs). Where the model is not
-//! fetched, each test says `skipped: ...` and returns; under `CI=true` it fails instead.
+//! embedded model (fetched by `trac model fetch`, which `.ci/run` runs), and what a build
+//! without the model's cargo feature `embed` says instead. Tests that need the feature, the
+//! fetched model or the shared logs are reported as ignored with that reason where this build
+//! lacks them (`cfg(no_embed)`, `cfg(no_model)`, `cfg(no_shared_logs)`: build/needs.rs); under
+//! `CI=true` only the feature can be missing (CI tests with it in a second pass).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,18 +23,12 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The fetched model's path; `None` (with a notice) when it is not fetched, a failure under
-/// `CI=true`.
-fn fetched_model() -> Option<PathBuf> {
+/// The fetched model's path; a panic naming the cause when it is not fetched (the tests calling
+/// it are ignored where it was missing at build time).
+fn fetched_model() -> PathBuf {
     match trac_embed::fetch::find_model(None) {
-        Ok(p) => Some(p),
-        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("CI=true and the embedded model is not fetched: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
+        Ok(p) => p,
+        Err(e) => panic!("the embedded model is not fetched: {e}"),
     }
 }
 
@@ -43,9 +40,9 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// A short trace: the first `n` lines of a shared TextWorld log.
-fn short_textworld(n: usize) -> Option<PathBuf> {
+fn short_textworld(n: usize) -> PathBuf {
     let src = Path::new(ROOT).join("../shared/data/paper-traces/textworld/out1.txt");
-    // Tests calling this are ignored (`cfg(no_shared_logs)`, build/shared_logs.rs) when the logs
+    // Tests calling this are ignored (`cfg(no_shared_logs)`, build/needs.rs) when the logs
     // were missing at build time outside CI: here they are missing under CI=true, or removed since.
     let Ok(all) = std::fs::read_to_string(&src) else {
         panic!(
@@ -59,16 +56,25 @@ fn short_textworld(n: usize) -> Option<PathBuf> {
     let k = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let p = temp_dir(&format!("trace{k}")).join("short.txt");
     std::fs::write(&p, lines.join("\n") + "\n").unwrap();
-    Some(p)
+    p
 }
 
 #[test]
-#[cfg_attr(no_shared_logs, ignore = "needs ../shared/data/paper-traces")]
+#[cfg_attr(
+    no_embed,
+    ignore = "needs the cargo feature `embed` (cargo test -p trac-cli --features embed)"
+)]
+#[cfg_attr(
+    all(not(no_embed), no_model),
+    ignore = "needs the embedded model (trac model fetch)"
+)]
+#[cfg_attr(
+    all(not(no_embed), not(no_model), no_shared_logs),
+    ignore = "needs ../shared/data/paper-traces"
+)]
 fn audit_with_the_local_model_labels_and_reports() {
-    let Some(_) = fetched_model() else { return };
-    let Some(trace) = short_textworld(4) else {
-        return;
-    };
+    fetched_model();
+    let trace = short_textworld(4);
     let t = trace.to_str().unwrap();
     let args = [
         "audit",
@@ -121,12 +127,21 @@ fn audit_with_the_local_model_labels_and_reports() {
 }
 
 #[test]
-#[cfg_attr(no_shared_logs, ignore = "needs ../shared/data/paper-traces")]
+#[cfg_attr(
+    no_embed,
+    ignore = "needs the cargo feature `embed` (cargo test -p trac-cli --features embed)"
+)]
+#[cfg_attr(
+    all(not(no_embed), no_model),
+    ignore = "needs the embedded model (trac model fetch)"
+)]
+#[cfg_attr(
+    all(not(no_embed), not(no_model), no_shared_logs),
+    ignore = "needs ../shared/data/paper-traces"
+)]
 fn the_local_model_is_the_default_when_a_model_is_needed() {
-    let Some(_) = fetched_model() else { return };
-    let Some(trace) = short_textworld(2) else {
-        return;
-    };
+    fetched_model();
+    let trace = short_textworld(2);
     let o = trac(&[
         "label-eval",
         "--spec",
@@ -141,8 +156,9 @@ fn the_local_model_is_the_default_when_a_model_is_needed() {
 }
 
 #[test]
+#[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
 fn model_path_and_fetch_of_a_present_model() {
-    let Some(model) = fetched_model() else { return };
+    let model = fetched_model();
     let o = trac(&["model", "path"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(text(&o.stdout).trim(), model.display().to_string());
@@ -192,7 +208,11 @@ fn a_missing_model_is_a_usage_error_naming_the_fetch_command() {
         "{}",
         text(&o.stderr)
     );
-    // An audit that needs a model: the same advice.
+    // An audit that needs a model: the same advice (in a build with the embedded model; one
+    // without it names the feature instead: `a_build_without_embed_names_the_feature`).
+    if cfg!(no_embed) {
+        return;
+    }
     let o = Command::new(env!("CARGO_BIN_EXE_trac-cli"))
         .args([
             "audit",
@@ -218,8 +238,16 @@ fn a_missing_model_is_a_usage_error_naming_the_fetch_command() {
 /// sampler: a few steps complete, the predictor's samples come from the model, and the same
 /// seed gives the same run log (sampling with temperature, seeded).
 #[test]
+#[cfg_attr(
+    no_embed,
+    ignore = "needs the cargo feature `embed` (cargo test -p trac-cli --features embed)"
+)]
+#[cfg_attr(
+    all(not(no_embed), no_model),
+    ignore = "needs the embedded model (trac model fetch)"
+)]
 fn a_trucks_run_with_the_local_model_completes_and_repeats_for_a_seed() {
-    let Some(_) = fetched_model() else { return };
+    fetched_model();
     let dir = temp_dir("run");
     let run = |log: &Path| {
         trac(&[
@@ -277,4 +305,68 @@ fn a_trucks_run_with_the_local_model_completes_and_repeats_for_a_seed() {
         "same seed, same run"
     );
     assert_eq!(text(&o2.stdout), text(&o.stdout));
+}
+
+/// A build without the feature `embed`: every command that would run the embedded model
+/// (`--model local`, `local-json`, `gguf:PATH`, and `trac run`'s default model) exits 2 with a
+/// message naming the feature and the command that builds with it, before looking for a file.
+#[test]
+#[cfg_attr(
+    not(no_embed),
+    ignore = "a build with the feature `embed` runs the embedded model"
+)]
+fn a_build_without_embed_names_the_feature() {
+    let demo = "examples/traces/textworld-demo.txt";
+    let spec = "examples/specs/textworld.ron";
+    let runs: [&[&str]; 5] = [
+        &["audit", "--spec", spec, "--labeler", "llm", demo],
+        &[
+            "audit",
+            "--spec",
+            spec,
+            "--labeler",
+            "llm",
+            "--model",
+            "local-json",
+            demo,
+        ],
+        &[
+            "label-eval",
+            "--spec",
+            spec,
+            "--labeler",
+            "llm",
+            "--model",
+            "gguf:/m.gguf",
+            demo,
+        ],
+        &[
+            "run",
+            "--env",
+            "trucks",
+            "--spec",
+            "examples/specs/trucks-5.ron",
+            "--max-steps",
+            "1",
+        ],
+        &[
+            "run",
+            "--env",
+            "trucks",
+            "--spec",
+            "examples/specs/trucks-5.ron",
+            "--model",
+            "gguf-json:/x.gguf",
+        ],
+    ];
+    for args in runs {
+        let o = trac(args);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("feature `embed`") && err.contains("--features embed"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
 }

@@ -57,7 +57,7 @@ fn shared(sub: &str) -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    // Tests calling this are ignored (`cfg(no_shared_logs)`, build/shared_logs.rs) when the logs
+    // Tests calling this are ignored (`cfg(no_shared_logs)`, build/needs.rs) when the logs
     // were missing at build time outside CI: here they are missing under CI=true, or removed since.
     panic!(
         "the shared paper traces are missing at {} (under CI=true they must be beside the repository)",

@@ -327,21 +327,25 @@ fn text_output_explains_the_end_of_trace_verdicts_in_words() {
     assert!(stdout(&o).contains("violated for good"), "{}", stdout(&o));
 }
 
-#[test]
-fn a_progress_bar_only_on_a_terminal() {
-    // 1.2 MiB of steps: a large audit.
+/// A large audit: 1.2 MiB of steps, and the arguments that audit it.
+fn large_audit(name: &str) -> (PathBuf, Vec<String>) {
     let line = format!(
         "{{\"output\": \"{}\", \"labels\": [\"look\"]}}\n",
         "x".repeat(100)
     );
-    let t = temp_file("large.jsonl", &line.repeat(12_000));
-    let args = [
-        "audit",
-        "--summary",
-        "--formula",
-        "G(look -> X look)",
-        t.to_str().unwrap(),
-    ];
+    let t = temp_file(name, &line.repeat(12_000));
+    let args = ["audit", "--summary", "--formula", "G(look -> X look)"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([t.to_str().unwrap().to_string()])
+        .collect();
+    (t, args)
+}
+
+#[test]
+fn no_progress_bar_on_a_pipe() {
+    let (_t, args) = large_audit("large-pipe.jsonl");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let o = trac(&args);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(
@@ -349,17 +353,16 @@ fn a_progress_bar_only_on_a_terminal() {
         "no bar on a pipe: {}",
         stderr(&o)
     );
-    // On a terminal (`script` runs the command on a pseudo-terminal).
-    let have_script = Command::new("script").arg("--version").output().is_ok();
-    if !have_script {
-        assert_ne!(
-            std::env::var("CI").as_deref(),
-            Ok("true"),
-            "CI needs `script` (util-linux)"
-        );
-        println!("skipped: the terminal half (no `script` command)");
-        return;
-    }
+}
+
+/// On a terminal (`script` runs the command on a pseudo-terminal).
+#[test]
+#[cfg_attr(
+    no_script,
+    ignore = "needs `script` (util-linux) for a pseudo-terminal"
+)]
+fn a_progress_bar_on_a_terminal() {
+    let (_t, args) = large_audit("large-tty.jsonl");
     let cmd = format!(
         "'{}' {} 2>&1 >/dev/null",
         env!("CARGO_BIN_EXE_trac-cli"),

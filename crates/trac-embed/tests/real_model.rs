@@ -1,6 +1,7 @@
 //! Tests with the real embedded model (SmolLM2-135M-Instruct Q4_1, fetched by
-//! `trac model fetch`; `.ci/run` fetches it). Where the model is not fetched, each test says
-//! `skipped: ...` on stderr and returns; under `CI=true` a missing model fails the tests.
+//! `trac model fetch`; `.ci/run` fetches it). Where the model was not fetched at build time
+//! (`cfg(no_model)`, build/needs.rs) they are reported as ignored with that reason; under
+//! `CI=true` they run, and a missing model fails them.
 
 // The tests need the embedded model's code: a build without the feature `embed` reports one
 // ignored test that says so (never a pass).
@@ -20,9 +21,9 @@ mod with_model {
     use trac_runtime::trace::{self, Event};
     use trac_spec::spec::Spec;
 
-    /// The shared model, loaded once per test binary; `None` (after saying why) when it is not
-    /// fetched, a panic under `CI=true`.
-    fn model() -> Option<Arc<EmbeddedModel>> {
+    /// The shared model, loaded once per test binary; a panic naming the cause when it cannot
+    /// be loaded (the tests calling it are ignored where it was not fetched at build time).
+    fn model() -> Arc<EmbeddedModel> {
         static MODEL: OnceLock<Result<Arc<EmbeddedModel>, String>> = OnceLock::new();
         let m = MODEL.get_or_init(|| {
             let path = trac_embed::fetch::find_model(None).map_err(|e| e.to_string())?;
@@ -31,14 +32,8 @@ mod with_model {
                 .map_err(|e| e.to_string())
         });
         match m {
-            Ok(m) => Some(Arc::clone(m)),
-            Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!("CI=true and the embedded model is unavailable: {e}")
-            }
-            Err(e) => {
-                eprintln!("skipped: the embedded model is unavailable ({e})");
-                None
-            }
+            Ok(m) => Arc::clone(m),
+            Err(e) => panic!("the embedded model is unavailable (trac model fetch): {e}"),
         }
     }
 
@@ -47,8 +42,9 @@ mod with_model {
     }
 
     #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
     fn the_model_loads_with_its_metadata() {
-        let Some(m) = model() else { return };
+        let m = model();
         let info = m.info();
         assert!(info.name.to_lowercase().contains("smollm2"), "{info:?}");
         // 135M parameters (within 10%), a 49152-token vocabulary.
@@ -60,8 +56,9 @@ mod with_model {
     }
 
     #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
     fn greedy_generation_applies_the_chat_template() {
-        let Some(m) = model() else { return };
+        let m = model();
         let req = ChatRequest {
             messages: vec![Message::user(
                 "What is the capital of France? Answer with the city's name only.",
@@ -76,8 +73,9 @@ mod with_model {
     }
 
     #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
     fn sampling_is_reproducible_for_a_seed_and_sample_index() {
-        let Some(m) = model() else { return };
+        let m = model();
         let req = ChatRequest {
             messages: vec![Message::user("Name three kitchen tools.")],
             n: 3,
@@ -119,8 +117,9 @@ mod with_model {
     }
 
     #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
     fn json_mode_answers_a_json_object() {
-        let Some(m) = model() else { return };
+        let m = model();
         let req = ChatRequest {
             messages: vec![Message::user(
                 "Give a JSON object with keys \"take\" (true or false) and \"drop\" (true or false) for the action: take knife.",
@@ -143,8 +142,9 @@ mod with_model {
     }
 
     #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
     fn scoring_is_deterministic_and_evaluates_the_shared_prefix_once() {
-        let Some(m) = model() else { return };
+        let m = model();
         let ctx = "Step to label (step 3):\ntake red hot pepper from the fridge";
         let prompts: Vec<Vec<Message>> = [
             "the agent takes something",
@@ -199,35 +199,33 @@ mod with_model {
         );
     }
 
-    /// The first steps of a shared TextWorld log; `None` (with a notice) when the shared data is
-    /// missing outside CI.
-    fn textworld_steps(n: usize) -> Option<Vec<Event>> {
+    /// The first steps of a shared TextWorld log (the test calling it is ignored where the
+    /// shared data was missing at build time, `cfg(no_shared_logs)`).
+    fn textworld_steps(n: usize) -> Vec<Event> {
         let p = root().join("../shared/data/paper-traces/textworld/out1.txt");
-        if !p.exists() {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!(
-                    "CI=true and the shared traces are missing at {}",
-                    p.display()
-                );
-            }
-            eprintln!("skipped: the shared traces are not at {}", p.display());
-            return None;
-        }
+        assert!(
+            p.exists(),
+            "the shared traces are missing at {}",
+            p.display()
+        );
         let events: Vec<Event> = trace::open(&p)
             .unwrap()
             .filter_map(Result::ok)
             .take(n)
             .collect();
         assert_eq!(events.len(), n);
-        Some(events)
+        events
     }
 
     #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
+    #[cfg_attr(
+        all(not(no_model), no_shared_logs),
+        ignore = "needs ../shared/data/paper-traces"
+    )]
     fn scoring_labels_a_shared_textworld_log_validly_and_deterministically() {
-        let Some(m) = model() else { return };
-        let Some(events) = textworld_steps(6) else {
-            return;
-        };
+        let m = model();
+        let events = textworld_steps(6);
         let spec = Spec::from_path(&root().join("examples/specs/textworld.ron")).unwrap();
         let labeler = LlmLabeler::new(
             m.clone() as Arc<dyn ChatModel>,

@@ -10,7 +10,7 @@ const SHARED: &str = concat!(
 );
 
 /// The shared logs directory (always `Some`). Panics when it is missing: the test is ignored
-/// (`cfg(no_shared_logs)`, build/shared_logs.rs) when it was missing at build time outside CI.
+/// (`cfg(no_shared_logs)`, build/needs.rs) when it was missing at build time outside CI.
 fn shared_dir() -> Option<PathBuf> {
     let dir = Path::new(SHARED);
     assert!(
