@@ -10,7 +10,7 @@
 //! instructions. Asked for a direct prediction, it answers `p` for `only_a1` and 0 otherwise.
 //!
 //! Draws are deterministic functions of the request's seed plus the sample index, and of the
-//! messages (without a seed, of a call counter). `trac-scripted-agent P` (a binary of `trac-cli`) serves it
+//! messages (without a seed, of a call counter). `trac-scripted-agent P` (a binary of the root package `trac`) serves it
 //! as a command model (`--model "cmd:trac-scripted-agent 0.3"`).
 
 use crate::agent::{SAFE_MODEL_MARKER, STEP_PREFIX, WARNING_MARKER};

@@ -33,6 +33,7 @@ mod llm;
 mod model;
 mod report;
 mod run;
+pub mod scripted_agent;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use report::progress::Progress;

@@ -22,7 +22,7 @@ fn trac(args: &[&str]) -> Output {
 }
 
 fn agent(p: f64) -> String {
-    format!("cmd:{} {p}", env!("CARGO_BIN_EXE_trac-scripted-agent"))
+    format!("cmd:{} {p}", env!("CARGO_BIN_EXE_trac-cli-scripted-agent"))
 }
 
 fn stdout(o: &Output) -> String {
@@ -187,7 +187,10 @@ fn text_output_shows_verdicts_risks_and_interventions() {
 
 #[test]
 fn json_lines_environment_over_a_child_process() {
-    let env = format!("{} --serve-env", env!("CARGO_BIN_EXE_trac-scripted-agent"));
+    let env = format!(
+        "{} --serve-env",
+        env!("CARGO_BIN_EXE_trac-cli-scripted-agent")
+    );
     let o = trac(&[
         "run",
         "--env-cmd",

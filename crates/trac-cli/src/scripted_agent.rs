@@ -53,7 +53,9 @@ fn serve_env() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-fn main() -> std::process::ExitCode {
+/// Runs `trac-scripted-agent [P]` / `trac-scripted-agent --serve-env` (see the module docs)
+/// with the process's arguments, stdin and stdout. Exit code 2 on bad arguments.
+pub fn main() -> std::process::ExitCode {
     if std::env::args().nth(1).as_deref() == Some("--serve-env") {
         return serve_env();
     }
