@@ -13,6 +13,7 @@
 //! | `no_llama_server` | `$TRAC_PYTHON` (default `python3`) does not find the module `llama_cpp` (PyPI `llama-cpp-python[server]`) | real-server tests of trac-llm, trac-agent |
 //! | `no_chromium` | neither `$TRAC_CHROMIUM` nor `chromium` / `chromium-browser` on the `PATH` | the browser test of the HTML report |
 //! | `no_script` | no `script` (util-linux) on the `PATH` | the progress bar on a pseudo-terminal |
+//! | `no_textworld` / `no_scienceworld` | the environments' interpreter (`$TRAC_ENVS_PYTHON`, default `~/.cache/trac/envs-venv/bin/python`) does not find PyPI's `textworld` / `scienceworld` (the latter also needs `java` on the `PATH`) | trac-agent's `python_envs.rs` |
 //! | `other_rustc` | `$RUSTC --version` is not 1.95.x, the compiler whose messages trac-macros' compile-fail snapshots pin | `trac-macros/tests/compile_fail.rs` |
 //!
 //! Under `CI=true` none of these is set except `no_embed`: the tests run and fail with a message
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every cfg this script may set (declared to rustc's cfg checker).
-const CFGS: [&str; 7] = [
+const CFGS: [&str; 9] = [
     "no_shared_logs",
     "no_embed",
     "no_model",
@@ -33,6 +34,8 @@ const CFGS: [&str; 7] = [
     "no_chromium",
     "no_script",
     "other_rustc",
+    "no_textworld",
+    "no_scienceworld",
 ];
 
 /// The compiler version the compile-fail snapshots of trac-macros were written with.
@@ -50,6 +53,7 @@ fn main() {
         "TRAC_MODEL_DIR",
         "TRAC_PYTHON",
         "TRAC_CHROMIUM",
+        "TRAC_ENVS_PYTHON",
     ] {
         println!("cargo::rerun-if-env-changed={v}");
     }
@@ -73,7 +77,17 @@ fn main() {
         (
             "no_llama_server",
             // Only the packages with real-server tests pay for starting Python.
-            matches!(package.as_str(), "trac-llm" | "trac-agent") && !python_finds("llama_cpp"),
+            matches!(package.as_str(), "trac-llm" | "trac-agent")
+                && !python_finds(&python(), "llama_cpp"),
+        ),
+        (
+            "no_textworld",
+            package == "trac-agent" && !python_finds(&envs_python(), "textworld"),
+        ),
+        (
+            "no_scienceworld",
+            package == "trac-agent"
+                && (!on_path("java") || !python_finds(&envs_python(), "scienceworld")),
         ),
         (
             "no_chromium",
@@ -107,9 +121,22 @@ fn model_file() -> PathBuf {
     dir.join("SmolLM2-135M-Instruct.Q4_1.gguf")
 }
 
-/// Whether the Python interpreter of the tests finds `module` (without importing it).
-fn python_finds(module: &str) -> bool {
-    let python = std::env::var("TRAC_PYTHON").unwrap_or_else(|_| "python3".into());
+/// The Python interpreter of the real-server tests.
+fn python() -> PathBuf {
+    std::env::var_os("TRAC_PYTHON").map_or_else(|| "python3".into(), PathBuf::from)
+}
+
+/// The interpreter of the TextWorld / ScienceWorld adapters (a virtual environment).
+fn envs_python() -> PathBuf {
+    match std::env::var_os("TRAC_ENVS_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+            .join(".cache/trac/envs-venv/bin/python"),
+    }
+}
+
+/// Whether `python` runs and finds `module` (without importing it).
+fn python_finds(python: &Path, module: &str) -> bool {
     Command::new(python)
         .args([
             "-c",

@@ -3,11 +3,10 @@
 //! loop: [`CommandEnv`] serving the environment and a command model serving the adapters'
 //! scripted agent (violation probability 0: it follows the game's walkthrough / gold path).
 //!
-//! These tests are `#[ignore]`d: CI does not install the packages. Where they are installed
-//! (`python3 -m venv ~/.cache/trac/envs-venv && ~/.cache/trac/envs-venv/bin/pip install
-//! textworld==1.7.0 scienceworld==1.2.3`), run them with
-//! `cargo test -p trac-agent --test python_envs -- --ignored`; they then fail (never pass
-//! silently) when the interpreter or a package is missing. `TRAC_ENVS_PYTHON` names the
+//! Where the packages were missing at build time the tests are reported as ignored with that
+//! reason (`cfg(no_textworld)`, `cfg(no_scienceworld)`: build/needs.rs). `.ci/install-envs`
+//! installs them (`python3 -m venv ~/.cache/trac/envs-venv && ~/.cache/trac/envs-venv/bin/pip
+//! install textworld==1.7.0 scienceworld==1.2.3`), and under `CI=true` they run. `TRAC_ENVS_PYTHON` names the
 //! interpreter (default `~/.cache/trac/envs-venv/bin/python`).
 
 use std::path::{Path, PathBuf};
@@ -122,7 +121,10 @@ fn shlex_quote(s: &str) -> String {
 /// the same item (counted here from the actions); under `inject` the warning makes the agent
 /// examine, so no violation, and the game is still won with its full score.
 #[test]
-#[ignore = "needs PyPI textworld (see the file's docs): cargo test -p trac-agent --test python_envs -- --ignored"]
+#[cfg_attr(
+    no_textworld,
+    ignore = "needs PyPI textworld in ~/.cache/trac/envs-venv or TRAC_ENVS_PYTHON (.ci/install-envs)"
+)]
 fn textworld_adapter_runs_the_loop() {
     let py = python("textworld");
     let dir = std::env::temp_dir().join(format!("trac-tw-{}", std::process::id()));
@@ -202,7 +204,10 @@ fn textworld_adapter_runs_the_loop() {
 /// once per move to another room; the gold path completes the task (score 100). Under `inject`
 /// the agent looks around after each move: no R2 violation.
 #[test]
-#[ignore = "needs PyPI scienceworld and Java (see the file's docs): cargo test -p trac-agent --test python_envs -- --ignored"]
+#[cfg_attr(
+    no_scienceworld,
+    ignore = "needs PyPI scienceworld in ~/.cache/trac/envs-venv or TRAC_ENVS_PYTHON, and java (.ci/install-envs)"
+)]
 fn scienceworld_adapter_runs_the_loop() {
     let py = python("scienceworld");
     let s = spec("scienceworld.ron");
