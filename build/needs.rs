@@ -12,6 +12,7 @@
 //! | `no_model` | the SmolLM2 GGUF (`$TRAC_SMOLLM2_GGUF`, else `$TRAC_MODEL_DIR` or `~/.cache/trac/models`, file `SmolLM2-135M-Instruct.Q4_1.gguf`) is not a file | embedded-model and LLM-server tests |
 //! | `no_llama_server` | `$TRAC_PYTHON` (default `python3`) does not find the module `llama_cpp` (PyPI `llama-cpp-python[server]`) | real-server tests of trac-llm, trac-agent |
 //! | `no_chromium` | neither `$TRAC_CHROMIUM` nor `chromium` / `chromium-browser` on the `PATH` | the browser test of the HTML report |
+//! | `no_dot` | neither `$TRAC_DOT` nor Graphviz's `dot` on the `PATH` | the HTML report's monitor drawings |
 //! | `no_script` | no `script` (util-linux) on the `PATH` | the progress bar on a pseudo-terminal |
 //! | `no_textworld` / `no_scienceworld` | the environments' interpreter (`$TRAC_ENVS_PYTHON`, default `~/.cache/trac/envs-venv/bin/python`) does not find PyPI's `textworld` / `scienceworld` (the latter also needs `java` on the `PATH`) | trac-agent's `python_envs.rs` |
 //! | `other_rustc` | `$RUSTC --version` is not 1.95.x, the compiler whose messages trac-macros' compile-fail snapshots pin | `trac-macros/tests/compile_fail.rs` |
@@ -26,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every cfg this script may set (declared to rustc's cfg checker).
-const CFGS: [&str; 9] = [
+const CFGS: [&str; 10] = [
     "no_shared_logs",
     "no_embed",
     "no_model",
@@ -36,6 +37,7 @@ const CFGS: [&str; 9] = [
     "other_rustc",
     "no_textworld",
     "no_scienceworld",
+    "no_dot",
 ];
 
 /// The compiler version the compile-fail snapshots of trac-macros were written with.
@@ -54,6 +56,7 @@ fn main() {
         "TRAC_PYTHON",
         "TRAC_CHROMIUM",
         "TRAC_ENVS_PYTHON",
+        "TRAC_DOT",
     ] {
         println!("cargo::rerun-if-env-changed={v}");
     }
@@ -96,6 +99,10 @@ fn main() {
                 && !on_path("chromium-browser"),
         ),
         ("no_script", !on_path("script")),
+        (
+            "no_dot",
+            std::env::var_os("TRAC_DOT").is_none() && !on_path("dot"),
+        ),
         (
             "other_rustc",
             package == "trac-macros" && !rustc_version().starts_with(PINNED_RUSTC),

@@ -273,8 +273,10 @@ fn html_report_has_summary_timelines_witnesses_and_monitors() {
     let drawn = page.matches("<div class=\"monitor\"><svg").count();
     let not_drawn = page.matches("Monitor not drawn").count();
     assert_eq!(drawn + not_drawn, 4, "drawn {drawn}, not drawn {not_drawn}");
-    if std::env::var("CI").as_deref() == Ok("true") {
-        assert_eq!(drawn, 4, "CI installs Graphviz (.ci/install-report)");
+    // Where the build found Graphviz (build/needs.rs; always under CI=true, which installs it
+    // with .ci/install-report), every monitor is drawn.
+    if cfg!(not(no_dot)) {
+        assert_eq!(drawn, 4, "Graphviz is on this machine (or CI=true)");
     }
     // No script, no external resource: a self-contained page.
     assert!(!page.contains("<script"));
