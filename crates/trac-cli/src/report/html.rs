@@ -25,6 +25,9 @@ use trac_runtime::Verdict;
 
 /// Violations shown with their witness per property and trace (the others are counted).
 pub(crate) const MAX_WITNESSES: usize = 20;
+/// Of those, the first ones are shown open; the others collapsed to their summary line (one
+/// click away), so the monitor drawing below them stays in reach.
+const OPEN_WITNESSES: usize = 3;
 /// Monitors with more states are not drawn (a drawing that large is unreadable).
 pub(crate) const MAX_DRAWN_STATES: usize = 40;
 /// How long a monitor may take to compile for its drawing (the progression engine does not
@@ -369,8 +372,8 @@ fn property_section(cx: &Context, p: &PropertyMeta, outcomes: &[TraceOutcome]) -
                         @let tl = o.timelines.iter().find(|(id, _)| *id == info.id).map(|(_, t)| t);
                         (timeline(o.steps, tl.unwrap_or(&Timeline::default())))
                         @let violated: Vec<&&VerdictRecord> = recs.iter().filter(|r| r.verdict == Verdict::Violated).take(MAX_WITNESSES).collect();
-                        @for r in &violated {
-                            (witness(p, o, r))
+                        @for (i, r) in violated.iter().enumerate() {
+                            (witness(p, o, r, i < OPEN_WITNESSES))
                         }
                         @let total = tl.map_or(violated.len(), Timeline::violations);
                         @if total > violated.len() {
@@ -520,9 +523,10 @@ fn timeline(steps: usize, tl: &Timeline) -> Markup {
     }
 }
 
-fn witness(p: &PropertyMeta, o: &TraceOutcome, r: &VerdictRecord) -> Markup {
+/// A violation's witness, in a `details` element shown `open` or collapsed to its summary line.
+fn witness(p: &PropertyMeta, o: &TraceOutcome, r: &VerdictRecord, open: bool) -> Markup {
     html! {
-        details open {
+        details open[open] {
             summary {
                 span.violated { "violated" } " at step " (r.step)
                 @if let Some(v) = &r.value { " for " code { (v) } }
