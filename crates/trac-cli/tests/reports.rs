@@ -1140,3 +1140,32 @@ fn html_monitor_drawings_scale_down_to_the_page_width() {
     );
     assert!(root.contains("viewBox=\""), "{root}");
 }
+
+#[test]
+fn html_lists_a_bounded_number_of_traces_preferring_those_with_violations() {
+    // 1,200 sessions of two steps; `p` (a violation of `G !p`) in every 4th: 300 violated.
+    let mut s = String::new();
+    for i in 0..1200 {
+        let l = if i % 4 == 0 { "p" } else { "q" };
+        s.push_str(&format!("{{\"session\":\"s{i}\",\"labels\":[\"q\"]}}\n"));
+        s.push_str(&format!("{{\"session\":\"s{i}\",\"labels\":[\"{l}\"]}}\n"));
+    }
+    let t = temp_file("many-sessions.jsonl", &s);
+    let page = g_not_p_page(&t, "many-sessions.html");
+    let traces = &page[page.find("id=\"traces\"").unwrap()..page.find("<section").unwrap()];
+    // The trace table: the 300 violated sessions (at most 1,000), the others counted.
+    assert_eq!(traces.matches("<tr><td><code>").count(), 300);
+    assert!(traces.contains("#s0</code>") && traces.contains("#s1196</code>"));
+    assert!(
+        !traces.contains("#s1</code>"),
+        "a clean session is not listed"
+    );
+    assert!(traces.contains("900 more trace(s) not listed"), "{traces}");
+    // The property's section: the first 50 violated sessions.
+    let section = &page[page.find("<section").unwrap()..];
+    assert_eq!(section.matches("<h3><code>").count(), 50);
+    assert!(section.contains("#s196</code>") && !section.contains("#s200</code>"));
+    assert!(section.contains("1150 more trace(s) not shown here"));
+    // Every violation is still counted in the summary.
+    assert!(page.contains("300 violation(s) in 1200 trace(s)"));
+}

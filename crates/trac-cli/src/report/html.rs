@@ -20,7 +20,7 @@ use maud::{html, Markup, PreEscaped, DOCTYPE};
 use std::io::{self, Write};
 use std::sync::mpsc;
 use std::time::Duration;
-use trac_runtime::audit::VerdictRecord;
+use trac_runtime::audit::{PropertyEnd, VerdictRecord};
 use trac_runtime::Verdict;
 
 /// Violations shown with their witness per property and trace (the others are counted).
@@ -28,6 +28,12 @@ pub(crate) const MAX_WITNESSES: usize = 20;
 /// Of those, the first ones are shown open; the others collapsed to their summary line (one
 /// click away), so the monitor drawing below them stays in reach.
 const OPEN_WITNESSES: usize = 3;
+/// Traces listed in the trace table at most: beyond, only those with errors or violations, up to
+/// this many.
+const MAX_TRACE_ROWS: usize = 1000;
+/// Traces shown per property at most: beyond, only those where it was violated, up to this many
+/// (each can show [`MAX_WITNESSES`] witnesses).
+const MAX_TRACE_SECTIONS: usize = 50;
 /// Monitors with more states are not drawn (a drawing that large is unreadable).
 pub(crate) const MAX_DRAWN_STATES: usize = 40;
 /// How long a monitor may take to compile for its drawing (the progression engine does not
@@ -312,12 +318,15 @@ fn overall(vs: impl Iterator<Item = Verdict>) -> Verdict {
 }
 
 fn trace_table(outcomes: &[TraceOutcome]) -> Markup {
+    let (shown, hidden) = listed(outcomes, MAX_TRACE_ROWS, |o| {
+        o.error.is_some() || o.ends.iter().any(|e| e.violations > 0)
+    });
     html! {
         h2 id="traces" { "Traces" }
         table {
             thead { tr { th { "trace" } th { "steps" } th { "violations" } th { "note" } } }
             tbody {
-                @for o in outcomes {
+                @for o in &shown {
                     tr {
                         td { code { (o.name) } }
                         td.num { (o.steps) }
@@ -329,6 +338,12 @@ fn trace_table(outcomes: &[TraceOutcome]) -> Markup {
                         }
                     }
                 }
+            }
+        }
+        @if hidden > 0 {
+            p.note {
+                (hidden) " more trace(s) not listed (only the first " (MAX_TRACE_ROWS)
+                " with errors or violations are): " code { "--summary" } " lists every trace."
             }
         }
     }
@@ -356,34 +371,18 @@ fn property_section(cx: &Context, p: &PropertyMeta, outcomes: &[TraceOutcome]) -
                 tr { th { "semantics" } td { (info.semantics) }}
                 @if let Some(f) = &p.spec_file { tr { th { "spec" } td { code { (f) } } } }
             }
-            @for o in outcomes {
+            @let (shown, hidden) = listed(outcomes, MAX_TRACE_SECTIONS, |o| {
+                o.ends.iter().any(|e| e.property == info.id && e.violations > 0)
+            });
+            @for o in shown {
                 @if let Some(end) = o.ends.iter().find(|e| e.property == info.id) {
-                    @let recs: Vec<&VerdictRecord> = o.records.iter().filter(|r| r.property == info.id).collect();
-                    h3 {
-                        code { (o.name) } ": "
-                        @if o.not_audited { span.notaudited { "not audited" } }
-                        @else {
-                            span class=(class(status(end))) { (status(end).as_str()) }
-                            ", " (end.violations) " violation(s) in " (o.steps) " step(s)"
-                        }
-                    }
-                    @if !o.not_audited {
-                        p { "At the end: " (explain_end(end, info.semantics, cx.reset)) "." }
-                        @let tl = o.timelines.iter().find(|(id, _)| *id == info.id).map(|(_, t)| t);
-                        (timeline(o.steps, tl.unwrap_or(&Timeline::default())))
-                        @let violated: Vec<&&VerdictRecord> = recs.iter().filter(|r| r.verdict == Verdict::Violated).take(MAX_WITNESSES).collect();
-                        @for (i, r) in violated.iter().enumerate() {
-                            (witness(p, o, r, i < OPEN_WITNESSES))
-                        }
-                        @let total = tl.map_or(violated.len(), Timeline::violations);
-                        @if total > violated.len() {
-                            p.note {
-                                "The first " (violated.len()) " violation(s) are shown; " (total - violated.len())
-                                " more are counted in the timeline above. Every violation with its witness: "
-                                code { "trac audit --format jsonl" } " (one line per verdict) or " code { "--format json" } "."
-                            }
-                        }
-                    }
+                    (trace_section(cx, p, o, end))
+                }
+            }
+            @if hidden > 0 {
+                p.note {
+                    (hidden) " more trace(s) not shown here (only the first " (MAX_TRACE_SECTIONS)
+                    " where the property was violated are): " code { "--summary" } " lists every trace."
                 }
             }
             h3 { "Monitor automaton" }
@@ -402,6 +401,57 @@ fn property_section(cx: &Context, p: &PropertyMeta, outcomes: &[TraceOutcome]) -
             }
         }
     }
+}
+
+/// The verdicts of property `p` on trace `o` (whose end state for it is `end`): its status, the
+/// end in words, the timeline and the first violations with their witness.
+fn trace_section(cx: &Context, p: &PropertyMeta, o: &TraceOutcome, end: &PropertyEnd) -> Markup {
+    let info = &p.info;
+    html! {
+        @let recs: Vec<&VerdictRecord> = o.records.iter().filter(|r| r.property == info.id).collect();
+        h3 {
+            code { (o.name) } ": "
+            @if o.not_audited { span.notaudited { "not audited" } }
+            @else {
+                span class=(class(status(end))) { (status(end).as_str()) }
+                ", " (end.violations) " violation(s) in " (o.steps) " step(s)"
+            }
+        }
+        @if !o.not_audited {
+            p { "At the end: " (explain_end(end, info.semantics, cx.reset)) "." }
+            @let tl = o.timelines.iter().find(|(id, _)| *id == info.id).map(|(_, t)| t);
+            (timeline(o.steps, tl.unwrap_or(&Timeline::default())))
+            @let violated: Vec<&&VerdictRecord> = recs.iter().filter(|r| r.verdict == Verdict::Violated).take(MAX_WITNESSES).collect();
+            @for (i, r) in violated.iter().enumerate() {
+                (witness(p, o, r, i < OPEN_WITNESSES))
+            }
+            @let total = tl.map_or(violated.len(), Timeline::violations);
+            @if total > violated.len() {
+                p.note {
+                    "The first " (violated.len()) " violation(s) are shown; " (total - violated.len())
+                    " more are counted in the timeline above. Every violation with its witness: "
+                    code { "trac audit --format jsonl" } " (one line per verdict) or " code { "--format json" } "."
+                }
+            }
+        }
+    }
+}
+
+/// The traces a page lists in full, and how many it leaves out: all of `outcomes` when they
+/// are at most `max`, else the first `max` of those where `notable` holds (violations, errors),
+/// in order. O(len(outcomes)).
+fn listed(
+    outcomes: &[TraceOutcome],
+    max: usize,
+    notable: impl Fn(&TraceOutcome) -> bool,
+) -> (Vec<&TraceOutcome>, usize) {
+    let shown: Vec<&TraceOutcome> = if outcomes.len() <= max {
+        outcomes.iter().collect()
+    } else {
+        outcomes.iter().filter(|o| notable(o)).take(max).collect()
+    };
+    let hidden = outcomes.len() - shown.len();
+    (shown, hidden)
 }
 
 /// The verdicts of one property over the steps of one trace, counted per bucket of `width`
