@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use trac_compile::{compile, monitorability, CompileOptions, Compiled, Minimize, Semantics};
@@ -36,8 +36,8 @@ pub struct CompileArgs {
     /// Same as `--minimize none`.
     #[arg(long, conflicts_with = "minimize")]
     no_minimize: bool,
-    /// Write to FILE instead of standard output; to an existing directory: one file per
-    /// property, DIR/ID.dot (.hoa, .json, .ron).
+    /// Write to FILE instead of standard output; to a directory (an existing one, or a path
+    /// ending in `/`): one file per property, DIR/ID.dot (.hoa, .json, .ron).
     #[arg(short = 'o', long = "output", value_name = "FILE|DIR")]
     output: Option<PathBuf>,
 }
@@ -239,16 +239,22 @@ fn file_stem(id: &str) -> String {
         .collect()
 }
 
-/// `-o DIR` (an existing directory): one file per table, `DIR/ID.EXT` ([`file_stem`],
-/// [`extension`]), each one complete document.
+/// Whether `-o PATH` names a directory: an existing one, or a path ending in `/` (created).
+fn is_dir_arg(path: &Path) -> bool {
+    path.is_dir()
+        || path
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::MAIN_SEPARATOR)
+}
+
+/// `-o DIR` (an existing directory, or one to create when the path ends in `/`): one file per
+/// table, `DIR/ID.EXT` ([`file_stem`], [`extension`]), each one complete document.
 ///
 /// # Errors
-/// Two ids that give the same file name, or a write error, as `PATH: message`.
-fn write_per_property(
-    dir: &std::path::Path,
-    tables: &[(String, Compiled)],
-    how: Emit,
-) -> Result<(), String> {
+/// Two ids that give the same file name, or a directory or write error, as `PATH: message`.
+fn write_per_property(dir: &Path, tables: &[(String, Compiled)], how: Emit) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut paths: Vec<PathBuf> = Vec::new();
     for (id, _) in tables {
         let path = dir.join(format!("{}.{}", file_stem(id), extension(how)));
@@ -326,7 +332,7 @@ pub fn run(args: &CompileArgs) -> ExitCode {
             }
         }
     }
-    if let Some(dir) = args.output.as_deref().filter(|p| p.is_dir()) {
+    if let Some(dir) = args.output.as_deref().filter(|p| is_dir_arg(p)) {
         return match write_per_property(dir, &tables, args.emit) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -280,3 +280,36 @@ fn the_structural_check_rejects_concatenated_graphs() {
     let caught = std::panic::catch_unwind(|| check_one_graph(&parse_dot(&twice), 0));
     assert!(caught.is_err());
 }
+
+#[test]
+fn emit_into_a_path_ending_in_a_slash_creates_the_directory() {
+    let dir = temp_dir("new-dir").join("monitors");
+    let arg = format!("{}/", dir.display());
+    let o = trac(&["compile", "--spec", SPEC, "--emit", "hoa", "-o", &arg]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for id in PROPERTIES {
+        let hoa = std::fs::read_to_string(dir.join(format!("{id}.hoa"))).unwrap();
+        assert!(hoa.starts_with("HOA: v1"), "{id}");
+        assert_eq!(hoa.matches("--END--").count(), 1, "{id}: one automaton");
+    }
+    // A file in the way is an error, not a silent overwrite of something else.
+    let file = temp_dir("file-in-the-way").join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let o = trac(&[
+        "compile",
+        "--spec",
+        SPEC,
+        "--emit",
+        "dot",
+        "-o",
+        &format!("{}/", file.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.starts_with("error: ") && e.contains("taken"), "{e}");
+}
