@@ -4,11 +4,18 @@
 //! - A summary table: per property, its status over all traces, its violations, and in how many
 //!   of the traces (sessions) it was violated.
 //! - Per property: its rule, formula and meaning; per trace a timeline of its verdicts over the
-//!   steps (violations red, satisfactions green); each violation with its witness (the steps,
-//!   their text, the labels that held, the residual in plain English); and its monitor automaton
-//!   drawn as SVG by Graphviz `dot` from the DOT export (`trac_compile::export::dot`). When no
-//!   drawing can be made (no `dot`, a monitor too large or too slow to compile), the page says
-//!   why and the audit goes on.
+//!   steps (violations red, satisfactions green, counted per bucket of steps: at most
+//!   [`TIMELINE_BUCKETS`] bars whatever the trace's length); its first [`MAX_WITNESSES`]
+//!   violations with their witness (the steps, their text, the labels that held, the residual in
+//!   plain English), the others counted; and its monitor automaton drawn as SVG by Graphviz
+//!   `dot` from the DOT export (`trac_compile::export::dot`), scaled down to the page width.
+//!   When no drawing can be made (no `dot`, a monitor too large or too slow to compile), the
+//!   page says why and the audit goes on.
+//! - At scale the page stays bounded: the header counts the traces that had errors; past
+//!   [`MAX_TRACE_ROWS`] traces the trace table lists those with errors or violations, past
+//!   [`MAX_TRACE_SECTIONS`] a property shows the traces that violated it, and the page says how
+//!   many it left out and where to find them. A 10^6-step trace with 10^5 violations gives a
+//!   page of about 90 KB (BENCHMARKS.md).
 //!
 //! Markup is written with `maud`, which escapes every interpolated string.
 
