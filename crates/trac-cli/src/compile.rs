@@ -2,7 +2,7 @@
 
 use clap::ValueEnum;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use trac_compile::{compile, monitorability, CompileOptions, Compiled, Minimize, Semantics};
@@ -36,8 +36,9 @@ pub struct CompileArgs {
     /// Same as `--minimize none`.
     #[arg(long, conflicts_with = "minimize")]
     no_minimize: bool,
-    /// Write to FILE instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    /// Write to FILE instead of standard output; to a directory (an existing one, or a path
+    /// ending in `/`): one file per property, DIR/ID.dot (.hoa, .json, .ron).
+    #[arg(short = 'o', long = "output", value_name = "FILE|DIR")]
     output: Option<PathBuf>,
 }
 
@@ -177,6 +178,102 @@ fn emit(table: &Table, how: Emit) -> String {
     }
 }
 
+/// The tables of a spec's properties (`(id, table)`, in spec order) as one document: a JSON
+/// object keyed by property id; one DOT `digraph` with a `subgraph cluster_*` per property
+/// ([`trac_compile::export::dot_clusters`]: `dot` reads one graph per document); HOA automata
+/// one after another (a HOA stream, each ended by `--END--`); RON tables each after a
+/// `// property ID` comment.
+fn document(tables: &[(String, Compiled)], how: Emit) -> String {
+    match how {
+        Emit::Json => {
+            let map: serde_json::Map<String, serde_json::Value> = tables
+                .iter()
+                .map(|(n, c)| {
+                    let v = serde_json::to_value(c.table.to_file()).expect("tables serialize");
+                    (n.clone(), v)
+                })
+                .collect();
+            serde_json::to_string_pretty(&map).expect("tables serialize")
+        }
+        Emit::Dot => {
+            trac_compile::export::dot_clusters(tables.iter().map(|(n, c)| (n.as_str(), &c.table)))
+        }
+        Emit::Hoa | Emit::Ron => tables
+            .iter()
+            .map(|(n, c)| {
+                let header = match how {
+                    Emit::Ron => format!("// property {n}\n"),
+                    _ => String::new(),
+                };
+                format!("{header}{}", emit(&c.table, how))
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+/// The file name extension of an output format.
+fn extension(how: Emit) -> &'static str {
+    match how {
+        Emit::Dot => "dot",
+        Emit::Hoa => "hoa",
+        Emit::Json => "json",
+        Emit::Ron => "ron",
+    }
+}
+
+/// A property id as a file name: characters other than ASCII letters, digits, `-` and `_`
+/// become `_`; `monitor` for the unnamed table of a formula.
+fn file_stem(id: &str) -> String {
+    if id.is_empty() {
+        return "monitor".into();
+    }
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Whether `-o PATH` names a directory: an existing one, or a path ending in `/` (created).
+fn is_dir_arg(path: &Path) -> bool {
+    path.is_dir()
+        || path
+            .as_os_str()
+            .to_string_lossy()
+            .ends_with(std::path::MAIN_SEPARATOR)
+}
+
+/// `-o DIR` (an existing directory, or one to create when the path ends in `/`): one file per
+/// table, `DIR/ID.EXT` ([`file_stem`], [`extension`]), each one complete document.
+///
+/// # Errors
+/// Two ids that give the same file name, or a directory or write error, as `PATH: message`.
+fn write_per_property(dir: &Path, tables: &[(String, Compiled)], how: Emit) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for (id, _) in tables {
+        let path = dir.join(format!("{}.{}", file_stem(id), extension(how)));
+        if let Some(k) = paths.iter().position(|p| *p == path) {
+            return Err(format!(
+                "{}: properties {} and {id} would both be written to this file",
+                path.display(),
+                tables[k].0
+            ));
+        }
+        paths.push(path);
+    }
+    for (path, (_, c)) in paths.iter().zip(tables) {
+        std::fs::write(path, emit(&c.table, how).as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// Runs `trac compile`.
 pub fn run(args: &CompileArgs) -> ExitCode {
     let minimize = match (args.no_minimize, args.minimize) {
@@ -235,33 +332,19 @@ pub fn run(args: &CompileArgs) -> ExitCode {
             }
         }
     }
+    if let Some(dir) = args.output.as_deref().filter(|p| is_dir_arg(p)) {
+        return match write_per_property(dir, &tables, args.emit) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let text = if tables.len() == 1 && args.spec.is_none() {
         emit(&tables[0].1.table, args.emit)
     } else {
-        match args.emit {
-            Emit::Json => {
-                let map: serde_json::Map<String, serde_json::Value> = tables
-                    .iter()
-                    .map(|(n, c)| {
-                        let v = serde_json::to_value(c.table.to_file()).expect("tables serialize");
-                        (n.clone(), v)
-                    })
-                    .collect();
-                serde_json::to_string_pretty(&map).expect("tables serialize")
-            }
-            _ => tables
-                .iter()
-                .map(|(n, c)| {
-                    let header = match args.emit {
-                        Emit::Dot => format!("// property {n}\n"),
-                        Emit::Ron => format!("// property {n}\n"),
-                        _ => String::new(),
-                    };
-                    format!("{header}{}", emit(&c.table, args.emit))
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        }
+        document(&tables, args.emit)
     };
     let written = match &args.output {
         Some(path) => {

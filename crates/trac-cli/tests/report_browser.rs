@@ -146,3 +146,45 @@ fn the_html_report_loads_in_chromium_without_console_errors() {
     assert_eq!(png_size(&shot), (WIDTH, HEIGHT));
     println!("screenshot: {}", shot.display());
 }
+
+#[test]
+fn a_report_of_a_long_trace_with_a_wide_monitor_loads_in_chromium() {
+    let Some(browser) = browser_or_skip() else {
+        return;
+    };
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    // 10^5 steps, `p` on every 10th: 10^4 violations of `G !p`; and a monitor drawing wider
+    // than the page (a chain of 11 states).
+    let trace = dir.join("long-trace.jsonl");
+    let mut s = String::new();
+    for i in 1..=100_000 {
+        s.push_str(if i % 10 == 0 {
+            "{\"labels\":[\"p\"]}\n"
+        } else {
+            "{\"labels\":[\"q\"]}\n"
+        });
+    }
+    std::fs::write(&trace, s).unwrap();
+    let page = dir.join("long-report.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_trac-cli"))
+        .args(["audit", "--format", "html", "-o"])
+        .arg(&page)
+        .args(["--formula", "G !p", "--formula", "q -> X X X X X X X X p"])
+        .arg(&trace)
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let size = std::fs::metadata(&page).unwrap().len();
+    assert!(size < 500_000, "{size} bytes");
+    let shot = dir.join("long-report.png");
+    let errors = load(&browser, &page, &shot);
+    assert!(errors.is_empty(), "console messages: {errors:#?}");
+    assert_eq!(png_size(&shot), (WIDTH, HEIGHT));
+    println!("screenshot: {}", shot.display());
+}

@@ -113,14 +113,55 @@ pub fn dot<S: AsRef<[u32]>, T: AsRef<str>>(table: &Table<S, T>) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "digraph monitor {{");
     let _ = writeln!(out, "  rankdir=LR;");
-    let _ = writeln!(
-        out,
-        "  label=\"{}\";",
-        dot_escape(&format!("{} ({:?})", table.formula(), table.semantics()))
-    );
+    let _ = writeln!(out, "  label=\"{}\";", dot_escape(&dot_title(table)));
     let _ = writeln!(out, "  node [shape=box, style=rounded];");
-    let _ = writeln!(out, "  init [shape=point];");
-    let _ = writeln!(out, "  init -> s{};", table.initial());
+    dot_graph(&mut out, table, "", "  ");
+    let _ = writeln!(out, "}}");
+    out
+}
+
+/// Several automata as one Graphviz document (`dot` accepts one graph per document; several
+/// `digraph`s one after another are not one drawing): one `digraph monitors` with a
+/// `subgraph cluster_I` per `(name, table)`, `I` its 0-based index, labelled `name: formula
+/// (semantics)`, its node ids prefixed `mI_` so the automata stay apart. Each cluster holds
+/// what [`dot`] draws for its table. O(total size of the tables).
+pub fn dot_clusters<'a, S, T>(
+    tables: impl IntoIterator<Item = (&'a str, &'a Table<S, T>)>,
+) -> String
+where
+    S: AsRef<[u32]> + 'a,
+    T: AsRef<str> + 'a,
+{
+    let mut out = String::new();
+    let _ = writeln!(out, "digraph monitors {{");
+    let _ = writeln!(out, "  rankdir=LR;");
+    let _ = writeln!(out, "  node [shape=box, style=rounded];");
+    for (i, (name, table)) in tables.into_iter().enumerate() {
+        let _ = writeln!(out, "  subgraph cluster_{i} {{");
+        let title = format!("{name}: {}", dot_title(table));
+        let _ = writeln!(out, "    label=\"{}\";", dot_escape(&title));
+        dot_graph(&mut out, table, &format!("m{i}_"), "    ");
+        let _ = writeln!(out, "  }}");
+    }
+    let _ = writeln!(out, "}}");
+    out
+}
+
+/// A table's graph title: its formula and semantics.
+fn dot_title<S: AsRef<[u32]>, T: AsRef<str>>(table: &Table<S, T>) -> String {
+    format!("{} ({:?})", table.formula(), table.semantics())
+}
+
+/// The statements of `table`'s automaton (initial arrow, states, edges), one per line indented
+/// by `indent`, node ids prefixed by `prefix`.
+fn dot_graph<S: AsRef<[u32]>, T: AsRef<str>>(
+    out: &mut String,
+    table: &Table<S, T>,
+    prefix: &str,
+    indent: &str,
+) {
+    let _ = writeln!(out, "{indent}{prefix}init [shape=point];");
+    let _ = writeln!(out, "{indent}{prefix}init -> {prefix}s{};", table.initial());
     let name = |i: u32| table.prop_name(i as usize).to_string();
     for s in 0..table.state_count() as u32 {
         let (mark, color) = match s {
@@ -133,7 +174,10 @@ pub fn dot<S: AsRef<[u32]>, T: AsRef<str>>(table: &Table<S, T>) -> String {
             dot_escape(table.residual(s)),
             verdict_name(s)
         );
-        let _ = writeln!(out, "  s{s} [label=\"{label}\", color={color}];");
+        let _ = writeln!(
+            out,
+            "{indent}{prefix}s{s} [label=\"{label}\", color={color}];"
+        );
     }
     for s in 0..table.state_count() as u32 {
         for (t, paths) in grouped(table, s) {
@@ -146,11 +190,13 @@ pub fn dot<S: AsRef<[u32]>, T: AsRef<str>>(table: &Table<S, T>) -> String {
                 }
             };
             let g = guard(&paths, &lit, " & ", " | ", "1");
-            let _ = writeln!(out, "  s{s} -> s{t} [label=\"{}\"];", dot_escape(&g));
+            let _ = writeln!(
+                out,
+                "{indent}{prefix}s{s} -> {prefix}s{t} [label=\"{}\"];",
+                dot_escape(&g)
+            );
         }
     }
-    let _ = writeln!(out, "}}");
-    out
 }
 
 /// An atom name as Spot prints it: bare if it is a plain identifier, else double-quoted.

@@ -37,8 +37,9 @@
 //! The satisfiability checker ([`sat`]) also decides complete progression's verdicts at run
 //! time: [`SatOracle`] implements `trac_spec::compiler::VerdictOracle` for `trac-runtime`.
 //!
-//! Exports: [`export::dot`] (Graphviz), [`export::hoa`] (HOA v1, verdicts in state names), and the
-//! table's own RON / JSON ([`Table::to_ron`], [`Table::to_json`]).
+//! Exports: [`export::dot`] (Graphviz; [`export::dot_clusters`] for several tables in one
+//! document), [`export::hoa`] (HOA v1, verdicts in state names), and the table's own RON / JSON
+//! ([`Table::to_ron`], [`Table::to_json`]).
 #![deny(missing_docs)]
 
 mod build;

@@ -44,8 +44,12 @@ pub(crate) struct TraceOutcome {
     pub steps: usize,
     /// The 1-based line of each step in `file` ([`StepLines::push`] once per step).
     pub lines: StepLines,
-    /// Every verdict reached, in step order.
+    /// The verdicts reached that the printer keeps ([`Printer::retain`]; all of them by
+    /// default), in step order.
     pub records: Vec<VerdictRecord>,
+    /// Per property id, every verdict reached counted over the steps (HTML only, whose
+    /// `retain` keeps a bounded number of `records`).
+    pub timelines: Vec<(String, html::Timeline)>,
     /// Per property, its state at the end of the trace.
     pub ends: Vec<PropertyEnd>,
     /// The trace error that ended the audit early, or why the trace was not audited.
@@ -66,6 +70,7 @@ impl TraceOutcome {
             steps: 0,
             lines: StepLines::default(),
             records: Vec::new(),
+            timelines: Vec::new(),
             ends: Vec::new(),
             error: None,
             not_audited: false,

@@ -1,0 +1,315 @@
+//! `trac compile --emit dot` of a spec with several properties (issue 21): one valid Graphviz
+//! document (one `digraph`, a `subgraph cluster_*` per property), or with `-o DIR` one file per
+//! property. Checked structurally (no Graphviz needed) and, where `dot` is installed, by
+//! `dot -Tsvg` giving one SVG document.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A spec with four properties.
+const SPEC: &str = "examples/specs/textworld.ron";
+const PROPERTIES: [&str; 4] = ["R1", "R2", "R3", "R4"];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn trac(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("run trac")
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("compile-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A DOT document's statements as far as these tests need them.
+#[derive(Debug, Default)]
+struct Dot {
+    /// Top-level graphs (`digraph NAME { ... }`), by name.
+    graphs: Vec<String>,
+    /// Subgraph names (`subgraph NAME {`).
+    clusters: Vec<String>,
+    /// Node ids declared (`ID [ ... ];`), with the subgraph they are declared in.
+    nodes: Vec<(String, Option<String>)>,
+    /// Edges `(from, to, subgraph)`.
+    edges: Vec<(String, String, Option<String>)>,
+}
+
+/// Reads `src` as a DOT document, checking what `dot` itself would refuse or misread: text
+/// outside the one graph, unbalanced braces or quotes. Statements are one per line, as
+/// `trac_compile::export` writes them; quoted strings may hold braces and `->`.
+fn parse_dot(src: &str) -> Dot {
+    let mut d = Dot::default();
+    let mut stack: Vec<Option<String>> = Vec::new();
+    for (n, line) in src.lines().enumerate() {
+        // The line without its quoted strings (escapes `\"` and `\\` honoured).
+        let mut bare = String::new();
+        let (mut quoted, mut escaped) = (false, false);
+        for c in line.chars() {
+            match (quoted, escaped, c) {
+                (true, true, _) => escaped = false,
+                (true, false, '\\') => escaped = true,
+                (true, false, '"') => quoted = false,
+                (true, false, _) => {}
+                (false, _, '"') => {
+                    quoted = true;
+                    bare.push_str("\"\"");
+                }
+                (false, _, c) => bare.push(c),
+            }
+        }
+        assert!(!quoted, "line {}: unterminated string: {line}", n + 1);
+        let t = bare.trim();
+        if t.is_empty() || t.starts_with("//") {
+            continue;
+        }
+        let words: Vec<&str> = t.split_whitespace().collect();
+        let cluster = stack.last().cloned().flatten();
+        if t.ends_with('{') {
+            match words.as_slice() {
+                ["digraph", name, "{"] => {
+                    assert!(stack.is_empty(), "line {}: a graph inside a graph", n + 1);
+                    d.graphs.push(name.to_string());
+                    stack.push(None);
+                }
+                ["subgraph", name, "{"] => {
+                    assert!(
+                        !stack.is_empty(),
+                        "line {}: a subgraph outside a graph",
+                        n + 1
+                    );
+                    d.clusters.push(name.to_string());
+                    stack.push(Some(name.to_string()));
+                }
+                _ => panic!("line {}: unexpected block {line}", n + 1),
+            }
+            continue;
+        }
+        if t == "}" {
+            assert!(stack.pop().is_some(), "line {}: unbalanced }}", n + 1);
+            continue;
+        }
+        assert!(
+            !stack.is_empty(),
+            "line {}: a statement outside the graph: {line}",
+            n + 1
+        );
+        assert!(t.ends_with(';'), "line {}: {line}", n + 1);
+        if let ["node" | "edge" | "graph", ..] = words.as_slice() {
+            continue;
+        }
+        if words.len() > 2 && words[1] == "->" {
+            let to = words[2].trim_end_matches(';');
+            d.edges
+                .push((words[0].to_string(), to.to_string(), cluster));
+        } else if !words[0].contains('=') {
+            d.nodes
+                .push((words[0].trim_end_matches(';').to_string(), cluster));
+        }
+    }
+    assert!(stack.is_empty(), "unclosed braces");
+    d
+}
+
+/// Checks that `d` is one graph whose every edge joins nodes declared in its own subgraph and
+/// whose node ids are unique.
+fn check_one_graph(d: &Dot, clusters: usize) {
+    assert_eq!(d.graphs.len(), 1, "one graph per document: {:?}", d.graphs);
+    assert_eq!(d.clusters.len(), clusters, "{:?}", d.clusters);
+    assert!(d.clusters.iter().all(|c| c.starts_with("cluster_")));
+    let ids: HashSet<&str> = d.nodes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(ids.len(), d.nodes.len(), "a node id declared twice");
+    for (from, to, cluster) in &d.edges {
+        for end in [from, to] {
+            let declared = d.nodes.iter().find(|(n, _)| n == end);
+            assert!(
+                declared.is_some(),
+                "edge {from} -> {to}: {end} is not declared"
+            );
+            assert_eq!(
+                &declared.unwrap().1,
+                cluster,
+                "edge {from} -> {to} leaves its cluster"
+            );
+        }
+    }
+}
+
+/// `dot -Tsvg` of `src`, when Graphviz is installed (`None` after saying so otherwise, except
+/// under `CI=true`, where CI installs it).
+fn dot_svg(src: &str) -> Option<String> {
+    let child = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(_) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("Graphviz is missing: CI installs it with .ci/install-report")
+        }
+        Err(_) => {
+            println!("skipped the Graphviz check: dot not found (apt-get install graphviz)");
+            return None;
+        }
+    };
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), src.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "dot -Tsvg failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some(String::from_utf8(o.stdout).unwrap())
+}
+
+#[test]
+fn emit_dot_of_a_spec_is_one_graph_with_a_cluster_per_property() {
+    let o = trac(&["compile", "--spec", SPEC, "--emit", "dot"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let src = String::from_utf8(o.stdout).unwrap();
+    let d = parse_dot(&src);
+    check_one_graph(&d, PROPERTIES.len());
+    for id in PROPERTIES {
+        assert!(
+            src.contains(&format!("label=\"{id}: ")),
+            "{id} names its cluster"
+        );
+    }
+    // Every state of every monitor is drawn: as many nodes as the tables have states (one
+    // residual each), plus each table's initial point.
+    let o = trac(&["compile", "--spec", SPEC, "--emit", "json"]);
+    let tables: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let states: usize = PROPERTIES
+        .iter()
+        .map(|id| tables[id]["residuals"].as_array().expect("residuals").len())
+        .sum();
+    assert_eq!(d.nodes.len(), states + PROPERTIES.len());
+    if let Some(svg) = dot_svg(&src) {
+        // One SVG document (several digraphs give several, one after another), with a
+        // cluster per property.
+        assert_eq!(svg.matches("<svg").count(), 1, "{svg}");
+        assert_eq!(svg.matches("class=\"cluster\"").count(), PROPERTIES.len());
+    }
+}
+
+#[test]
+fn emit_dot_into_a_directory_writes_one_document_per_property() {
+    let dir = temp_dir("dot-dir");
+    let o = trac(&[
+        "compile",
+        "--spec",
+        SPEC,
+        "--emit",
+        "dot",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.stdout.is_empty());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let expected: Vec<String> = PROPERTIES.iter().map(|p| format!("{p}.dot")).collect();
+    assert_eq!(names, expected);
+    for name in &names {
+        let src = std::fs::read_to_string(dir.join(name)).unwrap();
+        let d = parse_dot(&src);
+        check_one_graph(&d, 0);
+        if let Some(svg) = dot_svg(&src) {
+            assert_eq!(svg.matches("<svg").count(), 1, "{name}");
+        }
+    }
+    // The same table as the one-property export of each formula would give.
+    let json = trac(&[
+        "compile",
+        "--spec",
+        SPEC,
+        "--emit",
+        "json",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(json.status.code(), Some(0));
+    let all: serde_json::Value =
+        serde_json::from_slice(&trac(&["compile", "--spec", SPEC, "--emit", "json"]).stdout)
+            .unwrap();
+    for id in PROPERTIES {
+        let one: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{id}.json"))).unwrap())
+                .unwrap();
+        assert_eq!(one, all[id], "{id}");
+    }
+}
+
+#[test]
+fn the_structural_check_rejects_concatenated_graphs() {
+    // The control: what `--emit dot` printed for a spec before (one digraph per property, one
+    // after another) is caught.
+    let one = trac(&["compile", "G(p -> X q)", "--emit", "dot"]);
+    let src = String::from_utf8(one.stdout).unwrap();
+    check_one_graph(&parse_dot(&src), 0);
+    let twice = format!("// property A\n{src}\n// property B\n{src}");
+    let caught = std::panic::catch_unwind(|| check_one_graph(&parse_dot(&twice), 0));
+    assert!(caught.is_err());
+}
+
+#[test]
+fn emit_into_a_path_ending_in_a_slash_creates_the_directory() {
+    let dir = temp_dir("new-dir").join("monitors");
+    let arg = format!("{}/", dir.display());
+    let o = trac(&["compile", "--spec", SPEC, "--emit", "hoa", "-o", &arg]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    for id in PROPERTIES {
+        let hoa = std::fs::read_to_string(dir.join(format!("{id}.hoa"))).unwrap();
+        assert!(hoa.starts_with("HOA: v1"), "{id}");
+        assert_eq!(hoa.matches("--END--").count(), 1, "{id}: one automaton");
+    }
+    // A file in the way is an error, not a silent overwrite of something else.
+    let file = temp_dir("file-in-the-way").join("taken");
+    std::fs::write(&file, "x").unwrap();
+    let o = trac(&[
+        "compile",
+        "--spec",
+        SPEC,
+        "--emit",
+        "dot",
+        "-o",
+        &format!("{}/", file.display()),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.starts_with("error: ") && e.contains("taken"), "{e}");
+}
