@@ -148,10 +148,12 @@ fn the_html_report_loads_in_chromium_without_console_errors() {
 }
 
 #[test]
+#[cfg_attr(
+    no_chromium,
+    ignore = "needs chromium (apt-get install chromium, or TRAC_CHROMIUM)"
+)]
 fn a_report_of_a_long_trace_with_a_wide_monitor_loads_in_chromium() {
-    let Some(browser) = browser_or_skip() else {
-        return;
-    };
+    let browser = browser();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     // 10^5 steps, `p` on every 10th: 10^4 violations of `G !p`; and a monitor drawing wider
     // than the page (a chain of 11 states).
