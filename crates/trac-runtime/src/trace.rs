@@ -990,9 +990,10 @@ impl<R: BufRead> TraceReader<R> {
         let Some(lead) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
             return;
         };
-        if bytes[lead] == b'[' {
+        if bytes[lead] == b'[' && self.format != TraceFormat::Otlp {
             // A top-level array (of messages, or of conversations): read element by element,
-            // so that its messages stream and a cut one loses only itself.
+            // so that its messages stream and a cut one loses only itself. (OTLP wants an
+            // object: an array is read whole, to be refused as such.)
             self.values += 1;
             let session = (self.values > 1).then(|| format!("#{}", self.values));
             let column = String::from_utf8_lossy(&bytes[..=lead]).chars().count() + 1;
@@ -1239,7 +1240,8 @@ impl<R: BufRead> TraceReader<R> {
             self.queue.push_back(Err(err));
             return;
         }
-        // Top-level arrays are read element by element (`array_element`), never here.
+        // Top-level arrays are read element by element (`array_element`), never here (but in
+        // OTLP input, refused above).
         if value.get("messages").is_some() {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
