@@ -36,6 +36,18 @@
 //! gives; a tool call whose `arguments` string is not valid JSON is an error for that message
 //! (with the position inside the string), never silently kept as text.
 //!
+//! A top-level array is read element by element as it arrives (`scan`): each message's events
+//! come before the rest of the array is read, an array cut short yields the events of its
+//! complete messages and then an error, and an error inside names the line and column where
+//! its message starts. A conversation object (`{"messages": [...]}`) over several lines is
+//! read whole, then converted (its messages' errors are at their line and column).
+//!
+//! # Limits and errors
+//! No line, and no JSON value read over several lines, may be longer than
+//! [`ReadOptions::max_line_bytes`] (default [`DEFAULT_MAX_LINE_BYTES`]): a longer one is an
+//! error at its line, and reading ends there. [`TraceError::session`] names the session of a
+//! bad line when the reader knows it.
+//!
 //! # OpenTelemetry GenAI spans (OTLP JSON)
 //! `{"resourceSpans": [...]}` documents (one, pretty-printed, or one per line): one session per
 //! trace id, steps in start-time order, read when the input ends. See `otlp`.
@@ -1091,9 +1103,13 @@ impl<R: BufRead> TraceReader<R> {
         match step {
             Ok(scan::Step::Element(at, bytes)) => {
                 let k = a.elements;
-                let session = a.session.clone();
+                let scope = a.scope();
                 self.array = Some(a);
-                self.element_events(&bytes, at, k, session);
+                if self.element_events(&bytes, at, k, scope) {
+                    if let Some(a) = self.array.as_mut() {
+                        a.nested = true;
+                    }
+                }
             }
             Ok(scan::Step::End) => {
                 close(self, a);
@@ -1107,12 +1123,12 @@ impl<R: BufRead> TraceReader<R> {
                             "message {}: the input ends inside it (at line {} column {}): the array is cut",
                             a.elements, end.line, end.column
                         ),
-                        Some(a.session.clone()),
+                        a.scope(),
                     ),
                     scan::ScanError::Eof(None, end) => (
                         end,
                         "the input ends inside the array (no closing `]`)".to_string(),
-                        Some(a.session.clone()),
+                        a.scope(),
                     ),
                     scan::ScanError::TooLong(start) => (
                         start,
@@ -1129,7 +1145,7 @@ impl<R: BufRead> TraceReader<R> {
                             a.elements,
                             char::from(b).escape_default()
                         ),
-                        Some(a.session.clone()),
+                        a.scope(),
                     ),
                 };
                 self.done = true;
@@ -1143,12 +1159,20 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// Queues the events of element `k` (1-based) of a top-level array, `bytes` starting at
-    /// `at`; `session`: that of the array's own messages.
-    fn element_events(&mut self, bytes: &[u8], at: scan::Pos, k: usize, session: Option<String>) {
-        let fail = |r: &mut Self, message: String, session: Option<String>| {
+    /// `at`; `scope`: the session of an error of the element ([`scan::Array::scope`]). True
+    /// when the element is a conversation or an OTLP export (not a message of the array's own
+    /// conversation).
+    fn element_events(
+        &mut self,
+        bytes: &[u8],
+        at: scan::Pos,
+        k: usize,
+        scope: Option<Option<String>>,
+    ) -> bool {
+        let fail = |r: &mut Self, message: String, session: Option<Option<String>>| {
             let mut err = r.error(at.column, message);
             err.line = at.line;
-            err.session = Some(session);
+            err.session = session;
             r.queue.push_back(Err(err));
         };
         let value = match serde_json::from_slice::<Value>(bytes) {
@@ -1163,7 +1187,8 @@ impl<R: BufRead> TraceReader<R> {
                 };
                 let msg = strip_json_position(&e.to_string());
                 let msg = format!("message {k}: {msg} (at line {line} column {column})");
-                return fail(self, msg, session);
+                fail(self, msg, scope);
+                return false;
             }
         };
         let doc = String::from_utf8_lossy(bytes);
@@ -1174,6 +1199,7 @@ impl<R: BufRead> TraceReader<R> {
             let lines = message_lines(&doc, at.line);
             let conv_lines = lines.as_ref().and_then(|l| l.first());
             self.conversation_events(&value, k, conv_lines, at.line);
+            true
         } else if value.get("resourceSpans").is_some() {
             self.format = TraceFormat::Otlp;
             for (line, e) in self.spans.add(&value, at.line, Some(&doc)) {
@@ -1181,10 +1207,12 @@ impl<R: BufRead> TraceReader<R> {
                 err.line = line;
                 self.queue.push_back(Err(err));
             }
+            true
         } else {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
             }
+            let session = self.array.as_ref().and_then(|a| a.session.clone());
             match chat::messages(&value, session.clone(), &mut self.links) {
                 Ok(evs) => {
                     for mut ev in evs {
@@ -1192,8 +1220,9 @@ impl<R: BufRead> TraceReader<R> {
                         self.push_event(ev, at.line);
                     }
                 }
-                Err(e) => fail(self, format!("message {k}: {e}"), session),
+                Err(e) => fail(self, format!("message {k}: {e}"), Some(session)),
             }
+            false
         }
     }
 

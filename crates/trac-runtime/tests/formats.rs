@@ -780,3 +780,25 @@ fn errors_in_pretty_printed_documents_are_at_their_message() {
     let e = items[1].as_ref().unwrap_err();
     assert!(e.starts_with("t:3:5: message 2:"), "{e}");
 }
+
+#[test]
+fn an_unreadable_array_element_names_its_session_when_it_can() {
+    let scope = |src: &str| {
+        let r = TraceReader::sniff_with(
+            Cursor::new(src.as_bytes().to_vec()),
+            "t",
+            None,
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        let errors: Vec<Option<Option<String>>> =
+            r.filter_map(Result::err).map(|e| e.session).collect();
+        errors
+    };
+    // A message of the array's own conversation: the default session.
+    let messages = "[\n{\"role\": \"user\", \"content\": \"a\"},\n{\"role\": }\n]\n";
+    assert_eq!(scope(messages), [Some(None)]);
+    // After a conversation element, a broken element may be any conversation.
+    let conversations = "[\n{\"id\": \"c1\", \"messages\": []},\n{\"id\": }\n]\n";
+    assert_eq!(scope(conversations), [None]);
+}

@@ -52,6 +52,9 @@ pub(super) struct Array {
     pub elements: usize,
     /// The session of the array's own messages (see `chat::conversation`).
     pub session: Option<String>,
+    /// An element was a conversation or an OTLP export: an element that cannot be read may
+    /// belong to any session.
+    pub nested: bool,
 }
 
 impl Array {
@@ -65,7 +68,15 @@ impl Array {
             first: true,
             elements: 0,
             session,
+            nested: false,
         }
+    }
+
+    /// The session an error of the current element belongs to (see
+    /// [`TraceError::session`](super::TraceError::session)): the array's own, unless its
+    /// elements are conversations (then unknown).
+    pub(super) fn scope(&self) -> Option<Option<String>> {
+        (!self.nested).then(|| self.session.clone())
     }
 
     /// The bytes of the current line left unread, once the array has ended (they are read on as
