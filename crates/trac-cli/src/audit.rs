@@ -119,6 +119,16 @@ fn end_session(
     (outcome, auditor)
 }
 
+/// Removes `session` from the open sessions, if it is open. O(log open sessions).
+fn take_session(
+    index: &mut rustc_hash::FxHashMap<Option<String>, usize>,
+    sessions: &mut BTreeMap<usize, Box<Session>>,
+    session: &Option<String>,
+) -> Option<Session> {
+    let i = index.remove(session)?;
+    sessions.remove(&i).map(|s| *s)
+}
+
 /// Auditors of ended sessions kept for new ones ([`AuditPlan::reset`] reuses their buffers).
 const SPARE_AUDITORS: usize = 16;
 
@@ -183,6 +193,30 @@ fn coverage_check(
     None
 }
 
+/// A trace error as the audit loop scopes it: its text (`FILE:LINE:COLUMN: ...`), the session
+/// it belongs to where known ([`trace::TraceError::session`]: an error of a known session ends
+/// only that session; `None`, one of any session or of the labeling pipeline, ends them all),
+/// and its line.
+#[derive(Clone)]
+struct ReadError {
+    message: String,
+    session: Option<Option<String>>,
+    line: Option<usize>,
+}
+
+impl From<trace::TraceError> for ReadError {
+    fn from(e: trace::TraceError) -> Self {
+        ReadError {
+            message: e.to_string(),
+            line: (e.line > 0).then_some(e.line),
+            session: e.session,
+        }
+    }
+}
+
+/// An event to audit (with the labels the pipeline gave it, if any), or the error read instead.
+type ReadItem = Result<(trace::Event, Option<trac_runtime::labels::LabelSet>), ReadError>;
+
 /// A trace reader shared between the labeling pipeline (which may read it on another thread)
 /// and the audit loop (which reads the fields it met at the end).
 struct SharedReader(Arc<Mutex<trace::TraceReader<trace::Input>>>);
@@ -224,7 +258,10 @@ impl FileAudit<'_> {
         let mut opened = 0usize;
         let mut ended_cov = Coverage::default();
         let mut file_steps = 0;
-        let mut file_error: Option<String> = None;
+        let mut file_error: Option<ReadError> = None;
+        // Sessions stopped by an error of their own: their later events are skipped.
+        let mut failed: rustc_hash::FxHashSet<Option<String>> = Default::default();
+        let mut session_errors = 0usize;
         let mut fields_seen = Vec::new();
         let mut unknown_fields = Vec::new();
         let mut streamed = false;
@@ -254,7 +291,7 @@ impl FileAudit<'_> {
             printer.keep(outcome, kept);
         };
         match trace::open_with(path, &self.read_options) {
-            Err(e) => file_error = Some(e.to_string()),
+            Err(e) => file_error = Some(e.into()),
             Ok(reader) => {
                 file = reader.name().to_string();
                 shared_file = Arc::from(file.as_str());
@@ -264,20 +301,53 @@ impl FileAudit<'_> {
                 // shared so that the fields it met can be read back after the audit.
                 let reader = SharedReader(Arc::new(Mutex::new(reader)));
                 let shared = Arc::clone(&reader.0);
-                let events: Box<dyn Iterator<Item = crate::llm::LabeledEvent>> = match labeling {
-                    Some(l) => l.events(&file, reader),
-                    None => {
-                        Box::new(reader.map(|r| r.map(|e| (e, None)).map_err(|e| e.to_string())))
-                    }
+                let events: Box<dyn Iterator<Item = ReadItem>> = match labeling {
+                    Some(l) => Box::new(l.events(&file, reader).map(|r| {
+                        r.map_err(|message| ReadError {
+                            message,
+                            session: None,
+                            line: None,
+                        })
+                    })),
+                    None => Box::new(reader.map(|r| r.map(|e| (e, None)).map_err(ReadError::from))),
                 };
                 for ev in events {
                     let (ev, labels) = match ev {
                         Ok(ev) => ev,
                         Err(e) => {
-                            file_error = Some(e);
-                            break;
+                            let Some(session) = e.session.clone() else {
+                                file_error = Some(e);
+                                break;
+                            };
+                            // An error of one session ends that session only (with its error
+                            // record); the others are audited on.
+                            session_errors += 1;
+                            warn!(progress, err, "error: {}", e.message);
+                            if !failed.insert(session.clone()) {
+                                continue;
+                            }
+                            let mut sess = take_session(&mut index, &mut sessions, &session)
+                                .unwrap_or_else(|| {
+                                    // Its first line is the bad one: still a trace, reported.
+                                    opened += 1;
+                                    let s = session.as_deref();
+                                    let mut s =
+                                        new_session(&shared_file, s, stream, streamed, &mut spare);
+                                    let recs = s.auditor.initial();
+                                    emit(out, printer, recs, &mut s.outcome);
+                                    s
+                                });
+                            sess.outcome.error_line = e.line;
+                            let (outcome, _) =
+                                end_session(out, printer, progress, sess, Some(e.message), false);
+                            finish(outcome, &mut end, kept);
+                            continue;
                         }
                     };
+                    if !failed.is_empty() && failed.contains(&ev.session) {
+                        progress.advance(ev.raw.len() + 1);
+                        continue;
+                    }
                     let marker = ev.is_end_marker();
                     let i = match index.get(&ev.session) {
                         Some(&i) => i,
@@ -355,11 +425,13 @@ impl FileAudit<'_> {
             }
             sessions.insert(0, Box::new(sess));
         }
-        let not_audited = if file_error.is_none() {
-            let mut cov = ended_cov;
-            for s in sessions.values() {
-                cov.merge(s.auditor.coverage());
-            }
+        let mut cov = ended_cov;
+        for s in sessions.values() {
+            cov.merge(s.auditor.coverage());
+        }
+        // Sessions stopped by their own error are not in `cov`: the others are checked, unless
+        // there are none.
+        let not_audited = if file_error.is_none() && (session_errors == 0 || cov.steps > 0) {
             let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
             progress.suspend(|| {
                 coverage_check(
@@ -377,15 +449,28 @@ impl FileAudit<'_> {
             None
         };
         progress.end_file(path);
-        for sess in sessions.into_values() {
-            let error = file_error.clone().or_else(|| not_audited.clone());
+        for mut sess in sessions.into_values() {
+            sess.outcome.error_line = file_error.as_ref().and_then(|e| e.line);
+            let error = file_error
+                .as_ref()
+                .map(|e| e.message.clone())
+                .or_else(|| not_audited.clone());
             let (outcome, _) =
                 end_session(out, printer, progress, *sess, error, not_audited.is_some());
             finish(outcome, &mut end, kept);
         }
+        if session_errors > 0 {
+            end.bad_input = true;
+            if file_error.is_none() {
+                let _ = writeln!(
+                    err,
+                    "note: each error above stopped its own session of {file}; the other sessions were audited to their end"
+                );
+            }
+        }
         if let Some(e) = &file_error {
             end.bad_input = true;
-            warn!(progress, err, "error: {e}");
+            warn!(progress, err, "error: {}", e.message);
             if file_steps > 0 {
                 let _ = writeln!(
                     err,

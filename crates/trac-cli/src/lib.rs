@@ -115,6 +115,11 @@ struct AuditArgs {
     /// follows up to the next one).
     #[arg(long, value_enum, default_value_t = StepPerArg::Message)]
     step_per: StepPerArg,
+    /// The longest trace line, and the longest message or document of a JSON array or
+    /// pretty-printed file, in bytes: a longer one is an error at its line, and the file is
+    /// not read further (an input without newline would otherwise fill memory).
+    #[arg(long, value_name = "BYTES", default_value_t = trace::DEFAULT_MAX_LINE_BYTES)]
+    max_line_bytes: usize,
     /// Audit up to N trace files at once (default: the number of cores). The report, messages
     /// and exit code are the same as with `-j 1`: each file's output is written in argument
     /// order. Standard input, pipes and LLM labeling are audited one file at a time.
@@ -168,6 +173,7 @@ impl AuditArgs {
                 StepPerArg::Message => trace::StepPer::Message,
                 StepPerArg::Turn => trace::StepPer::Turn,
             },
+            max_line_bytes: self.max_line_bytes,
         }
     }
 }

@@ -1210,3 +1210,288 @@ fn trace_labels_and_rule_less_propositions_that_never_meet_the_spec_are_warned_a
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+// ---- No lost verdict, no abort (issue 21 §3, §4). ----
+
+/// Three interleaved sessions; line 3, of session `b`, is cut.
+const THREE_SESSIONS: &str = concat!(
+    "{\"session\": \"a\", \"labels\": [\"look\"]}\n",
+    "{\"session\": \"b\", \"labels\": [\"look\"]}\n",
+    "{\"session\": \"b\", \"labels\": [\"look\"\n",
+    "{\"session\": \"a\", \"labels\": [\"look\"]}\n",
+    "{\"session\": \"b\", \"labels\": [\"look\"]}\n",
+    "{\"session\": \"c\", \"labels\": [\"look\"]}\n",
+    "{\"session\": \"c\", \"labels\": [\"look\"]}\n",
+);
+
+#[test]
+fn a_bad_line_stops_only_its_own_session() {
+    let t = temp_file("three-sessions.jsonl", THREE_SESSIONS);
+    let name = t.to_str().unwrap();
+    let audit = |extra: &[&str]| {
+        let mut args = vec!["audit", "--formula", "G(look -> X !look)"];
+        args.extend_from_slice(extra);
+        args.push(name);
+        trac(&args)
+    };
+    let o = audit(&["--format", "jsonl"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = format!("{name}:3:34: EOF while parsing a list");
+    assert!(
+        stderr(&o).contains(&format!("error: {err}")),
+        "{}",
+        stderr(&o)
+    );
+    let lines = jsonl(&o);
+    // Sessions a and c keep all their verdicts: each violates at its step 2 (after the bad line).
+    let violations: Vec<(&str, u64)> = lines
+        .iter()
+        .filter(|v| v.get("end").is_none() && v["verdict"] == "violated")
+        .map(|v| (v["trace"].as_str().unwrap(), v["step"].as_u64().unwrap()))
+        .collect();
+    let (a, b, c) = (
+        format!("{name}#a"),
+        format!("{name}#b"),
+        format!("{name}#c"),
+    );
+    assert_eq!(violations, [(a.as_str(), 2), (c.as_str(), 2)]);
+    // Session b ends at its error, after its one good step; its later line is not audited.
+    let ends: Vec<(&str, u64, &serde_json::Value)> = lines
+        .iter()
+        .filter(|v| v.get("end").is_some())
+        .map(|v| {
+            (
+                v["trace"].as_str().unwrap(),
+                v["steps"].as_u64().unwrap(),
+                &v["error"],
+            )
+        })
+        .collect();
+    let null = serde_json::Value::Null;
+    assert_eq!(
+        ends,
+        [
+            (b.as_str(), 1, &serde_json::Value::from(err.as_str())),
+            (a.as_str(), 2, &null),
+            (c.as_str(), 2, &null)
+        ]
+    );
+    // The other formats show b's error and a's and c's violations.
+    let o = audit(&["--summary"]);
+    assert_eq!(o.status.code(), Some(2));
+    let s = stdout(&o);
+    assert!(
+        s.contains(&format!("{b}  f1        pending (until error)")),
+        "{s}"
+    );
+    assert!(s.contains(&format!("{a}  f1        violated")), "{s}");
+    assert!(s.contains(&format!("{c}  f1        violated")), "{s}");
+    let o = audit(&["--format", "text"]);
+    assert!(
+        stdout(&o).contains(&format!("stopped early: {err}")),
+        "{}",
+        stdout(&o)
+    );
+    let o = audit(&["--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let errors: Vec<&serde_json::Value> =
+        v.as_array().unwrap().iter().map(|t| &t["error"]).collect();
+    assert_eq!(
+        errors,
+        [&serde_json::Value::from(err.as_str()), &null, &null]
+    );
+    let o = audit(&["--format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["results"].as_array().unwrap().len(), 2);
+    let n = &run["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(n["message"]["text"], err.as_str());
+    assert_eq!(
+        n["locations"][0]["physicalLocation"]["region"]["startLine"],
+        3
+    );
+    // `-j 2` gives `-j 1`'s output, over two such files.
+    let t2 = temp_file("three-sessions-2.jsonl", THREE_SESSIONS);
+    let run_j = |j: &str| {
+        trac(&[
+            "audit",
+            "--formula",
+            "G(look -> X !look)",
+            "--format",
+            "jsonl",
+            "-j",
+            j,
+            name,
+            t2.to_str().unwrap(),
+        ])
+    };
+    let (one, two) = (run_j("1"), run_j("2"));
+    assert_eq!((one.stdout, one.stderr), (two.stdout, two.stderr));
+}
+
+/// The airline chat log cut inside its last message (line 13, message 12).
+fn cut_airline() -> (String, std::path::PathBuf) {
+    let full = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trac-runtime/tests/fixtures/openai_airline.json"
+    ))
+    .unwrap();
+    let last = full.lines().nth(12).unwrap();
+    assert!(last.starts_with("  {\"role\""), "{last}");
+    let cut_at = full.find(last).unwrap() + last.len() / 2;
+    (full.clone(), temp_file("airline-cut.json", &full[..cut_at]))
+}
+
+#[test]
+fn a_cut_chat_array_keeps_the_verdicts_of_its_complete_messages() {
+    let (_, t) = cut_airline();
+    let name = t.to_str().unwrap();
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--format",
+        "jsonl",
+        name,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = format!("{name}:13:3: message 12: the input ends inside it");
+    assert!(
+        stderr(&o).contains(&format!("error: {err}")),
+        "{}",
+        stderr(&o)
+    );
+    let (verdicts, ends) = verdicts_and_ends(&o);
+    let violated: Vec<(&str, u64)> = verdicts
+        .iter()
+        .filter(|v| v.1 == "violated")
+        .map(|v| (v.0.as_str(), v.2))
+        .collect();
+    assert_eq!(
+        violated,
+        [("confirm-before-write", 7), ("no-text-with-call", 10)]
+    );
+    assert!(ends.iter().all(|e| e.1 == 11), "{ends:?}");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--format",
+        "sarif",
+        name,
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let n = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(
+        n["locations"][0]["physicalLocation"]["region"]["startLine"],
+        13
+    );
+    assert!(
+        n["message"]["text"].as_str().unwrap().starts_with(&err),
+        "{n}"
+    );
+}
+
+#[test]
+fn a_piped_chat_array_streams_its_verdicts() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let (full, _) = cut_airline();
+    // The writer sends the array up to message 7 (lines 1-8), waits, then sends the rest.
+    let k = full.match_indices('\n').nth(7).unwrap().0 + 1;
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg("printf '%s' \"$1\"; read go; printf '%s' \"$2\"")
+        .arg("sh")
+        .arg(&full[..k])
+        .arg(&full[k..])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run sh");
+    let mut go = writer.stdin.take().unwrap();
+    let mut child = trac_cmd(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--format",
+        "jsonl",
+        "-",
+    ])
+    .stdin(Stdio::from(writer.stdout.take().unwrap()))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("run trac");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next().map(Result::unwrap);
+        tx.send(first).unwrap();
+        lines.map(Result::unwrap).collect::<Vec<String>>()
+    });
+    // A deadlock guard, not a performance bound: read whole, the array would give no verdict
+    // before the writer closes, which it does not do until told to.
+    let first = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("no verdict while the writer holds the pipe open")
+        .expect("trac printed a line");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "trac ended before its input did"
+    );
+    assert!(first.contains("\"step\":3"), "{first}");
+    writeln!(go).unwrap();
+    drop(go);
+    writer.wait().unwrap();
+    let rest = reader.join().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{rest:?}");
+    assert!(rest.iter().any(|l| l.contains("\"steps\":12")), "{rest:?}");
+}
+
+/// Runs trac on standard input fed endlessly with `a`s and no newline (as `/dev/zero` would),
+/// until trac closes it.
+fn trac_endless_line(extra: &[&str]) -> Output {
+    use std::process::Stdio;
+    let mut args = vec!["audit", "--formula", "G !p"];
+    args.extend_from_slice(extra);
+    args.push("-");
+    let mut child = trac_cmd(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run trac");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = [b'a'; 1 << 16];
+        // Ends when trac closes the pipe (a broken pipe).
+        while stdin.write_all(&chunk).is_ok() {}
+    });
+    let out = child.wait_with_output().expect("trac runs");
+    writer.join().unwrap();
+    out
+}
+
+#[test]
+fn an_endless_line_is_an_error_at_its_line_not_an_abort() {
+    let o = trac_endless_line(&["--max-line-bytes", "100000"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(
+            "error: <stdin>:1: the line is longer than 100000 bytes (the limit, --max-line-bytes)"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("panicked"), "{e}");
+    // The default limit (64 MiB) holds too.
+    let o = trac_endless_line(&[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("longer than 67108864 bytes"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -516,6 +516,7 @@ fn event_of(
                     line: index,
                     column: 0,
                     message: format!("event is not JSON: {}", e.value(py)),
+                    session: None,
                 }))
             }
         };
@@ -538,6 +539,7 @@ fn event_of(
                             line: index,
                             column: 0,
                             message: e.message,
+                            session: None,
                         }));
                     }
                     labels.push(s)
@@ -548,6 +550,7 @@ fn event_of(
                         line: index,
                         column: 0,
                         message: format!("a label must be a string, not {}", l.get_type().name()?),
+                        session: None,
                     }))
                 }
             }

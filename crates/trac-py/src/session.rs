@@ -317,6 +317,7 @@ fn one_line(
             line: index,
             column: line.find('\n').map_or(0, |i| line[..i].chars().count() + 1),
             message: "an event is one line: this one holds a line break".into(),
+            session: None,
         });
     }
     let mut reader = TraceReader::from_reader(Cursor::new(line.as_bytes()), name, format);
@@ -341,6 +342,7 @@ fn one_line(
             line: index,
             column: 1,
             message: "empty event".into(),
+            session: None,
         }),
     }
 }

@@ -36,12 +36,27 @@
 //! gives; a tool call whose `arguments` string is not valid JSON is an error for that message
 //! (with the position inside the string), never silently kept as text.
 //!
+//! A top-level array is read element by element as it arrives (`scan`): each message's events
+//! come before the rest of the array is read, an array cut short yields the events of its
+//! complete messages and then an error, and an error inside names the line and column where
+//! its message starts. A conversation object (`{"messages": [...]}`) over several lines is
+//! read whole, then converted (its messages' errors are at their line and column).
+//!
+//! # Limits and errors
+//! No line, and no JSON value read over several lines, may be longer than
+//! [`ReadOptions::max_line_bytes`] (default [`DEFAULT_MAX_LINE_BYTES`]): a longer one is an
+//! error at its line, and reading ends there. [`TraceError::session`] names the session of a
+//! bad line when the reader knows it.
+//!
 //! # OpenTelemetry GenAI spans (OTLP JSON)
 //! `{"resourceSpans": [...]}` documents (one, pretty-printed, or one per line): one session per
 //! trace id, steps in start-time order, read when the input ends. See `otlp`.
 
 mod chat;
 mod otlp;
+mod scan;
+
+use scan::{read_bounded, Got};
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
@@ -195,6 +210,12 @@ pub struct TraceError {
     pub column: usize,
     /// What went wrong.
     pub message: String,
+    /// The session the error belongs to, when the reader knows it: `Some(None)` for an event of
+    /// the default session (a JSON Lines line without `session`), `Some(Some(id))` for session
+    /// `id`. `None` when the error may concern any session (a line too broken to name its
+    /// session, an I/O error): then it ends the audit of every session of the trace, where a
+    /// known session's error ends only that session's.
+    pub session: Option<Option<String>>,
 }
 
 impl fmt::Display for TraceError {
@@ -269,13 +290,32 @@ pub enum StepPer {
 }
 
 /// How [`open_with`] reads a trace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadOptions {
     /// The format; `None` detects it (see [`TraceReader::sniff_with`]).
     pub format: Option<TraceFormat>,
     /// Steps of chat traces.
     pub step_per: StepPer,
+    /// The longest line read, in bytes without its terminator, and the longest JSON value of a
+    /// document read element by element (a message of a chat array, a pretty-printed
+    /// document): a longer one is an error at its line, and the reading of the trace ends
+    /// there (an input without newline, such as `/dev/zero`, would otherwise grow one buffer
+    /// until memory runs out). Default [`DEFAULT_MAX_LINE_BYTES`].
+    pub max_line_bytes: usize,
 }
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            format: None,
+            step_per: StepPer::default(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// The default of [`ReadOptions::max_line_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
 /// The format a trace's first non-empty line shows: `[` a chat array; `{` a JSON Lines event,
 /// unless the object has `resourceSpans` (OTLP), `messages`, or `role` with `content` /
@@ -429,6 +469,7 @@ pub fn open_with(path: &Path, opts: &ReadOptions) -> Result<TraceReader<Input>, 
         line: 0,
         column: 0,
         message: format!("cannot read trace: {e}"),
+        session: None,
     })?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(TraceError {
@@ -436,6 +477,7 @@ pub fn open_with(path: &Path, opts: &ReadOptions) -> Result<TraceReader<Input>, 
             line: 0,
             column: 0,
             message: "cannot read trace: it is a directory (give the files in it)".into(),
+            session: None,
         });
     }
     // Pipes, sockets and terminals stream; a regular file (or a redirect from one) does not.
@@ -541,6 +583,12 @@ pub struct TraceReader<R: BufRead> {
     /// Turns being built, by session ([`StepPer::Turn`]).
     turns: Vec<Event>,
     flushed: bool,
+    /// [`ReadOptions::max_line_bytes`].
+    max_line: usize,
+    /// The line after the replayed ones is over `max_line` (found by [`TraceReader::sniff`]).
+    cut: bool,
+    /// A JSON array read element by element ([`scan`]), when one is open.
+    array: Option<scan::Array>,
 }
 
 /// At most this many distinct JSON field names are recorded (a log whose keys are data would
@@ -578,7 +626,16 @@ impl<R: BufRead> TraceReader<R> {
             spans: otlp::Spans::default(),
             turns: Vec::new(),
             flushed: false,
+            max_line: DEFAULT_MAX_LINE_BYTES,
+            cut: false,
+            array: None,
         }
+    }
+
+    /// Sets the longest line (and JSON element) read, in bytes ([`ReadOptions::max_line_bytes`]).
+    pub fn with_max_line_bytes(mut self, max: usize) -> TraceReader<R> {
+        self.max_line = max;
+        self
     }
 
     /// [`TraceReader::sniff`] with options: a format given in `opts` is used without reading
@@ -596,8 +653,9 @@ impl<R: BufRead> TraceReader<R> {
     ) -> Result<TraceReader<R>, TraceError> {
         let mut r = match opts.format {
             Some(f) => TraceReader::from_reader(reader, name, f),
-            None => TraceReader::sniff(reader, name, path)?,
+            None => TraceReader::sniff_bounded(reader, name, path, opts.max_line_bytes)?,
         };
+        r.max_line = opts.max_line_bytes;
         r.step_per = opts.step_per;
         Ok(r)
     }
@@ -615,20 +673,34 @@ impl<R: BufRead> TraceReader<R> {
     /// Errors: an I/O error while reading ahead, at the line being read (invalid UTF-8 is not
     /// an error here: it is reported when that line is read as an event).
     pub fn sniff(reader: R, name: &str, path: Option<&Path>) -> Result<TraceReader<R>, TraceError> {
+        TraceReader::sniff_bounded(reader, name, path, DEFAULT_MAX_LINE_BYTES)
+    }
+
+    /// [`TraceReader::sniff`], reading lines of at most `max` bytes: a longer first line is
+    /// sniffed from its first `max` bytes, and reading it is then an error.
+    fn sniff_bounded(
+        reader: R,
+        name: &str,
+        path: Option<&Path>,
+        max: usize,
+    ) -> Result<TraceReader<R>, TraceError> {
         let by_ext = path.map(|p| detect_format(p, ""));
         let text_ext = path.is_some_and(is_text_ext);
         let mut r = TraceReader::from_reader(reader, name, by_ext.unwrap_or(TraceFormat::Text));
+        r.max_line = max;
         loop {
             let mut line = Vec::new();
-            match r.reader.read_until(b'\n', &mut line) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
+            match read_bounded(&mut r.reader, &mut line, max) {
+                Got::Eof => break,
+                Got::Line => {}
+                Got::TooLong => r.cut = true,
+                Got::Failed(e) => {
                     return Err(TraceError {
                         file: r.name.clone(),
                         line: r.pending.len() + 1,
                         column: 0,
                         message: format!("cannot read trace: {e}"),
+                        session: None,
                     })
                 }
             }
@@ -646,6 +718,10 @@ impl<R: BufRead> TraceReader<R> {
                     }
                     f => f,
                 };
+            }
+            if r.cut {
+                // The line is not replayed: reading it is the error (see `fetch_line`).
+                break;
             }
             r.pending.push_back(line);
             if !blank {
@@ -690,6 +766,7 @@ impl<R: BufRead> TraceReader<R> {
             line: self.line,
             column,
             message,
+            session: None,
         }
     }
 
@@ -725,7 +802,9 @@ impl<R: BufRead> TraceReader<R> {
                     for l in j.labels.iter().flatten() {
                         if let Err(e) = trac_core::names::check_label(l) {
                             let col = label_column(&raw, l, e.offset);
-                            return Some(Err(self.error(col, e.message)));
+                            let mut err = self.error(col, e.message);
+                            err.session = Some(j.session.map(|s| s.0));
+                            return Some(Err(err));
                         }
                     }
                     let mut fields = serde_json::Map::new();
@@ -744,7 +823,9 @@ impl<R: BufRead> TraceReader<R> {
                 }
                 Err(e) => {
                     let msg = strip_json_position(&e.to_string());
-                    return Some(Err(self.error(e.column().max(1), msg)));
+                    let mut err = self.error(e.column().max(1), msg);
+                    err.session = line_session(&raw);
+                    return Some(Err(err));
                 }
             },
             // Read by `next_structured`, never line by line.
@@ -782,24 +863,25 @@ impl<R: BufRead> Iterator for TraceReader<R> {
         while !self.done {
             // Lines are read into one reused buffer and copied out once, at their exact size
             // (the event keeps its line as `raw`).
-            let replayed = self.pending.pop_front();
-            if replayed.is_none() {
-                self.buf.clear();
-                match self.reader.read_until(b'\n', &mut self.buf) {
-                    Ok(0) => {
-                        self.done = true;
-                        return None;
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        self.done = true;
-                        self.line += 1;
-                        return Some(Err(self.error(0, format!("cannot read trace: {e}"))));
-                    }
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.clear();
+            let got = self.fetch_line(&mut buf);
+            self.buf = buf;
+            match got {
+                Got::Line => {}
+                Got::Eof => {
+                    self.done = true;
+                    return None;
+                }
+                Got::TooLong => return Some(Err(self.too_long())),
+                Got::Failed(e) => {
+                    self.done = true;
+                    self.line += 1;
+                    return Some(Err(self.error(0, format!("cannot read trace: {e}"))));
                 }
             }
             self.line += 1;
-            let mut bytes: &[u8] = replayed.as_deref().unwrap_or(&self.buf);
+            let mut bytes: &[u8] = &self.buf;
             if let Some(b) = bytes.strip_suffix(b"\n") {
                 bytes = b.strip_suffix(b"\r").unwrap_or(b);
             }
@@ -830,16 +912,29 @@ impl<R: BufRead> Iterator for TraceReader<R> {
 impl<R: BufRead> TraceReader<R> {
     /// The next line (from the replayed lines, then the reader), with its terminator; `None` at
     /// the end.
-    fn raw_line(&mut self) -> Option<std::io::Result<Vec<u8>>> {
+    fn fetch_line(&mut self, buf: &mut Vec<u8>) -> Got {
         if let Some(l) = self.pending.pop_front() {
-            return Some(Ok(l));
+            *buf = l;
+            return Got::Line;
         }
-        let mut buf = Vec::new();
-        match self.reader.read_until(b'\n', &mut buf) {
-            Ok(0) => None,
-            Ok(_) => Some(Ok(buf)),
-            Err(e) => Some(Err(e)),
+        if std::mem::take(&mut self.cut) {
+            return Got::TooLong;
         }
+        read_bounded(&mut self.reader, buf, self.max_line)
+    }
+
+    /// The error for a line over [`ReadOptions::max_line_bytes`] (the next line): it ends the
+    /// reading, since the rest of the line may never end (`/dev/zero`).
+    fn too_long(&mut self) -> TraceError {
+        self.done = true;
+        self.line += 1;
+        self.error(
+            0,
+            format!(
+                "the line is longer than {} bytes (the limit, --max-line-bytes); the rest of the trace is not read",
+                self.max_line
+            ),
+        )
     }
 
     fn next_structured(&mut self) -> Option<Result<Event, TraceError>> {
@@ -877,25 +972,49 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
-    /// Reads the next JSON value (on one line, or over several) and queues its events.
+    /// Reads the next JSON value (on one line, or over several) and queues its events; the
+    /// next element of an open top-level array ([`scan`]) when there is one.
     fn read_value(&mut self) {
-        let bytes = match self.raw_line() {
-            None => {
+        if self.array.is_some() {
+            return self.array_element();
+        }
+        let mut bytes = Vec::new();
+        match self.fetch_line(&mut bytes) {
+            Got::Line => {}
+            Got::Eof => {
                 self.done = true;
                 return;
             }
-            Some(Err(e)) => {
+            Got::TooLong => {
+                let err = self.too_long();
+                self.queue.push_back(Err(err));
+                return;
+            }
+            Got::Failed(e) => {
                 self.done = true;
                 self.line += 1;
                 let err = self.error(0, format!("cannot read trace: {e}"));
                 self.queue.push_back(Err(err));
                 return;
             }
-            Some(Ok(b)) => b,
-        };
+        }
         self.line += 1;
-        if bytes.iter().all(u8::is_ascii_whitespace) {
+        let Some(lead) = bytes.iter().position(|b| !b.is_ascii_whitespace()) else {
             return;
+        };
+        if bytes[lead] == b'[' && self.format != TraceFormat::Otlp {
+            // A top-level array (of messages, or of conversations): read element by element,
+            // so that its messages stream and a cut one loses only itself. (OTLP wants an
+            // object: an array is read whole, to be refused as such.)
+            self.values += 1;
+            let session = (self.values > 1).then(|| format!("#{}", self.values));
+            let column = String::from_utf8_lossy(&bytes[..=lead]).chars().count() + 1;
+            let pos = scan::Pos {
+                line: self.line,
+                column,
+            };
+            self.array = Some(scan::Array::new(bytes[lead + 1..].to_vec(), pos, session));
+            return self.array_element();
         }
         let start = self.line;
         let mut doc = None;
@@ -906,23 +1025,37 @@ impl<R: BufRead> TraceReader<R> {
             }
             Err(e) if e.is_eof() => {
                 // A value over several lines: parse it from this line on, straight from the
-                // reader (memory: the value), counting the lines it spans.
+                // reader (memory: the value, at most `max_line` bytes), counting the lines it
+                // spans.
                 let mut src = Counting {
                     head: std::io::Cursor::new(bytes),
                     pending: &mut self.pending,
                     reader: &mut self.reader,
                     newlines: 0,
                     copy: Vec::new(),
+                    max: self.max_line,
                 };
                 let mut de = serde_json::Deserializer::from_reader(&mut src);
                 let parsed = Value::deserialize(&mut de);
                 let newlines = src.newlines;
+                let over = src.copy.len() > src.max;
                 let copy = std::mem::take(&mut src.copy);
                 match parsed {
                     Ok(v) => {
                         self.line = start + newlines.saturating_sub(1);
                         doc = Some(String::from_utf8_lossy(&copy).into_owned());
                         (v, String::new())
+                    }
+                    Err(_) if over => {
+                        self.line = start;
+                        let msg = format!(
+                            "the JSON document starting here is longer than {} bytes (the limit, --max-line-bytes); the rest of the trace is not read",
+                            self.max_line
+                        );
+                        let err = self.error(1, msg);
+                        self.queue.push_back(Err(err));
+                        self.done = true;
+                        return;
                     }
                     Err(e) => {
                         self.line = start + e.line().saturating_sub(1);
@@ -943,6 +1076,154 @@ impl<R: BufRead> TraceReader<R> {
         };
         self.values += 1;
         self.value_events(value, raw, start, doc.as_deref());
+    }
+
+    /// Reads the next element of the open top-level array and queues its events: a message
+    /// of the array's conversation, a conversation (`messages`), or an OTLP export. At the
+    /// array's end (or at an error, which ends it) the conversation's session is closed and the
+    /// rest of the line is read on as lines.
+    fn array_element(&mut self) {
+        let Some(mut a) = self.array.take() else {
+            return;
+        };
+        let step = a.next(&mut self.pending, &mut self.reader, self.max_line);
+        let close = |r: &mut Self, a: scan::Array| {
+            // What is read next is the rest of the line the array ends on (counted when read,
+            // as a line).
+            r.line = a.pos.line - 1;
+            r.links.end_session(&a.session);
+            r.flush_session(&a.session);
+            let session = a.session.clone();
+            let rest = a.into_rest();
+            if !rest.is_empty() {
+                r.pending.push_front(rest);
+            }
+            session
+        };
+        match step {
+            Ok(scan::Step::Element(at, bytes)) => {
+                let k = a.elements;
+                let scope = a.scope();
+                self.array = Some(a);
+                if self.element_events(&bytes, at, k, scope) {
+                    if let Some(a) = self.array.as_mut() {
+                        a.nested = true;
+                    }
+                }
+            }
+            Ok(scan::Step::End) => {
+                close(self, a);
+            }
+            Err(e) => {
+                let (at, message, session) = match e {
+                    scan::ScanError::Io(at, e) => (at, format!("cannot read trace: {e}"), None),
+                    scan::ScanError::Eof(Some(start), end) => (
+                        start,
+                        format!(
+                            "message {}: the input ends inside it (at line {} column {}): the array is cut",
+                            a.elements, end.line, end.column
+                        ),
+                        a.scope(),
+                    ),
+                    scan::ScanError::Eof(None, end) => (
+                        end,
+                        "the input ends inside the array (no closing `]`)".to_string(),
+                        a.scope(),
+                    ),
+                    scan::ScanError::TooLong(start) => (
+                        start,
+                        format!(
+                            "message {}: longer than {} bytes (the limit, --max-line-bytes); the rest of the trace is not read",
+                            a.elements, self.max_line
+                        ),
+                        None,
+                    ),
+                    scan::ScanError::Unexpected(at, b) => (
+                        at,
+                        format!(
+                            "expected `,` or `]` after message {}, found `{}`",
+                            a.elements,
+                            char::from(b).escape_default()
+                        ),
+                        a.scope(),
+                    ),
+                };
+                self.done = true;
+                close(self, a);
+                let mut err = self.error(at.column, message);
+                err.line = at.line;
+                err.session = session;
+                self.queue.push_back(Err(err));
+            }
+        }
+    }
+
+    /// Queues the events of element `k` (1-based) of a top-level array, `bytes` starting at
+    /// `at`; `scope`: the session of an error of the element ([`scan::Array::scope`]). True
+    /// when the element is a conversation or an OTLP export (not a message of the array's own
+    /// conversation).
+    fn element_events(
+        &mut self,
+        bytes: &[u8],
+        at: scan::Pos,
+        k: usize,
+        scope: Option<Option<String>>,
+    ) -> bool {
+        let fail = |r: &mut Self, message: String, session: Option<Option<String>>| {
+            let mut err = r.error(at.column, message);
+            err.line = at.line;
+            err.session = session;
+            r.queue.push_back(Err(err));
+        };
+        let value = match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                // The position names the message's start; where serde_json stopped is told.
+                let line = at.line + e.line().saturating_sub(1);
+                let column = if e.line() <= 1 {
+                    at.column + e.column().saturating_sub(1)
+                } else {
+                    e.column()
+                };
+                let msg = strip_json_position(&e.to_string());
+                let msg = format!("message {k}: {msg} (at line {line} column {column})");
+                fail(self, msg, scope);
+                return false;
+            }
+        };
+        let doc = String::from_utf8_lossy(bytes);
+        if value.get("messages").is_some() {
+            if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
+                self.format = TraceFormat::Anthropic;
+            }
+            let lines = message_lines(&doc, at.line);
+            let conv_lines = lines.as_ref().and_then(|l| l.first());
+            self.conversation_events(&value, k, conv_lines, at.line);
+            true
+        } else if value.get("resourceSpans").is_some() {
+            self.format = TraceFormat::Otlp;
+            for (line, e) in self.spans.add(&value, at.line, Some(&doc)) {
+                let mut err = self.error(0, e);
+                err.line = line;
+                self.queue.push_back(Err(err));
+            }
+            true
+        } else {
+            if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
+                self.format = TraceFormat::Anthropic;
+            }
+            let session = self.array.as_ref().and_then(|a| a.session.clone());
+            match chat::messages(&value, session.clone(), &mut self.links) {
+                Ok(evs) => {
+                    for mut ev in evs {
+                        ev.raw = doc.trim_end().to_string();
+                        self.push_event(ev, at.line);
+                    }
+                }
+                Err(e) => fail(self, format!("message {k}: {e}"), Some(session)),
+            }
+            false
+        }
     }
 
     fn push_event(&mut self, mut ev: Event, line: usize) {
@@ -988,16 +1269,15 @@ impl<R: BufRead> TraceReader<R> {
             self.queue.push_back(Err(err));
             return;
         }
-        let is_conversation_list = value
-            .as_array()
-            .is_some_and(|a| !a.is_empty() && a.iter().all(|c| c.get("messages").is_some()));
-        let conversations: Vec<Value> = if is_conversation_list {
-            match value {
-                Value::Array(a) => a,
-                _ => unreachable!("checked to be an array"),
+        // Top-level arrays are read element by element (`array_element`), never here (but in
+        // OTLP input, refused above).
+        if value.get("messages").is_some() {
+            if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
+                self.format = TraceFormat::Anthropic;
             }
-        } else if value.is_array() || value.get("messages").is_some() {
-            vec![value]
+            let conv_lines = lines.as_ref().and_then(|l| l.first());
+            let ordinal = self.values;
+            self.conversation_events(&value, ordinal, conv_lines, line);
         } else if value.get("resourceSpans").is_some() {
             self.format = TraceFormat::Otlp;
             for (at, e) in self.spans.add(&value, line, doc) {
@@ -1005,7 +1285,6 @@ impl<R: BufRead> TraceReader<R> {
                 err.line = at;
                 self.queue.push_back(Err(err));
             }
-            return;
         } else if value.get("role").is_some() {
             let session = value
                 .as_object()
@@ -1013,7 +1292,7 @@ impl<R: BufRead> TraceReader<R> {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
             }
-            match chat::messages(&value, session, &mut self.links) {
+            match chat::messages(&value, session.clone(), &mut self.links) {
                 Ok(evs) => {
                     for mut ev in evs {
                         ev.raw = raw.clone();
@@ -1021,11 +1300,11 @@ impl<R: BufRead> TraceReader<R> {
                     }
                 }
                 Err(e) => {
-                    let err = self.error(1, e);
+                    let mut err = self.error(1, e);
+                    err.session = Some(session);
                     self.queue.push_back(Err(err));
                 }
             }
-            return;
         } else {
             let fields = match &value {
                 Value::Object(o) => o.keys().cloned().collect::<Vec<_>>().join(", "),
@@ -1040,36 +1319,37 @@ impl<R: BufRead> TraceReader<R> {
                 ),
             );
             self.queue.push_back(Err(err));
-            return;
-        };
-        for (k, conv) in conversations.iter().enumerate() {
-            if self.format == TraceFormat::OpenAi && chat::looks_anthropic(conv) {
-                self.format = TraceFormat::Anthropic;
-            }
-            let ordinal = if is_conversation_list {
-                k + 1
-            } else {
-                self.values
-            };
-            let mut session = None;
-            let conv_lines = lines.as_ref().and_then(|l| l.get(k));
-            for (m, item) in chat::conversation(conv, ordinal, &mut self.links) {
-                let line = m
-                    .and_then(|m| conv_lines.and_then(|l| l.get(m)).copied())
-                    .unwrap_or(line);
-                match item {
-                    Ok(ev) => {
-                        session = ev.session.clone();
-                        self.push_event(ev, line);
-                    }
-                    Err(e) => {
-                        let err = self.error(1, e);
-                        self.queue.push_back(Err(err));
-                    }
+        }
+    }
+
+    /// Queues the events of conversation `conv` (an object with `messages`), the `ordinal`-th
+    /// of its input, starting at `line`; `conv_lines`: the position of each of its messages,
+    /// where known. An error of a message is at that message's position (for its session).
+    fn conversation_events(
+        &mut self,
+        conv: &Value,
+        ordinal: usize,
+        conv_lines: Option<&Vec<(usize, usize)>>,
+        line: usize,
+    ) {
+        let mut session = None;
+        for (m, item) in chat::conversation(conv, ordinal, &mut self.links) {
+            let (line, column) = m
+                .and_then(|m| conv_lines.and_then(|l| l.get(m)).copied())
+                .unwrap_or((line, 1));
+            match item {
+                Ok(ev) => {
+                    session = ev.session.clone();
+                    self.push_event(ev, line);
+                }
+                Err(e) => {
+                    let mut err = self.error(column, e);
+                    err.line = line;
+                    self.queue.push_back(Err(err));
                 }
             }
-            self.flush_session(&session);
         }
+        self.flush_session(&session);
     }
 }
 
@@ -1124,6 +1404,8 @@ struct Counting<'a, R> {
     newlines: usize,
     /// The bytes read (serde_json reads a value byte by byte, so exactly the value's text).
     copy: Vec<u8>,
+    /// The most bytes handed out: past them reading fails (the value is too long).
+    max: usize,
 }
 
 /// Lines of values borrowed from `doc` (serde_json `RawValue`s), a text that starts at line
@@ -1132,9 +1414,10 @@ struct Counting<'a, R> {
 pub(super) struct LineCounter<'d> {
     doc: &'d str,
     first: usize,
-    /// Byte offset counted up to, and the line there.
+    /// Byte offset counted up to, the line there, and the offset that line starts at.
     pos: usize,
     line: usize,
+    line_start: usize,
 }
 
 impl<'d> LineCounter<'d> {
@@ -1144,6 +1427,7 @@ impl<'d> LineCounter<'d> {
             first,
             pos: 0,
             line: first,
+            line_start: 0,
         }
     }
 
@@ -1151,14 +1435,23 @@ impl<'d> LineCounter<'d> {
     pub(super) fn line_of(&mut self, raw: &serde_json::value::RawValue) -> usize {
         let offset = raw.get().as_ptr() as usize - self.doc.as_ptr() as usize;
         if offset < self.pos {
-            (self.pos, self.line) = (0, self.first);
+            (self.pos, self.line, self.line_start) = (0, self.first, 0);
         }
-        let newlines = self.doc.as_bytes()[self.pos..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
+        let seg = &self.doc.as_bytes()[self.pos..offset];
+        let newlines = seg.iter().filter(|&&b| b == b'\n').count();
+        if let Some(k) = seg.iter().rposition(|&b| b == b'\n') {
+            self.line_start = self.pos + k + 1;
+        }
         (self.pos, self.line) = (offset, self.line + newlines);
         self.line
+    }
+
+    /// The line and column (in characters; the document starts a line) `raw` starts at.
+    pub(super) fn position_of(&mut self, raw: &serde_json::value::RawValue) -> (usize, usize) {
+        let line = self.line_of(raw);
+        // O(length of the line up to `raw`): documents given positions are pretty-printed.
+        let column = self.doc[self.line_start..self.pos].chars().count() + 1;
+        (line, column)
     }
 }
 
@@ -1166,7 +1459,7 @@ impl<'d> LineCounter<'d> {
 /// at line `first`: a bare array of messages, an object with a `messages` array, or an array of
 /// such objects (one inner vector per conversation). `None` for any other shape. Found from the
 /// borrowed raw text of each message (serde_json `RawValue`): O(length of `doc`).
-fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<usize>>> {
+fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<(usize, usize)>>> {
     use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
     struct Conv<'a> {
@@ -1174,7 +1467,7 @@ fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<usize>>> {
         messages: Vec<&'a RawValue>,
     }
     let mut at = LineCounter::new(doc, first);
-    let mut lines = |ms: &[&RawValue]| ms.iter().map(|m| at.line_of(m)).collect::<Vec<usize>>();
+    let mut lines = |ms: &[&RawValue]| ms.iter().map(|m| at.position_of(m)).collect::<Vec<_>>();
     if let Ok(convs) = serde_json::from_str::<Vec<Conv<'_>>>(doc) {
         return Some(convs.iter().map(|c| lines(&c.messages)).collect());
     }
@@ -1187,6 +1480,9 @@ fn message_lines(doc: &str, first: usize) -> Option<Vec<Vec<usize>>> {
 
 impl<R: BufRead> Read for Counting<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.copy.len() > self.max {
+            return Err(std::io::Error::other("the value is over the length limit"));
+        }
         let n = loop {
             let n = self.head.read(buf)?;
             if n > 0 {
@@ -1269,6 +1565,48 @@ impl<'de> Visitor<'de> for JsonEventVisitor {
         }
         Ok(ev)
     }
+}
+
+/// The session of a JSON Lines line that is not a valid event, as far as it can be read: the
+/// `session` field met before the point where the line breaks (`Some(Some(id))`), the default
+/// session for a whole object without one (`Some(None)`), else `None` (unknown: the line
+/// breaks before naming its session). Only bad lines are read twice. O(line length).
+fn line_session(raw: &str) -> Option<Option<String>> {
+    struct Seed<'a>(&'a mut Option<Option<String>>);
+    impl<'de> de::DeserializeSeed<'de> for Seed<'_> {
+        type Value = ();
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+    impl<'de> Visitor<'de> for Seed<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            // Written as soon as it is read: the rest of the line may fail.
+            while let Some(key) = map.next_key::<Key>()? {
+                match key {
+                    Key::Known(0) if self.0.is_none() => {
+                        *self.0 = Some(map.next_value::<Option<IdText>>()?.map(|s| s.0));
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            if self.0.is_none() {
+                *self.0 = Some(None);
+            }
+            Ok(())
+        }
+    }
+    let mut session = None;
+    let mut de = serde_json::Deserializer::from_str(raw);
+    // The error is the line's, reported already; only what was read before it matters here.
+    let _ = de::DeserializeSeed::deserialize(Seed(&mut session), &mut de);
+    session
 }
 
 /// A session id: a JSON string, or a number kept as written.

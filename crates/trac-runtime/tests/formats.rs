@@ -335,13 +335,17 @@ fn malformed_arguments_and_unknown_records_are_errors_with_positions() {
     let e = items[3].as_ref().unwrap_err();
     assert!(e.starts_with("t:4:1: unrecognized openai record"), "{e}");
     assert!(e.ends_with("fields seen: speaker, text"), "{e}");
-    // A broken document: the error is at its position in the file.
+    // A broken document: the error is at the line and column where its message starts, and
+    // names where serde_json stopped.
     let items = read_src(
         "[\n {\"role\": \"user\",\n  \"content\": }\n]\n",
         &ReadOptions::default(),
     );
     let e = items[0].as_ref().unwrap_err();
-    assert!(e.starts_with("t:3:14: expected value"), "{e}");
+    assert!(
+        e.starts_with("t:2:2: message 1: expected value (at line 3 column 14)"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -629,4 +633,172 @@ fn otlp_without_gen_ai_spans_says_what_it_saw() {
             && err.contains("attributes seen: llm.model_name"),
         "{err}"
     );
+}
+
+/// A chat array of `n` messages, one per line (a user message, then assistant ones).
+fn chat_array(n: usize) -> String {
+    let mut s = String::from("[\n");
+    for k in 1..=n {
+        let role = if k == 1 { "user" } else { "assistant" };
+        let sep = if k < n { "," } else { "" };
+        s.push_str(&format!(
+            "  {{\"role\": \"{role}\", \"content\": \"m{k}\"}}{sep}\n"
+        ));
+    }
+    s.push_str("]\n");
+    s
+}
+
+#[test]
+fn a_cut_array_keeps_its_complete_messages() {
+    let full = chat_array(10);
+    // Cut inside the 10th message (line 11).
+    let cut = &full[..full.find("m10").unwrap()];
+    let items = read_src(cut, &ReadOptions::default());
+    assert_eq!(items.len(), 10, "{items:?}");
+    let texts: Vec<String> = items[..9]
+        .iter()
+        .map(|e| e.as_ref().unwrap().text().to_string())
+        .collect();
+    assert_eq!(texts, (1..=9).map(|k| format!("m{k}")).collect::<Vec<_>>());
+    let lines: Vec<usize> = items[..9]
+        .iter()
+        .map(|e| e.as_ref().unwrap().line)
+        .collect();
+    assert_eq!(lines, (2..=10).collect::<Vec<_>>());
+    let e = items[9].as_ref().unwrap_err();
+    assert!(
+        e.starts_with("t:11:3: message 10: the input ends inside it"),
+        "{e}"
+    );
+    // Cut between messages, and a missing `]`, and on one line.
+    let items = read_src(
+        &full[..full
+            .find(",\n  {\"role\": \"assistant\", \"content\": \"m3")
+            .unwrap()
+            + 1],
+        &ReadOptions::default(),
+    );
+    assert_eq!(items.len(), 3, "{items:?}");
+    assert!(items[2].as_ref().unwrap_err().contains("no closing `]`"));
+    let one_line =
+        "[{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"assistant\", \"content\": \"b";
+    let items = read_src(one_line, &ReadOptions::default());
+    assert_eq!(items.len(), 2, "{items:?}");
+    assert!(
+        items[1]
+            .as_ref()
+            .unwrap_err()
+            .starts_with("t:1:36: message 2:"),
+        "{items:?}"
+    );
+    // What follows the array's `]` on its line is read on: another conversation.
+    let items = read_src(
+        "[{\"role\": \"user\", \"content\": \"a\"}] \n{\"messages\": [{\"role\": \"user\", \"content\": \"b\"}]}\n",
+        &ReadOptions::default(),
+    );
+    let evs: Vec<Event> = items.into_iter().map(Result::unwrap).collect();
+    assert_eq!(
+        evs.iter()
+            .map(|e| (e.text(), e.line, e.session.as_deref()))
+            .collect::<Vec<_>>(),
+        [("a", 1, None), ("b", 2, Some("#2"))]
+    );
+}
+
+/// A reader that hands out at most `allowed` bytes: reading past them is an error, so a test
+/// sees whether events come before the rest of the input is read.
+struct Gate {
+    data: Vec<u8>,
+    pos: usize,
+    allowed: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl std::io::Read for Gate {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let end = self.allowed.get().min(self.data.len());
+        if self.pos == end && end < self.data.len() {
+            return Err(std::io::Error::other(
+                "read past the bytes that have arrived",
+            ));
+        }
+        let n = buf.len().min(end - self.pos);
+        buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+#[test]
+fn array_messages_stream_as_the_array_arrives() {
+    let full = chat_array(4);
+    // The first two messages and a part of the third have arrived.
+    let half = full.find("m3").unwrap();
+    let allowed = std::rc::Rc::new(std::cell::Cell::new(half));
+    let gate = Gate {
+        data: full.clone().into_bytes(),
+        pos: 0,
+        allowed: allowed.clone(),
+    };
+    let mut r = TraceReader::sniff_with(
+        std::io::BufReader::new(gate),
+        "t",
+        None,
+        &ReadOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(r.format(), TraceFormat::OpenAi);
+    let first: Vec<String> = r
+        .by_ref()
+        .take(2)
+        .map(|e| e.unwrap().text().to_string())
+        .collect();
+    assert_eq!(first, ["m1", "m2"]);
+    allowed.set(full.len());
+    let rest: Vec<String> = r.map(|e| e.unwrap().text().to_string()).collect();
+    assert_eq!(rest, ["m3", "m4"]);
+}
+
+#[test]
+fn errors_in_pretty_printed_documents_are_at_their_message() {
+    let src = concat!(
+        "{\"id\": \"c1\", \"messages\": [\n",
+        "  {\"role\": \"user\", \"content\": \"hi\"},\n",
+        "    {\"role\": \"assistant\", \"tool_calls\": [{\"id\": \"1\", \"function\": {\"name\": \"f\", \"arguments\": \"{\"}}]},\n",
+        "  {\"role\": \"assistant\", \"content\": \"ok\"}\n",
+        "]}\n",
+    );
+    let items = read_src(src, &ReadOptions::default());
+    assert_eq!(items.len(), 3, "{items:?}");
+    let e = items[1].as_ref().unwrap_err();
+    assert!(e.starts_with("t:3:5: message 2:"), "{e}");
+    // The same message in an array.
+    let src = src
+        .replacen("{\"id\": \"c1\", \"messages\": [", "[", 1)
+        .replacen("]}\n", "]\n", 1);
+    let items = read_src(&src, &ReadOptions::default());
+    let e = items[1].as_ref().unwrap_err();
+    assert!(e.starts_with("t:3:5: message 2:"), "{e}");
+}
+
+#[test]
+fn an_unreadable_array_element_names_its_session_when_it_can() {
+    let scope = |src: &str| {
+        let r = TraceReader::sniff_with(
+            Cursor::new(src.as_bytes().to_vec()),
+            "t",
+            None,
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        let errors: Vec<Option<Option<String>>> =
+            r.filter_map(Result::err).map(|e| e.session).collect();
+        errors
+    };
+    // A message of the array's own conversation: the default session.
+    let messages = "[\n{\"role\": \"user\", \"content\": \"a\"},\n{\"role\": }\n]\n";
+    assert_eq!(scope(messages), [Some(None)]);
+    // After a conversation element, a broken element may be any conversation.
+    let conversations = "[\n{\"id\": \"c1\", \"messages\": []},\n{\"id\": }\n]\n";
+    assert_eq!(scope(conversations), [None]);
 }

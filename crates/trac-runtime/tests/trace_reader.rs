@@ -383,3 +383,93 @@ fn malformed_labels_are_errors_with_their_column() {
         .message
         .contains("must hold strings"));
 }
+
+/// An endless input without a newline (as `/dev/zero`): `byte` forever.
+struct Endless(u8);
+
+impl std::io::Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        buf.fill(self.0);
+        Ok(buf.len())
+    }
+}
+
+#[test]
+fn a_line_over_the_limit_is_an_error_at_its_line_and_ends_the_reading() {
+    use trac_runtime::trace::ReadOptions;
+    let opts = ReadOptions {
+        max_line_bytes: 1 << 20,
+        ..ReadOptions::default()
+    };
+    // Sniffed (the first line is the endless one), and with each format given.
+    for format in [
+        None,
+        Some(TraceFormat::Jsonl),
+        Some(TraceFormat::Text),
+        Some(TraceFormat::OpenAi),
+    ] {
+        let input = std::io::Read::chain(Cursor::new(b"\n".to_vec()), Endless(0));
+        let opts = ReadOptions { format, ..opts };
+        let r =
+            TraceReader::sniff_with(std::io::BufReader::new(input), "zero", None, &opts).unwrap();
+        let items: Vec<_> = r.collect();
+        assert_eq!(items.len(), 1, "{format:?}: {items:?}");
+        let e = items[0].as_ref().unwrap_err();
+        assert_eq!(e.line, 2, "{format:?}");
+        assert!(
+            e.to_string()
+                .starts_with("zero:2: the line is longer than 1048576 bytes"),
+            "{format:?}: {e}"
+        );
+    }
+    // Lines before it are read; a pretty-printed document and an array element are bounded too.
+    let cases: [(&[u8], u8, TraceFormat, &str); 3] = [
+        (
+            b"{\"output\": \"a\"}\n",
+            b'x',
+            TraceFormat::Jsonl,
+            "t:2: the line is longer",
+        ),
+        (
+            b"{\"messages\": [\n",
+            b' ',
+            TraceFormat::OpenAi,
+            "t:1:1: the JSON document starting here is longer than 1048576 bytes",
+        ),
+        (
+            b"[{\"role\": \"user\", \"content\": \"hi\"},\n {\"content\": \"",
+            b'a',
+            TraceFormat::OpenAi,
+            "t:2:2: message 2: longer than 1048576 bytes",
+        ),
+    ];
+    for (head, byte, format, want) in cases {
+        let input = std::io::Read::chain(Cursor::new(head.to_vec()), Endless(byte));
+        let r = TraceReader::from_reader(std::io::BufReader::new(input), "t", format)
+            .with_max_line_bytes(1 << 20);
+        let items: Vec<_> = r.collect();
+        let last = items.last().unwrap().as_ref().unwrap_err().to_string();
+        assert!(last.starts_with(want), "{last}");
+        assert!(
+            items[..items.len() - 1].iter().all(Result::is_ok),
+            "{items:?}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_jsonl_line_names_its_session_when_it_can() {
+    let src = concat!(
+        "{\"session\": \"b\", \"output\": \"cut\n",
+        "{\"step\": \"three\", \"session\": 7}\n",
+        "{\"output\": 1}\n",
+        "{\"outp\n",
+        "{\"session\": \"c\", \"labels\": [\"take(knife\"]}\n",
+    );
+    let got: Vec<Option<Option<String>>> = read(src, TraceFormat::Jsonl)
+        .into_iter()
+        .map(|r| r.unwrap_err().session)
+        .collect();
+    let s = |v: &str| Some(Some(v.to_string()));
+    assert_eq!(got, [s("b"), s("7"), Some(None), None, s("c")]);
+}

@@ -54,6 +54,8 @@ pub(crate) struct TraceOutcome {
     pub ends: Vec<PropertyEnd>,
     /// The trace error that ended the audit early, or why the trace was not audited.
     pub error: Option<String>,
+    /// The line of `error` in `file`, when it has one (SARIF notifications point at it).
+    pub error_line: Option<usize>,
     /// The trace was read but nothing in it was understood (or it was empty).
     pub not_audited: bool,
     /// Verdicts were printed as they were reached (text output of a streamed input).
@@ -73,6 +75,7 @@ impl TraceOutcome {
             timelines: Vec::new(),
             ends: Vec::new(),
             error: None,
+            error_line: None,
             not_audited: false,
             streamed,
         }

@@ -104,7 +104,7 @@ impl Printer for Sarif {
                 notifications.push(json!({
                     "level": "error",
                     "message": { "text": e },
-                    "locations": location(None).into_iter().collect::<Vec<_>>(),
+                    "locations": location(o.error_line).into_iter().collect::<Vec<_>>(),
                 }));
             }
             for r in o.records.iter().filter(|r| r.verdict == Verdict::Violated) {
