@@ -630,3 +630,50 @@ fn otlp_without_gen_ai_spans_says_what_it_saw() {
         "{err}"
     );
 }
+
+#[test]
+fn otlp_malformed_messages_and_start_times_are_errors_at_their_span() {
+    let intact = std::fs::read_to_string(fixture("otlp.json")).unwrap();
+    let ok = read_src(&intact, &ReadOptions::default());
+    assert!(ok.iter().all(Result::is_ok));
+    let n = ok.len();
+    // Span 0001 (line 23): its output messages broken, then not JSON at all, then its input
+    // messages broken; span 0102 (line 52): a start time that is no number.
+    let out_msgs = "[{\\\"role\\\": \\\"assistant\\\", \\\"parts\\\": [{\\\"type\\\": \\\"tool_call\\\", \\\"id\\\": \\\"c1\\\"";
+    let cases = [
+        (
+            intact.replacen(out_msgs, "[{\\\"role\\\": \\\"assist", 1),
+            23,
+            "span 0001: attribute `gen_ai.output.messages` is not valid JSON: expected `,` or `}` (at line 1 column 21 of the string)",
+        ),
+        (
+            intact.replacen(&format!("\"{out_msgs}"), "\"not json\", \"x\": \"", 1),
+            23,
+            "span 0001: attribute `gen_ai.output.messages` is not valid JSON: expected ident",
+        ),
+        (
+            intact.replacen("[{\\\"role\\\": \\\"system\\\"", "[{\\\"role\\\": ", 1),
+            23,
+            "span 0001: attribute `gen_ai.input.messages` is not valid JSON",
+        ),
+        (
+            intact.replacen("\"1717000006000000000\"", "\"tomorrow\"", 1),
+            52,
+            "span 0102: `startTimeUnixNano` \"tomorrow\" is not a whole number of nanoseconds",
+        ),
+    ];
+    for (src, line, msg) in cases {
+        assert_ne!(src, intact, "the corruption applies");
+        let items = read_src(&src, &ReadOptions::default());
+        let errs: Vec<&String> = items.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with(&format!("t:{line}:")) && errs[0].contains(msg),
+            "{}",
+            errs[0]
+        );
+        // The other spans are still read.
+        assert!(items.iter().filter(|r| r.is_ok()).count() < n);
+        assert!(items.iter().filter(|r| r.is_ok()).count() >= n - 2);
+    }
+}
