@@ -41,6 +41,7 @@
 //! trace id, steps in start-time order, read when the input ends. See `otlp`.
 
 mod chat;
+pub use chat::KNOWN_ROLES;
 mod otlp;
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};

@@ -677,3 +677,38 @@ fn otlp_malformed_messages_and_start_times_are_errors_at_their_span() {
         assert!(items.iter().filter(|r| r.is_ok()).count() >= n - 2);
     }
 }
+
+#[test]
+fn unknown_roles_are_errors_and_legacy_function_calls_are_tool_calls_and_results() {
+    let src = concat!(
+        "{\"role\": \"user\", \"content\": \"book it\"}\n",
+        "{\"role\": \"asistant\", \"content\": \"done\"}\n",
+        "{\"role\": \"assistant\", \"content\": null, \"function_call\": {\"name\": \"book_flight\", \"arguments\": \"{\\\"rid\\\": \\\"A1\\\"}\"}}\n",
+        "{\"role\": \"function\", \"name\": \"book_flight\", \"content\": \"booked\"}\n",
+    );
+    let items = read_src(src, &ReadOptions::default());
+    assert_eq!(items.len(), 4);
+    let e = items[1].as_ref().unwrap_err();
+    assert_eq!(
+        e,
+        "t:2:1: unknown role `asistant`: trac knows system, developer, user, assistant, tool, function"
+    );
+    let call = items[2].as_ref().unwrap();
+    assert_eq!(call.role.as_deref(), Some("assistant"));
+    assert_eq!(call.tool_calls[0].name, "book_flight");
+    assert_eq!(call.tool_calls[0].arguments, json!({"rid": "A1"}));
+    let result = items[3].as_ref().unwrap();
+    assert_eq!(result.role.as_deref(), Some("tool"));
+    assert_eq!(result.tool_name.as_deref(), Some("book_flight"));
+    assert_eq!(result.input.as_deref(), Some("booked"));
+    // A rule on tool results reads it.
+    let spec = Spec::from_str(
+        r#"(name: "t", propositions: [(name: "booked", rule: Some(AllOf([Role("tool"), Words("booked")])))],
+            properties: [(id: "p", formula: "G !booked")])"#,
+        "t.ron",
+    )
+    .unwrap();
+    check_spec(&spec).unwrap();
+    let mut l = RuleLabeler::new(&spec).unwrap();
+    assert_eq!(l.label(result, &[]), ["booked"]);
+}
