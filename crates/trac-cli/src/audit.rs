@@ -131,13 +131,19 @@ fn coverage_check(
     file: &str,
     cov: &Coverage,
     fields_seen: &[String],
-    unknown_fields: &[&str],
+    (unknown_fields, field_notes): (&[&str], &FieldNotes),
     adhoc: Option<&CheckedSpec>,
     declared: &[&str],
     (specs, model): (&[CheckedSpec], bool),
 ) -> Option<String> {
     if cov.steps == 0 {
         return trac_runtime::jsonl::not_audited(file, cov);
+    }
+    for n in &field_notes.notes {
+        let _ = writeln!(err, "note: {file}: {n}");
+    }
+    for w in &field_notes.warnings {
+        let _ = writeln!(err, "warning: {file}: {w}");
     }
     if cov.understood == 0 {
         if cov.with_text == 0 && cov.with_labels == 0 {
@@ -181,6 +187,15 @@ fn coverage_check(
         }
     }
     None
+}
+
+/// What the reader said about a JSON Lines trace's text fields: aliases read (notes), aliases
+/// not read and text-like fields ignored (warnings); see
+/// [`trace::TraceReader::field_warnings`].
+#[derive(Default)]
+struct FieldNotes {
+    notes: Vec<String>,
+    warnings: Vec<String>,
 }
 
 /// A trace reader shared between the labeling pipeline (which may read it on another thread)
@@ -227,6 +242,7 @@ impl FileAudit<'_> {
         let mut file_error: Option<String> = None;
         let mut fields_seen = Vec::new();
         let mut unknown_fields = Vec::new();
+        let mut field_notes = FieldNotes::default();
         let mut streamed = false;
         let mut stream = false;
         progress.start_file(&file);
@@ -342,6 +358,10 @@ impl FileAudit<'_> {
                         .into_iter()
                         .map(str::to_string)
                         .collect();
+                    field_notes = FieldNotes {
+                        notes: reader.alias_notes(),
+                        warnings: reader.field_warnings(),
+                    };
                 };
             }
         }
@@ -367,7 +387,7 @@ impl FileAudit<'_> {
                     &file,
                     &cov,
                     &fields_seen,
-                    &unknown,
+                    (&unknown, &field_notes),
                     self.adhoc,
                     self.declared,
                     (self.specs, labeling.is_some_and(|l| l.uses_model())),

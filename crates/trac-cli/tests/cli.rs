@@ -1216,3 +1216,32 @@ fn trace_labels_and_rule_less_propositions_that_never_meet_the_spec_are_warned_a
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
 }
+
+#[test]
+fn jsonl_action_is_audited_as_the_output_and_unread_text_fields_are_named() {
+    let spec = temp_file(
+        "take.ron",
+        r#"(name: "take", propositions: [(name: "take", rule: Some(Words("take")))],
+            properties: [(id: "no-take", formula: "G !take")])"#,
+    );
+    let t = temp_file(
+        "action.jsonl",
+        concat!(
+            "{\"input\": \"You see a knife.\", \"action\": \"take knife\"}\n",
+            "{\"input\": \"You hold a knife.\", \"text\": \"take it\", \"action\": \"look\"}\n",
+        ),
+    );
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--spec", spec.to_str().unwrap(), name]);
+    // The action was audited (it was only an "ignored field" before: 0 violations).
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("note: {name}: field `action` read as `output`")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("warning: {name}: field `text` may hold the step's text, but trac does not read it (it read `input`, `action`)")),
+        "{err}"
+    );
+}
