@@ -122,9 +122,11 @@ fn end_session(
 /// Auditors of ended sessions kept for new ones ([`AuditPlan::reset`] reuses their buffers).
 const SPARE_AUDITORS: usize = 16;
 
-/// Why a trace that was read without error was not audited, if it was not: it is empty, or no
-/// event was understood (warned about on `err`). Also warns about ignored JSON fields and
-/// `--formula` atoms that never held.
+/// Why a trace that was read without error was not audited, if it was not: it is empty, no
+/// event was understood (warned about on `err`), or no property's propositions can hold on it
+/// (their rules read roles, tools, arguments or fields that no step has). When only some
+/// properties are so, each is an `error:` line on `err` and the second value is their count
+/// (exit code 2). Also warns about ignored JSON fields and `--formula` atoms that never held.
 #[allow(clippy::too_many_arguments)]
 fn coverage_check(
     err: &mut dyn Write,
@@ -135,9 +137,9 @@ fn coverage_check(
     adhoc: Option<&CheckedSpec>,
     declared: &[&str],
     (specs, model): (&[CheckedSpec], bool),
-) -> Option<String> {
+) -> (Option<String>, usize) {
     if cov.steps == 0 {
-        return trac_runtime::jsonl::not_audited(file, cov);
+        return (trac_runtime::jsonl::not_audited(file, cov), 0);
     }
     for n in &field_notes.notes {
         let _ = writeln!(err, "note: {file}: {n}");
@@ -162,7 +164,7 @@ fn coverage_check(
                 "warning: no event of {file} had labels, and no --spec has labeling rules to read its text"
             );
         }
-        return trac_runtime::jsonl::not_audited(file, cov);
+        return (trac_runtime::jsonl::not_audited(file, cov), 0);
     }
     if !unknown_fields.is_empty() {
         let _ = writeln!(
@@ -175,6 +177,19 @@ fn coverage_check(
     for w in cov.label_warnings(file, specs, model) {
         let _ = writeln!(err, "warning: {w}");
     }
+    let unaudited = cov.unaudited_properties(specs, model);
+    let properties: usize = specs.iter().map(|c| c.properties.len()).sum();
+    if !unaudited.is_empty() && unaudited.len() == properties {
+        let why = trac_runtime::jsonl::not_audited_structure(file, &unaudited);
+        return (Some(why), 0);
+    }
+    for (id, props) in &unaudited {
+        let _ = writeln!(
+            err,
+            "error: {file}: property {id} not audited: its propositions ({}) can never hold on this trace",
+            props.join(", ")
+        );
+    }
     if let Some(adhoc) = adhoc {
         for (id, atom) in cov.never_labeled(adhoc) {
             let base = trac_spec::formula::AtomName::parse(&atom).base;
@@ -186,7 +201,7 @@ fn coverage_check(
             }
         }
     }
-    None
+    (None, unaudited.len())
 }
 
 /// What the reader said about a JSON Lines trace's text fields: aliases read (notes), aliases
@@ -375,13 +390,14 @@ impl FileAudit<'_> {
             }
             sessions.insert(0, Box::new(sess));
         }
+        let mut unaudited = 0;
         let not_audited = if file_error.is_none() {
             let mut cov = ended_cov;
             for s in sessions.values() {
                 cov.merge(s.auditor.coverage());
             }
             let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
-            progress.suspend(|| {
+            let (why, partial) = progress.suspend(|| {
                 coverage_check(
                     err,
                     &file,
@@ -392,7 +408,9 @@ impl FileAudit<'_> {
                     self.declared,
                     (self.specs, labeling.is_some_and(|l| l.uses_model())),
                 )
-            })
+            });
+            unaudited = partial;
+            why
         } else {
             None
         };
@@ -415,6 +433,8 @@ impl FileAudit<'_> {
         } else if let Some(e) = &not_audited {
             end.bad_input = true;
             warn!(progress, err, "error: {e}");
+        } else if unaudited > 0 {
+            end.bad_input = true;
         }
         end
     }

@@ -1245,3 +1245,62 @@ fn jsonl_action_is_audited_as_the_output_and_unread_text_fields_are_named() {
         "{err}"
     );
 }
+
+#[test]
+fn rules_on_roles_and_tools_over_a_trace_without_them_are_not_audited() {
+    let chat = "crates/trac-runtime/tests/fixtures/openai_airline.json";
+    let spec = "examples/specs/airline.ron";
+    // Read as text, the chat log has no roles or tool calls: every property of the airline spec
+    // reads them, so none was audited (it was "0 violations", exit 0).
+    let o = trac(&["audit", "--spec", spec, "--input-format", "text", chat]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("warning: {chat}: proposition `confirm` can never hold: `Role(\"user\")` needs message roles")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("error: {chat}: not audited: the propositions of every property can never hold on it: confirm-before-write (modify, confirm); lookup-before-write (write, lookup)")),
+        "{err}"
+    );
+    // The same log read as chat is audited (it has violations).
+    let o = trac(&["audit", "--spec", spec, chat]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("can never hold"), "{}", stderr(&o));
+    // A text log, a property on text next to one on roles: the first is audited, the second
+    // is an error (exit 2).
+    let mixed = temp_file(
+        "mixed.ron",
+        r#"(name: "mixed", propositions: [
+              (name: "look", rule: Some(Words("look"))),
+              (name: "confirm", rule: Some(AllOf([Role("user"), Words("yes")]))),
+              (name: "write", rule: Some(Tool("update_*")))],
+            properties: [(id: "no-look", formula: "G !look"),
+                         (id: "confirm-first", formula: "G(write -> O confirm)")])"#,
+    );
+    let t = temp_file("looks.txt", "1. look\n2. yes\n");
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--spec", mixed.to_str().unwrap(), name]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("error: {name}: property confirm-first not audited: its propositions (write, confirm) can never hold on this trace")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("warning: {name}: proposition `write` can never hold: `Tool(\"update_*\")` needs tool calls")),
+        "{err}"
+    );
+    assert!(stdout(&o).contains("no-look"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 violation(s)"), "{}", stdout(&o));
+    // Labels given by the trace may make them hold: no claim then.
+    let labeled = temp_file("labeled.jsonl", "{\"labels\": [\"write\"]}\n");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        mixed.to_str().unwrap(),
+        labeled.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("can never hold"), "{}", stderr(&o));
+}
