@@ -1304,3 +1304,36 @@ fn rules_on_roles_and_tools_over_a_trace_without_them_are_not_audited() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!stderr(&o).contains("can never hold"), "{}", stderr(&o));
 }
+
+#[test]
+fn two_specs_declaring_one_proposition_with_different_rules_are_an_error() {
+    let a = temp_file(
+        "a.ron",
+        "(name: \"a\",\n propositions: [\n  (name: \"go\", rule: Some(Words(\"go north\")))],\n properties: [(id: \"A1\", formula: \"G !go\")])",
+    );
+    let b = temp_file(
+        "b.ron",
+        "(name: \"b\", propositions: [(name: \"look\", rule: Some(Words(\"look\"))),\n    (name: \"go\", rule: Some(Words(\"go\")))],\n properties: [(id: \"B1\", formula: \"G !look\")])",
+    );
+    let same = temp_file(
+        "same.ron",
+        "(name: \"same\", propositions: [(name: \"go\", rule: Some(Words(\"go north\")))], properties: [(id: \"C1\", formula: \"G !go\")])",
+    );
+    // "go south" is no `go north`: A1 holds by a's rule; b's rule would violate it.
+    let t = temp_file("south.txt", "1. go south\n");
+    let (a, b, same, t) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        same.to_str().unwrap(),
+        t.to_str().unwrap(),
+    );
+    let o = trac(&["audit", "--spec", a, "--spec", b, t]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        format!("error: proposition `go` is declared with different rules at {a}:3:10 and at {b}:2:12: the labeling is shared by every spec, so one spec's properties would be decided by the other's rule; rename one of them")
+    );
+    // The same declaration in two specs is a shared vocabulary.
+    let o = trac(&["audit", "--spec", a, "--spec", same, t]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
