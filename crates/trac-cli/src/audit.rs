@@ -289,6 +289,16 @@ impl FileAudit<'_> {
             Ok(reader) => {
                 file = reader.name().to_string();
                 shared_file = Arc::from(file.as_str());
+                if self.read_options.step_per == trace::StepPer::Turn
+                    && !reader.format().is_structured()
+                {
+                    warn!(
+                        progress,
+                        err,
+                        "warning: {file}: --step-per turn has no effect: a {} trace has no messages, each of its records is a step",
+                        reader.format().name()
+                    );
+                }
                 stream = reader.is_stream();
                 streamed = stream && self.text;
                 // The labeling pipeline may read the trace on another thread; the reader is
@@ -375,7 +385,11 @@ impl FileAudit<'_> {
                         .collect();
                     field_notes = FieldNotes {
                         notes: reader.alias_notes(),
-                        warnings: reader.field_warnings(),
+                        warnings: reader
+                            .field_warnings()
+                            .into_iter()
+                            .chain(reader.format_mismatch())
+                            .collect(),
                     };
                 };
             }

@@ -1337,3 +1337,72 @@ fn two_specs_declaring_one_proposition_with_different_rules_are_an_error() {
     let o = trac(&["audit", "--spec", a, "--spec", same, t]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 }
+
+#[test]
+fn flags_the_input_makes_meaningless_are_refused_or_warned_about() {
+    let spec = "examples/specs/textworld.ron";
+    let log = "examples/traces/textworld-demo.txt";
+    // --step-per turn on a text log: each line is a step whatever the flag.
+    let o = trac(&["audit", "--spec", spec, "--step-per", "turn", log]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {log}: --step-per turn has no effect: a text trace has no messages"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // --model with --labeler rules: the model would never be asked.
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec,
+        "--labeler",
+        "rules",
+        "--model",
+        "cmd:false",
+        log,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: --model with --labeler rules"),
+        "{}",
+        stderr(&o)
+    );
+    // --input-format anthropic on an OpenAI file, and the other way round.
+    let openai = "crates/trac-runtime/tests/fixtures/openai_airline.json";
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--input-format",
+        "anthropic",
+        openai,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {openai}: --input-format anthropic, but line 1 is openai chat (`tool_calls`)"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let anthropic = "crates/trac-runtime/tests/fixtures/anthropic.json";
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--input-format",
+        "openai",
+        anthropic,
+    ]);
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {anthropic}: --input-format openai, but line 1 is anthropic chat"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let o = trac(&["audit", "--spec", "examples/specs/airline.ron", openai]);
+    assert!(!stderr(&o).contains("--input-format"), "{}", stderr(&o));
+}

@@ -567,6 +567,11 @@ pub struct TraceReader<R: BufRead> {
     aliases_read: u8,
     /// Aliases met but not read: (alias, the field read instead), each pair once.
     shadowed: Vec<(&'static str, &'static str)>,
+    /// The format was given (`--input-format`), not detected.
+    forced: bool,
+    /// The first record whose shape is the other chat dialect's than the format given: (line,
+    /// what shows it); see [`TraceReader::format_mismatch`].
+    mismatch: Option<(usize, &'static str, TraceFormat)>,
     done: bool,
     /// Events (or errors) converted from one JSON value, waiting to be returned.
     queue: VecDeque<Result<Event, TraceError>>,
@@ -610,6 +615,8 @@ impl<R: BufRead> TraceReader<R> {
             aliases_seen: 0,
             aliases_read: 0,
             shadowed: Vec::new(),
+            forced: false,
+            mismatch: None,
             done: false,
             queue: VecDeque::new(),
             step_per: StepPer::Message,
@@ -635,7 +642,11 @@ impl<R: BufRead> TraceReader<R> {
         opts: &ReadOptions,
     ) -> Result<TraceReader<R>, TraceError> {
         let mut r = match opts.format {
-            Some(f) => TraceReader::from_reader(reader, name, f),
+            Some(f) => {
+                let mut r = TraceReader::from_reader(reader, name, f);
+                r.forced = true;
+                r
+            }
             None => TraceReader::sniff(reader, name, path)?,
         };
         r.step_per = opts.step_per;
@@ -772,6 +783,22 @@ impl<R: BufRead> TraceReader<R> {
             }
         }
         out
+    }
+
+    /// When the format was given (`--input-format openai|anthropic`) and a record has the other
+    /// dialect's shape: a message without the `warning:` prefix, naming the format given, the
+    /// first such line and what shows it (OpenAI `tool_calls` / `tool_call_id` / a `tool`
+    /// role; Anthropic `tool_use` / `tool_result` blocks or a top-level `system`). Both are read
+    /// by the same reader, so the steps are right; the flag is what is wrong.
+    pub fn format_mismatch(&self) -> Option<String> {
+        let (line, what, given) = self.mismatch?;
+        let (given, other) = match given {
+            TraceFormat::Anthropic => ("anthropic", "openai"),
+            _ => ("openai", "anthropic"),
+        };
+        Some(format!(
+            "--input-format {given}, but line {line} is {other} chat ({what}); it was read as such"
+        ))
     }
 
     /// The aliases of [`TEXT_ALIASES`] that were read, as notes (`field `action` read as
@@ -1109,6 +1136,16 @@ impl<R: BufRead> TraceReader<R> {
         if let Value::Object(o) = &value {
             let keys: Vec<String> = o.keys().cloned().collect();
             self.note_fields(0, keys);
+        }
+        if self.forced && self.mismatch.is_none() {
+            let what = match self.format {
+                TraceFormat::Anthropic => chat::openai_marker(&value),
+                TraceFormat::OpenAi if chat::looks_anthropic(&value) => {
+                    Some("content blocks `tool_use` / `tool_result`, or a top-level `system`")
+                }
+                _ => None,
+            };
+            self.mismatch = what.map(|w| (line, w, self.format));
         }
         if self.format == TraceFormat::Otlp && value.get("resourceSpans").is_none() {
             let err = self.error(

@@ -107,6 +107,34 @@ pub(super) fn looks_anthropic(v: &Value) -> bool {
     }
 }
 
+/// What shows OpenAI's shape in a message, a conversation or an array of them: `tool_calls`,
+/// `tool_call_id`, `function_call`, or a `tool` / `function` role; `None` if nothing does.
+pub(super) fn openai_marker(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::Array(ms) => ms.iter().find_map(openai_marker),
+        Value::Object(o) => {
+            if let Some(ms) = o.get("messages") {
+                return openai_marker(ms);
+            }
+            if o.contains_key("tool_calls") {
+                Some("`tool_calls`")
+            } else if o.contains_key("tool_call_id") {
+                Some("`tool_call_id`")
+            } else if o.contains_key("function_call") {
+                Some("`function_call`")
+            } else if matches!(
+                o.get("role").and_then(Value::as_str),
+                Some("tool" | "function")
+            ) {
+                Some("a `tool` role")
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
 fn push_text(texts: &mut Vec<String>, t: &str) {
     if !t.trim().is_empty() {
         texts.push(t.to_string());
