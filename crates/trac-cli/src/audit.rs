@@ -177,12 +177,10 @@ fn coverage_check(
     for w in cov.label_warnings(file, specs, model) {
         let _ = writeln!(err, "warning: {w}");
     }
-    let unaudited = cov.unaudited_properties(specs, model);
-    let properties: usize = specs.iter().map(|c| c.properties.len()).sum();
-    if !unaudited.is_empty() && unaudited.len() == properties {
-        let why = trac_runtime::jsonl::not_audited_structure(file, &unaudited);
+    if let Some(why) = trac_runtime::jsonl::not_audited_for(file, cov, specs, model) {
         return (Some(why), 0);
     }
+    let unaudited = cov.unaudited_properties(specs, model);
     for (id, props) in &unaudited {
         let _ = writeln!(
             err,

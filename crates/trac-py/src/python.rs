@@ -487,7 +487,7 @@ fn file_audit(
             a
         }
     };
-    Ok(FileAudit::from_auditor(fresh, file))
+    Ok(FileAudit::from_auditor(fresh, file).with_specs(Arc::clone(checked)))
 }
 
 /// One Python event as a trace event: a dict (a JSON Lines event, read by the JSON Lines

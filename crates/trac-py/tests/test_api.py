@@ -359,3 +359,15 @@ def test_audit_on_error_record_keeps_the_records_before_an_item_of_any_type():
         with pytest.raises(trac.TraceError) as e:
             trac.audit(evs, spec, name="mem")
         assert e.value.line == 3 and [r.step for r in e.value.records.verdicts] == [1]
+
+
+def test_audit_of_rules_on_roles_over_a_text_log_is_not_audited_as_in_the_cli():
+    spec = trac.Spec.from_file(str(SPECS / "airline.ron"))
+    with pytest.raises(trac.TraceError) as e:
+        trac.audit(["yes, confirm", "update the reservation"], spec, name="log")
+    assert str(e.value).startswith(
+        "log: not audited: the propositions of every property can never hold on it: "
+        "confirm-before-write (modify, confirm)"
+    )
+    recs = trac.audit(["yes"], spec, name="log", on_error="record")
+    assert recs.ends[0].error.startswith("log: not audited")
