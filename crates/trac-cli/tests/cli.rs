@@ -1406,3 +1406,34 @@ fn flags_the_input_makes_meaningless_are_refused_or_warned_about() {
     let o = trac(&["audit", "--spec", "examples/specs/airline.ron", openai]);
     assert!(!stderr(&o).contains("--input-format"), "{}", stderr(&o));
 }
+
+#[test]
+fn otlp_messages_that_are_not_json_are_an_error_not_fewer_violations() {
+    let intact = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trac-runtime/tests/fixtures/otlp.json"
+    ))
+    .unwrap();
+    // Span 0001's output messages (its tool call) become "not json": dropping them silently
+    // lost the two violations of the first trace.
+    let out_msgs = "\"[{\\\"role\\\": \\\"assistant\\\", \\\"parts\\\"";
+    assert!(intact.contains(out_msgs));
+    let broken = intact.replacen(out_msgs, "\"not json\", \"x\": \"", 1);
+    let t = temp_file("otlp-broken.json", &broken);
+    let name = t.to_str().unwrap();
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--summary",
+        name,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "error: {name}:23: span 0001: attribute `gen_ai.output.messages` is not valid JSON"
+        )),
+        "{}",
+        stderr(&o)
+    );
+}
