@@ -211,6 +211,20 @@ struct FieldNotes {
     warnings: Vec<String>,
 }
 
+impl FieldNotes {
+    /// What `reader` says about the text fields and the chat dialect of the trace it read.
+    fn of<R: std::io::BufRead>(reader: &trace::TraceReader<R>) -> FieldNotes {
+        FieldNotes {
+            notes: reader.alias_notes(),
+            warnings: reader
+                .field_warnings()
+                .into_iter()
+                .chain(reader.format_mismatch())
+                .collect(),
+        }
+    }
+}
+
 /// A trace reader shared between the labeling pipeline (which may read it on another thread)
 /// and the audit loop (which reads the fields it met at the end).
 struct SharedReader(Arc<Mutex<trace::TraceReader<trace::Input>>>);
@@ -225,6 +239,17 @@ impl Iterator for SharedReader {
 }
 
 impl FileAudit<'_> {
+    /// The warning for `--step-per turn` on trace `file` of `format`, which has no messages to
+    /// group into turns (text, JSON Lines): each record is a step whatever the flag.
+    fn step_per_warning(&self, file: &str, format: trace::TraceFormat) -> Option<String> {
+        (self.read_options.step_per == trace::StepPer::Turn && !format.is_structured()).then(|| {
+            format!(
+                "warning: {file}: --step-per turn has no effect: a {} trace has no messages, each of its records is a step",
+                format.name()
+            )
+        })
+    }
+
     /// Audits the trace file `path`: one audit per session (a JSON Lines file may interleave
     /// sessions, `session` field; each is a trace of its own, named `FILE#SESSION`). Writes the
     /// report's streamed parts to `out` and messages to `err`, and hands each finished trace to
@@ -287,15 +312,8 @@ impl FileAudit<'_> {
             Ok(reader) => {
                 file = reader.name().to_string();
                 shared_file = Arc::from(file.as_str());
-                if self.read_options.step_per == trace::StepPer::Turn
-                    && !reader.format().is_structured()
-                {
-                    warn!(
-                        progress,
-                        err,
-                        "warning: {file}: --step-per turn has no effect: a {} trace has no messages, each of its records is a step",
-                        reader.format().name()
-                    );
+                if let Some(w) = self.step_per_warning(&file, reader.format()) {
+                    warn!(progress, err, "{w}");
                 }
                 stream = reader.is_stream();
                 streamed = stream && self.text;
@@ -381,14 +399,7 @@ impl FileAudit<'_> {
                         .into_iter()
                         .map(str::to_string)
                         .collect();
-                    field_notes = FieldNotes {
-                        notes: reader.alias_notes(),
-                        warnings: reader
-                            .field_warnings()
-                            .into_iter()
-                            .chain(reader.format_mismatch())
-                            .collect(),
-                    };
+                    field_notes = FieldNotes::of(&reader);
                 };
             }
         }
