@@ -236,7 +236,9 @@ impl Coverage {
     ///   no atom of any property: a label spelled differently from the spec's proposition is
     ///   otherwise silently ignored (up to 8 listed, then a count);
     /// - when the trace gave no `labels` at all and `model` is false (no LLM labels anything):
-    ///   propositions that a property reads, that have no labeling rule and so never held.
+    ///   propositions that a property reads, that have no labeling rule and so never held;
+    /// - propositions that a property reads whose rule reads structure no step had
+    ///   ([`Coverage::never_hold`]: roles, tools, arguments or fields on a text log).
     ///
     /// Each warning is one line without the `warning:` prefix, naming `file`.
     /// O(distinct labels × declared propositions).
@@ -285,7 +287,11 @@ impl Coverage {
                 shown.join(", ")
             ));
         }
+        // Only the propositions some property reads: an unused one cannot hide a verdict.
         for (name, why) in self.never_hold(specs, model) {
+            if !read.contains(&name) {
+                continue;
+            }
             out.push(format!(
                 "{file}: proposition `{name}` can never hold: {why}, and no step has any"
             ));
