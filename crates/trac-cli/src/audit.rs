@@ -132,22 +132,30 @@ fn take_session(
 /// Auditors of ended sessions kept for new ones ([`AuditPlan::reset`] reuses their buffers).
 const SPARE_AUDITORS: usize = 16;
 
-/// Why a trace that was read without error was not audited, if it was not: it is empty, or no
-/// event was understood (warned about on `err`). Also warns about ignored JSON fields and
-/// `--formula` atoms that never held.
+/// Why a trace that was read without error was not audited, if it was not: it is empty, no
+/// event was understood (warned about on `err`), or no property's propositions can hold on it
+/// (their rules read roles, tools, arguments or fields that no step has). When only some
+/// properties are so, each is an `error:` line on `err` and the second value is their count
+/// (exit code 2). Also warns about ignored JSON fields and `--formula` atoms that never held.
 #[allow(clippy::too_many_arguments)]
 fn coverage_check(
     err: &mut dyn Write,
     file: &str,
     cov: &Coverage,
     fields_seen: &[String],
-    unknown_fields: &[&str],
+    (unknown_fields, field_notes): (&[&str], &FieldNotes),
     adhoc: Option<&CheckedSpec>,
     declared: &[&str],
     (specs, model): (&[CheckedSpec], bool),
-) -> Option<String> {
+) -> (Option<String>, usize) {
     if cov.steps == 0 {
-        return trac_runtime::jsonl::not_audited(file, cov);
+        return (trac_runtime::jsonl::not_audited(file, cov), 0);
+    }
+    for n in &field_notes.notes {
+        let _ = writeln!(err, "note: {file}: {n}");
+    }
+    for w in &field_notes.warnings {
+        let _ = writeln!(err, "warning: {file}: {w}");
     }
     if cov.understood == 0 {
         if cov.with_text == 0 && cov.with_labels == 0 {
@@ -166,7 +174,7 @@ fn coverage_check(
                 "warning: no event of {file} had labels, and no --spec has labeling rules to read its text"
             );
         }
-        return trac_runtime::jsonl::not_audited(file, cov);
+        return (trac_runtime::jsonl::not_audited(file, cov), 0);
     }
     if !unknown_fields.is_empty() {
         let _ = writeln!(
@@ -179,6 +187,17 @@ fn coverage_check(
     for w in cov.label_warnings(file, specs, model) {
         let _ = writeln!(err, "warning: {w}");
     }
+    if let Some(why) = trac_runtime::jsonl::not_audited_for(file, cov, specs, model) {
+        return (Some(why), 0);
+    }
+    let unaudited = cov.unaudited_properties(specs, model);
+    for (id, props) in &unaudited {
+        let _ = writeln!(
+            err,
+            "error: {file}: property {id} not audited: its propositions ({}) can never hold on this trace",
+            props.join(", ")
+        );
+    }
     if let Some(adhoc) = adhoc {
         for (id, atom) in cov.never_labeled(adhoc) {
             let base = trac_spec::formula::AtomName::parse(&atom).base;
@@ -190,7 +209,30 @@ fn coverage_check(
             }
         }
     }
-    None
+    (None, unaudited.len())
+}
+
+/// What the reader said about a JSON Lines trace's text fields: aliases read (notes), aliases
+/// not read and text-like fields ignored (warnings); see
+/// [`trace::TraceReader::field_warnings`].
+#[derive(Default)]
+struct FieldNotes {
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl FieldNotes {
+    /// What `reader` says about the text fields and the chat dialect of the trace it read.
+    fn of<R: std::io::BufRead>(reader: &trace::TraceReader<R>) -> FieldNotes {
+        FieldNotes {
+            notes: reader.alias_notes(),
+            warnings: reader
+                .field_warnings()
+                .into_iter()
+                .chain(reader.format_mismatch())
+                .collect(),
+        }
+    }
 }
 
 /// A trace error as the audit loop scopes it: its text (`FILE:LINE:COLUMN: ...`), the session
@@ -231,6 +273,17 @@ impl Iterator for SharedReader {
 }
 
 impl FileAudit<'_> {
+    /// The warning for `--step-per turn` on trace `file` of `format`, which has no messages to
+    /// group into turns (text, JSON Lines): each record is a step whatever the flag.
+    fn step_per_warning(&self, file: &str, format: trace::TraceFormat) -> Option<String> {
+        (self.read_options.step_per == trace::StepPer::Turn && !format.is_structured()).then(|| {
+            format!(
+                "warning: {file}: --step-per turn has no effect: a {} trace has no messages, each of its records is a step",
+                format.name()
+            )
+        })
+    }
+
     /// Audits the trace file `path`: one audit per session (a JSON Lines file may interleave
     /// sessions, `session` field; each is a trace of its own, named `FILE#SESSION`). Writes the
     /// report's streamed parts to `out` and messages to `err`, and hands each finished trace to
@@ -264,6 +317,7 @@ impl FileAudit<'_> {
         let mut session_errors = 0usize;
         let mut fields_seen = Vec::new();
         let mut unknown_fields = Vec::new();
+        let mut field_notes = FieldNotes::default();
         let mut streamed = false;
         let mut stream = false;
         progress.start_file(&file);
@@ -295,6 +349,9 @@ impl FileAudit<'_> {
             Ok(reader) => {
                 file = reader.name().to_string();
                 shared_file = Arc::from(file.as_str());
+                if let Some(w) = self.step_per_warning(&file, reader.format()) {
+                    warn!(progress, err, "{w}");
+                }
                 stream = reader.is_stream();
                 streamed = stream && self.text;
                 // The labeling pipeline may read the trace on another thread; the reader is
@@ -412,6 +469,7 @@ impl FileAudit<'_> {
                         .into_iter()
                         .map(str::to_string)
                         .collect();
+                    field_notes = FieldNotes::of(&reader);
                 };
             }
         }
@@ -425,6 +483,7 @@ impl FileAudit<'_> {
             }
             sessions.insert(0, Box::new(sess));
         }
+        let mut unaudited = 0;
         let mut cov = ended_cov;
         for s in sessions.values() {
             cov.merge(s.auditor.coverage());
@@ -433,18 +492,20 @@ impl FileAudit<'_> {
         // there are none.
         let not_audited = if file_error.is_none() && (session_errors == 0 || cov.steps > 0) {
             let unknown: Vec<&str> = unknown_fields.iter().map(String::as_str).collect();
-            progress.suspend(|| {
+            let (why, partial) = progress.suspend(|| {
                 coverage_check(
                     err,
                     &file,
                     &cov,
                     &fields_seen,
-                    &unknown,
+                    (&unknown, &field_notes),
                     self.adhoc,
                     self.declared,
                     (self.specs, labeling.is_some_and(|l| l.uses_model())),
                 )
-            })
+            });
+            unaudited = partial;
+            why
         } else {
             None
         };
@@ -480,6 +541,8 @@ impl FileAudit<'_> {
         } else if let Some(e) = &not_audited {
             end.bad_input = true;
             warn!(progress, err, "error: {e}");
+        } else if unaudited > 0 {
+            end.bad_input = true;
         }
         end
     }

@@ -269,6 +269,9 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
         }
     }
     if errors.is_empty() {
+        errors.extend(conflicting_propositions(&specs));
+    }
+    if errors.is_empty() {
         if let Err(e) = namespace_ids(&mut specs, &spec_files(args)) {
             errors.extend(e);
         }
@@ -344,6 +347,40 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     } else {
         Err(errors.join("\n"))
     }
+}
+
+/// The propositions that several spec files declare with different rules or parameters: the
+/// labeling of all specs is one (a label computed by one spec's rule holds for every spec's
+/// properties), so a property of one spec would be decided by the other's rule. One `error:`
+/// line per conflict, naming both declarations (`FILE:LINE:COLUMN`). The same declaration
+/// repeated (a shared vocabulary) is fine. O(propositions²).
+fn conflicting_propositions(specs: &[CheckedSpec]) -> Vec<String> {
+    let at = |c: &CheckedSpec, i: usize| match c.spec.proposition_position(i) {
+        Some((file, line, col)) => format!("{file}:{line}:{col}"),
+        None => format!("spec `{}`", c.spec.name),
+    };
+    let mut errors = Vec::new();
+    for (a, ca) in specs.iter().enumerate() {
+        for (i, pa) in ca.spec.propositions.iter().enumerate() {
+            for cb in &specs[a + 1..] {
+                let Some(j) = cb.spec.propositions.iter().position(|p| p.name == pa.name) else {
+                    continue;
+                };
+                let pb = &cb.spec.propositions[j];
+                // Equal rules under different case sensitivity match different texts.
+                let case = pa.rule.is_some() && ca.spec.case_sensitive != cb.spec.case_sensitive;
+                if pa.rule != pb.rule || pa.param != pb.param || case {
+                    errors.push(format!(
+                        "error: proposition `{}` is declared with different rules at {} and at {}: the labeling is shared by every spec, so one spec's properties would be decided by the other's rule; rename one of them",
+                        pa.name,
+                        at(ca, i),
+                        at(cb, j)
+                    ));
+                }
+            }
+        }
+    }
+    errors
 }
 
 /// Namespaces the property ids that several spec files declare: `R1` of the spec named

@@ -234,12 +234,20 @@ struct Active {
 impl Labeling {
     /// The labeling `args` ask for over `specs`; `jsonl`: the output format is JSON Lines.
     ///
-    /// Errors: propositions for the LLM and no `--model`, a model that cannot be set up.
+    /// Errors: propositions for the LLM and no `--model`, `--model` with `--labeler rules`, a
+    /// model that cannot be set up.
     pub fn new(args: &LlmArgs, specs: &[CheckedSpec], jsonl: bool) -> Result<Labeling, String> {
         let mode = LabelerFlag::mode(args.labeler);
         let setup = args.model.resolve()?;
         let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
         let needs_model = mode.needs_model(&spec_refs);
+        // `--labeler rules` says no model labels anything: a `--model` beside it is a
+        // contradiction, not a default to fall back on.
+        if args.labeler == Some(LabelerFlag::Rules) && setup.opts.is_some() {
+            return Err(
+                "--model with --labeler rules: the rules label every proposition, so the model would never be asked; drop --model, or give --labeler llm or hybrid".into(),
+            );
+        }
         if !needs_model && !args.show_labels {
             if setup.opts.is_some() {
                 eprintln!(

@@ -1495,3 +1495,224 @@ fn an_endless_line_is_an_error_at_its_line_not_an_abort() {
         stderr(&o)
     );
 }
+
+#[test]
+fn jsonl_action_is_audited_as_the_output_and_unread_text_fields_are_named() {
+    let spec = temp_file(
+        "take.ron",
+        r#"(name: "take", propositions: [(name: "take", rule: Some(Words("take")))],
+            properties: [(id: "no-take", formula: "G !take")])"#,
+    );
+    let t = temp_file(
+        "action.jsonl",
+        concat!(
+            "{\"input\": \"You see a knife.\", \"action\": \"take knife\"}\n",
+            "{\"input\": \"You hold a knife.\", \"text\": \"take it\", \"action\": \"look\"}\n",
+        ),
+    );
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--spec", spec.to_str().unwrap(), name]);
+    // The action was audited (it was only an "ignored field" before: 0 violations).
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("note: {name}: field `action` read as `output`")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("warning: {name}: field `text` may hold the step's text, but trac does not read it (it read `input`, `action`)")),
+        "{err}"
+    );
+}
+
+#[test]
+fn rules_on_roles_and_tools_over_a_trace_without_them_are_not_audited() {
+    let chat = "crates/trac-runtime/tests/fixtures/openai_airline.json";
+    let spec = "examples/specs/airline.ron";
+    // Read as text, the chat log has no roles or tool calls: every property of the airline spec
+    // reads them, so none was audited (it was "0 violations", exit 0).
+    let o = trac(&["audit", "--spec", spec, "--input-format", "text", chat]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("warning: {chat}: proposition `confirm` can never hold: `Role(\"user\")` needs message roles")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("error: {chat}: not audited: the propositions of every property can never hold on it: confirm-before-write (modify, confirm); lookup-before-write (write, lookup)")),
+        "{err}"
+    );
+    // The same log read as chat is audited (it has violations).
+    let o = trac(&["audit", "--spec", spec, chat]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("can never hold"), "{}", stderr(&o));
+    // A text log, a property on text next to one on roles: the first is audited, the second
+    // is an error (exit 2).
+    let mixed = temp_file(
+        "mixed.ron",
+        r#"(name: "mixed", propositions: [
+              (name: "look", rule: Some(Words("look"))),
+              (name: "confirm", rule: Some(AllOf([Role("user"), Words("yes")]))),
+              (name: "write", rule: Some(Tool("update_*")))],
+            properties: [(id: "no-look", formula: "G !look"),
+                         (id: "confirm-first", formula: "G(write -> O confirm)")])"#,
+    );
+    let t = temp_file("looks.txt", "1. look\n2. yes\n");
+    let name = t.to_str().unwrap();
+    let o = trac(&["audit", "--spec", mixed.to_str().unwrap(), name]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("error: {name}: property confirm-first not audited: its propositions (write, confirm) can never hold on this trace")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("warning: {name}: proposition `write` can never hold: `Tool(\"update_*\")` needs tool calls")),
+        "{err}"
+    );
+    assert!(stdout(&o).contains("no-look"), "{}", stdout(&o));
+    assert!(stdout(&o).contains("1 violation(s)"), "{}", stdout(&o));
+    // Labels given by the trace may make them hold: no claim then.
+    let labeled = temp_file("labeled.jsonl", "{\"labels\": [\"write\"]}\n");
+    let o = trac(&[
+        "audit",
+        "--spec",
+        mixed.to_str().unwrap(),
+        labeled.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("can never hold"), "{}", stderr(&o));
+}
+
+#[test]
+fn two_specs_declaring_one_proposition_with_different_rules_are_an_error() {
+    let a = temp_file(
+        "a.ron",
+        "(name: \"a\",\n propositions: [\n  (name: \"go\", rule: Some(Words(\"go north\")))],\n properties: [(id: \"A1\", formula: \"G !go\")])",
+    );
+    let b = temp_file(
+        "b.ron",
+        "(name: \"b\", propositions: [(name: \"look\", rule: Some(Words(\"look\"))),\n    (name: \"go\", rule: Some(Words(\"go\")))],\n properties: [(id: \"B1\", formula: \"G !look\")])",
+    );
+    let same = temp_file(
+        "same.ron",
+        "(name: \"same\", propositions: [(name: \"go\", rule: Some(Words(\"go north\")))], properties: [(id: \"C1\", formula: \"G !go\")])",
+    );
+    // "go south" is no `go north`: A1 holds by a's rule; b's rule would violate it.
+    let t = temp_file("south.txt", "1. go south\n");
+    let (a, b, same, t) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        same.to_str().unwrap(),
+        t.to_str().unwrap(),
+    );
+    let o = trac(&["audit", "--spec", a, "--spec", b, t]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert_eq!(
+        stderr(&o).trim_end(),
+        format!("error: proposition `go` is declared with different rules at {a}:3:10 and at {b}:2:12: the labeling is shared by every spec, so one spec's properties would be decided by the other's rule; rename one of them")
+    );
+    // The same declaration in two specs is a shared vocabulary.
+    let o = trac(&["audit", "--spec", a, "--spec", same, t]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+}
+
+#[test]
+fn flags_the_input_makes_meaningless_are_refused_or_warned_about() {
+    let spec = "examples/specs/textworld.ron";
+    let log = "examples/traces/textworld-demo.txt";
+    // --step-per turn on a text log: each line is a step whatever the flag.
+    let o = trac(&["audit", "--spec", spec, "--step-per", "turn", log]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {log}: --step-per turn has no effect: a text trace has no messages"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    // --model with --labeler rules: the model would never be asked.
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec,
+        "--labeler",
+        "rules",
+        "--model",
+        "cmd:false",
+        log,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("error: --model with --labeler rules"),
+        "{}",
+        stderr(&o)
+    );
+    // --input-format anthropic on an OpenAI file, and the other way round.
+    let openai = "crates/trac-runtime/tests/fixtures/openai_airline.json";
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--input-format",
+        "anthropic",
+        openai,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {openai}: --input-format anthropic, but line 4 is openai chat (`tool_calls`)"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let anthropic = "crates/trac-runtime/tests/fixtures/anthropic.json";
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--input-format",
+        "openai",
+        anthropic,
+    ]);
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {anthropic}: --input-format openai, but line 1 is anthropic chat"
+        )),
+        "{}",
+        stderr(&o)
+    );
+    let o = trac(&["audit", "--spec", "examples/specs/airline.ron", openai]);
+    assert!(!stderr(&o).contains("--input-format"), "{}", stderr(&o));
+}
+
+#[test]
+fn otlp_messages_that_are_not_json_are_an_error_not_fewer_violations() {
+    let intact = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../trac-runtime/tests/fixtures/otlp.json"
+    ))
+    .unwrap();
+    // Span 0001's output messages (its tool call) become "not json": dropping them silently
+    // lost the two violations of the first trace.
+    let out_msgs = "\"[{\\\"role\\\": \\\"assistant\\\", \\\"parts\\\"";
+    assert!(intact.contains(out_msgs));
+    let broken = intact.replacen(out_msgs, "\"not json\", \"x\": \"", 1);
+    let t = temp_file("otlp-broken.json", &broken);
+    let name = t.to_str().unwrap();
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/airline.ron",
+        "--summary",
+        name,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "error: {name}:23: span 0001: attribute `gen_ai.output.messages` is not valid JSON"
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

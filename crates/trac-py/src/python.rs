@@ -487,7 +487,7 @@ fn file_audit(
             a
         }
     };
-    Ok(FileAudit::from_auditor(fresh, file))
+    Ok(FileAudit::from_auditor(fresh, file).with_specs(Arc::clone(checked)))
 }
 
 /// One Python event as a trace event: a dict (a JSON Lines event, read by the JSON Lines
@@ -644,7 +644,17 @@ fn audit_events<'py>(
     let mut evs = Vec::new();
     let mut unknown: Vec<String> = Vec::new();
     for (i, obj) in events.try_iter()?.enumerate() {
-        match event_of(py, &obj?, name, i + 1)? {
+        // An item that is no event at all (a number, None) is a bad event like a malformed
+        // one: the records before it are kept (`on_error="record"` returns them).
+        let item = event_of(py, &obj?, name, i + 1).unwrap_or_else(|e| {
+            Err(RtTraceError {
+                file: name.to_string(),
+                line: i + 1,
+                column: 0,
+                message: e.value(py).to_string(),
+            })
+        });
+        match item {
             Ok((ev, fields)) => {
                 for f in fields {
                     if !unknown.contains(&f) {
@@ -745,6 +755,10 @@ pub struct PyMonitor {
     /// The end records, once `end` was called.
     ended: Option<Vec<Value>>,
     index: usize,
+    /// Fields and labels already warned about (each once per monitor).
+    warned: Vec<String>,
+    /// Warnings of the last steps, not yet taken by `take_warnings`.
+    warnings: Vec<String>,
 }
 
 impl PyMonitor {
@@ -756,6 +770,42 @@ impl PyMonitor {
             &self.name,
         )
         .map_err(failure_err)
+    }
+}
+
+impl PyMonitor {
+    /// Queues the warnings event `ev` (with ignored dict fields `fields`) gives, as `trac.audit`
+    /// and the CLI give them: ignored fields, and labels that match no proposition of the specs
+    /// (the coverage check's wording), each once per monitor. O(labels × propositions).
+    fn note_warnings(&mut self, ev: &Event, fields: Vec<String>) {
+        let new: Vec<String> = fields
+            .into_iter()
+            .filter(|f| !self.warned.contains(f))
+            .collect();
+        if !new.is_empty() {
+            self.warnings.push(format!(
+                "{}: event field(s) ignored: {} (trac reads {})",
+                self.name,
+                new.join(", "),
+                trac_runtime::trace::KNOWN_FIELDS.join(", ")
+            ));
+            self.warned.extend(new);
+        }
+        let mut cov = trac_runtime::audit::Coverage {
+            with_labels: 1,
+            ..Default::default()
+        };
+        for l in ev.labels.iter().flatten() {
+            let key = format!("label {l}");
+            if !self.warned.contains(&key) {
+                self.warned.push(key);
+                cov.labels_seen.insert(l.clone());
+            }
+        }
+        if !cov.labels_seen.is_empty() {
+            self.warnings
+                .extend(cov.label_warnings(&self.name, &self.specs.checked, false));
+        }
     }
 }
 
@@ -771,6 +821,8 @@ impl PyMonitor {
             audit: None,
             ended: None,
             index: 0,
+            warned: Vec::new(),
+            warnings: Vec::new(),
         };
         let py_audit = m.fresh()?;
         m.audit = Some(py_audit);
@@ -790,16 +842,24 @@ impl PyMonitor {
                 "the monitor's trace has ended (end() was called): call reset() to start a new trace",
             ));
         }
-        let (mut ev, _) = match event_of(py, event, &self.name, self.index + 1)? {
+        let (mut ev, fields) = match event_of(py, event, &self.name, self.index + 1)? {
             Ok(e) => e,
             Err(e) => return Err(trace_err(py, &e)),
         };
+        self.note_warnings(&ev, fields);
         // One monitor is one trace: a `session` field does not split it.
         ev.session = None;
         self.index += 1;
         let audit = self.audit.as_mut().expect("a monitor always has an audit");
         audit.step(&ev).map_err(failure_err)?;
         records_to_py(py, &audit.take_records())
+    }
+
+    /// The warnings of the steps read since the last call (ignored event fields, labels that
+    /// match no proposition), each once per monitor; `Monitor.step` issues them as Python
+    /// warnings.
+    fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// The residual formula of every property now: `{id: residual}`, and for a parametric

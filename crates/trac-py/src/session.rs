@@ -71,6 +71,9 @@ pub struct FileAudit {
     file: String,
     sessions: Vec<Session>,
     records: Vec<Value>,
+    /// The specs audited, for the not-audited check of propositions that can never hold
+    /// ([`jsonl::not_audited_for`]); `None`: only the empty / nothing-understood check.
+    specs: Option<Arc<[CheckedSpec]>>,
 }
 
 impl FileAudit {
@@ -89,6 +92,7 @@ impl FileAudit {
             file: file.to_string(),
             sessions: Vec::new(),
             records: Vec::new(),
+            specs: Some(specs),
         })
     }
 
@@ -108,7 +112,16 @@ impl FileAudit {
             file: file.to_string(),
             sessions: Vec::new(),
             records: Vec::new(),
+            specs: None,
         }
+    }
+
+    /// The audit, checking at its end whether `specs` (those of its auditor) could see
+    /// anything of the trace: a trace on which the propositions of every property can never
+    /// hold is not audited, as in the CLI.
+    pub fn with_specs(mut self, specs: Arc<[CheckedSpec]>) -> FileAudit {
+        self.specs = Some(specs);
+        self
     }
 
     /// Renames the trace (the CLI names it after the reader once the file is open).
@@ -189,7 +202,10 @@ impl FileAudit {
             for s in &self.sessions {
                 cov.merge(s.auditor.coverage());
             }
-            jsonl::not_audited(&self.file, &cov)
+            match &self.specs {
+                Some(specs) => jsonl::not_audited_for(&self.file, &cov, specs, false),
+                None => jsonl::not_audited(&self.file, &cov),
+            }
         } else {
             None
         };

@@ -327,3 +327,47 @@ def test_a_pickled_spec_carries_its_compiled_tables():
     assert trac.audit(demo, back) == trac.audit(demo, spec)
     f = spec_of("G(a -> X b)")
     assert pickle.loads(pickle.dumps(f)).properties == f.properties
+
+
+def test_monitor_step_warns_about_ignored_fields_and_unknown_labels_once():
+    spec = trac.Spec.from_str(
+        '(name: "s", propositions: [(name: "look", rule: Some(Words("look")))],'
+        ' properties: [(id: "p", formula: "G !look")])'
+    )
+    m = trac.Monitor(spec, name="run")
+    with pytest.warns(UserWarning) as w:
+        m.step({"output": "go", "role": "user", "labels": ["lok"]})
+    msgs = [str(x.message) for x in w]
+    assert any(s.startswith("run: event field(s) ignored: role") for s in msgs), msgs
+    assert any("label(s) `lok` match no proposition" in s for s in msgs), msgs
+    # Once per monitor: the same field and label again warn no more.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.step({"output": "go", "role": "user", "labels": ["lok"]})
+
+
+def test_audit_on_error_record_keeps_the_records_before_an_item_of_any_type():
+    spec = spec_of("G !bad")
+    for bad in (42, None, 3.5, object()):
+        evs = [["bad"], ["ok"], bad, ["bad"]]
+        recs = trac.audit(evs, spec, name="mem", on_error="record")
+        assert [r.step for r in recs.verdicts] == [1]
+        assert recs.ends[0].error.startswith("mem:3")
+        assert recs.ends[0].steps == 2
+        with pytest.raises(trac.TraceError) as e:
+            trac.audit(evs, spec, name="mem")
+        assert e.value.line == 3 and [r.step for r in e.value.records.verdicts] == [1]
+
+
+def test_audit_of_rules_on_roles_over_a_text_log_is_not_audited_as_in_the_cli():
+    spec = trac.Spec.from_file(str(SPECS / "airline.ron"))
+    with pytest.raises(trac.TraceError) as e:
+        trac.audit(["yes, confirm", "update the reservation"], spec, name="log")
+    assert str(e.value).startswith(
+        "log: not audited: the propositions of every property can never hold on it: "
+        "confirm-before-write (modify, confirm)"
+    )
+    recs = trac.audit(["yes"], spec, name="log", on_error="record")
+    assert recs.ends[0].error.startswith("log: not audited")

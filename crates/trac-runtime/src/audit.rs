@@ -167,6 +167,15 @@ pub struct Coverage {
     /// Every label that held at some step (given by the trace or computed by the rules).
     #[serde(skip)]
     pub labels_seen: FxHashSet<String>,
+    /// Steps whose event had a role.
+    #[serde(skip)]
+    pub with_role: usize,
+    /// Steps whose event made a tool call or was a tool result.
+    #[serde(skip)]
+    pub with_tools: usize,
+    /// Steps whose event had record fields (other than `session_end`).
+    #[serde(skip)]
+    pub with_fields: usize,
 }
 
 impl Coverage {
@@ -176,6 +185,9 @@ impl Coverage {
         self.with_text += other.with_text;
         self.with_labels += other.with_labels;
         self.understood += other.understood;
+        self.with_role += other.with_role;
+        self.with_tools += other.with_tools;
+        self.with_fields += other.with_fields;
         // Only new labels are cloned: a file of many sessions merges the same few labels once
         // per session.
         for l in &other.labels_seen {
@@ -224,7 +236,9 @@ impl Coverage {
     ///   no atom of any property: a label spelled differently from the spec's proposition is
     ///   otherwise silently ignored (up to 8 listed, then a count);
     /// - when the trace gave no `labels` at all and `model` is false (no LLM labels anything):
-    ///   propositions that a property reads, that have no labeling rule and so never held.
+    ///   propositions that a property reads, that have no labeling rule and so never held;
+    /// - propositions that a property reads whose rule reads structure no step had
+    ///   ([`Coverage::never_hold`]: roles, tools, arguments or fields on a text log).
     ///
     /// Each warning is one line without the `warning:` prefix, naming `file`.
     /// O(distinct labels × declared propositions).
@@ -273,6 +287,15 @@ impl Coverage {
                 shown.join(", ")
             ));
         }
+        // Only the propositions some property reads: an unused one cannot hide a verdict.
+        for (name, why) in self.never_hold(specs, model) {
+            if !read.contains(&name) {
+                continue;
+            }
+            out.push(format!(
+                "{file}: proposition `{name}` can never hold: {why}, and no step has any"
+            ));
+        }
         if self.with_labels == 0 && !model {
             for d in &declared {
                 if d.rule.is_none()
@@ -284,6 +307,76 @@ impl Coverage {
                         d.name
                     ));
                 }
+            }
+        }
+        out
+    }
+
+    /// What the steps carried beyond text and labels (roles, tool calls, fields).
+    pub fn structure(&self) -> crate::labeler::Structure {
+        crate::labeler::Structure {
+            roles: self.with_role > 0,
+            tools: self.with_tools > 0,
+            fields: self.with_fields > 0,
+        }
+    }
+
+    /// The propositions of `specs` that can never hold on this trace, with why: their labeling
+    /// rule reads structure (roles, tools, arguments, fields) that no step had
+    /// ([`crate::labeler::never_holds`]), and the trace gives no labels (none held with their
+    /// name) and no LLM labels anything (`model` false). In declaration order.
+    /// O(propositions × rule size).
+    pub fn never_hold(&self, specs: &[CheckedSpec], model: bool) -> Vec<(String, String)> {
+        if model || self.with_labels > 0 {
+            return Vec::new();
+        }
+        let has = self.structure();
+        let mut out: Vec<(String, String)> = Vec::new();
+        for d in specs.iter().flat_map(|c| c.spec.propositions.iter()) {
+            if out.iter().any(|(n, _)| *n == d.name) {
+                continue;
+            }
+            if let Some(why) = d
+                .rule
+                .as_ref()
+                .and_then(|r| crate::labeler::never_holds(r, has))
+            {
+                out.push((d.name.clone(), why));
+            }
+        }
+        out
+    }
+
+    /// The properties of `specs` none of whose atoms can hold on this trace: each atom is a
+    /// proposition of [`Coverage::never_hold`] (a property with an atom of no spec, or a derived
+    /// atom, is kept). `(property id, its propositions)`, in order. Such a property would pass
+    /// every `G !p` rule vacuously: it was not audited.
+    pub fn unaudited_properties(
+        &self,
+        specs: &[CheckedSpec],
+        model: bool,
+    ) -> Vec<(String, Vec<String>)> {
+        let never = self.never_hold(specs, model);
+        if never.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for p in specs.iter().flat_map(|c| c.properties.iter()) {
+            let mut props: Vec<String> = Vec::new();
+            let mut all = true;
+            for s in p.arena.atoms(p.formula) {
+                let name = p.arena.sym_name(s);
+                let base = trac_spec::formula::split_atom_name(name).map_or(name, |(b, _)| b);
+                if never.iter().any(|(n, _)| n == base) {
+                    if !props.iter().any(|x| x == base) {
+                        props.push(base.to_string());
+                    }
+                } else {
+                    all = false;
+                }
+            }
+            if all && !props.is_empty() {
+                out.push((p.decl.id.clone(), props));
             }
         }
         out
@@ -831,6 +924,13 @@ impl Auditor {
         c.with_text += usize::from(has_text);
         c.with_labels += usize::from(event.labels.is_some());
         c.understood += usize::from(event.labels.is_some() || (has_text && text_read));
+        c.with_role += usize::from(event.role.is_some());
+        c.with_tools += usize::from(
+            !event.tool_calls.is_empty()
+                || event.tool_call_id.is_some()
+                || event.tool_name.is_some(),
+        );
+        c.with_fields += usize::from(event.fields.len() > usize::from(event.ends_session()));
         // One lookup per label: its interned id sets the valuation bit, and marks it seen
         // for the coverage (the label string is copied the first time only).
         self.valuation.fill(0);

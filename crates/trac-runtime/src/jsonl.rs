@@ -46,6 +46,39 @@ pub fn not_audited(file: &str, cov: &Coverage) -> Option<String> {
     }
 }
 
+/// Why trace `file`, read without error with coverage `cov`, was not audited against `specs`
+/// (`model`: an LLM labels propositions), if it was not: as [`not_audited`], or when the
+/// propositions of every property can never hold on it ([`not_audited_structure`]). The CLI
+/// and the Python package give the same reason.
+pub fn not_audited_for(
+    file: &str,
+    cov: &Coverage,
+    specs: &[trac_spec::spec::CheckedSpec],
+    model: bool,
+) -> Option<String> {
+    not_audited(file, cov).or_else(|| {
+        let unaudited = cov.unaudited_properties(specs, model);
+        let properties: usize = specs.iter().map(|c| c.properties.len()).sum();
+        (!unaudited.is_empty() && unaudited.len() == properties)
+            .then(|| not_audited_structure(file, &unaudited))
+    })
+}
+
+/// Why trace `file` was not audited when no property of it could see what it reads: each of
+/// `unaudited` (from [`Coverage::unaudited_properties`]) is a property id and its propositions,
+/// none of which can hold on the trace (their rules read roles, tools, arguments or fields that
+/// no step has).
+pub fn not_audited_structure(file: &str, unaudited: &[(String, Vec<String>)]) -> String {
+    let list: Vec<String> = unaudited
+        .iter()
+        .map(|(id, props)| format!("{id} ({})", props.join(", ")))
+        .collect();
+    format!(
+        "{file}: not audited: the propositions of every property can never hold on it: {}",
+        list.join("; ")
+    )
+}
+
 /// The trace name of one session of a file: `FILE#SESSION`, or `FILE` for events without a
 /// `session` field.
 pub fn session_trace_name(file: &str, session: Option<&str>) -> String {

@@ -166,6 +166,53 @@ impl RuleCompiler for RegexRules {
     }
 }
 
+/// What the steps of a trace carried beyond text and labels, for [`never_holds`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Structure {
+    /// Some step had a role (chat and telemetry traces).
+    pub roles: bool,
+    /// Some step made a tool call or was a tool result.
+    pub tools: bool,
+    /// Some step had record fields (chat messages, OTLP span attributes).
+    pub fields: bool,
+}
+
+/// Why labeling rule `rule` can never hold on a trace whose steps carry only `has` (a text log
+/// has no roles, tool calls or fields; JSON Lines events no roles or tool calls), or `None` if it
+/// may hold. A `Role` leaf needs roles, `Tool` / `Arg` tool calls, `Field` the field (`role`,
+/// `tool_name`, `tool_call_id` need roles or tools; `input`, `output`, `session`, `timestamp`,
+/// `step`, `tool_call_count` are always there; others need fields); `AllOf` fails with any
+/// part, `AnyOf` with all; `Not` and text leaves may always hold. O(size of the rule).
+pub fn never_holds(rule: &Rule, has: Structure) -> Option<String> {
+    match rule {
+        Rule::Words(_) | Rule::Regex(_) | Rule::Not(_) => None,
+        Rule::Input(r) | Rule::Output(r) => never_holds(r, has),
+        Rule::Role(r) => (!has.roles).then(|| format!("`Role({r:?})` needs message roles")),
+        Rule::Tool(g) => (!has.tools).then(|| format!("`Tool({g:?})` needs tool calls")),
+        Rule::Arg { path, .. } => {
+            (!has.tools).then(|| format!("`Arg({path:?})` needs tool-call arguments"))
+        }
+        Rule::Field(name, _) => {
+            let there = match name.as_str() {
+                "input" | "output" | "session" | "timestamp" | "step" | "tool_call_count" => true,
+                "role" => has.roles,
+                "tool_name" | "tool_call_id" => has.tools,
+                _ => has.fields,
+            };
+            (!there).then(|| format!("`Field({name:?}, ..)` needs a field `{name}`"))
+        }
+        Rule::AllOf(rs) => rs.iter().find_map(|r| never_holds(r, has)),
+        Rule::AnyOf(rs) => {
+            let why: Vec<String> = rs
+                .iter()
+                .map(|r| never_holds(r, has))
+                .collect::<Option<_>>()?;
+            // An empty `AnyOf` says nothing about the trace's structure.
+            (!why.is_empty()).then(|| why.join(", "))
+        }
+    }
+}
+
 /// [`Spec::check`] with every labeling rule compiled as [`RuleLabeler`] will compile it
 /// ([`RegexRules`]), so an invalid regex is reported with its position in the spec file.
 ///

@@ -53,6 +53,7 @@
 //! trace id, steps in start-time order, read when the input ends. See `otlp`.
 
 mod chat;
+pub use chat::KNOWN_ROLES;
 mod otlp;
 mod scan;
 
@@ -431,6 +432,36 @@ pub const KNOWN_FIELDS: [&str; 6] = [
     "session_end",
 ];
 
+/// Other names of a JSON Lines event's text fields, whose meaning is certain: `(alias, field)`.
+/// An alias is read as its field when the event lacks that field (and no earlier alias gave
+/// it); otherwise it is not read, and [`TraceReader::field_warnings`] says so, naming the field
+/// that was read instead. `{"action": "take knife", "input": "You see a knife."}` thus audits the
+/// action, not only the observation.
+pub const TEXT_ALIASES: [(&str, &str); 5] = [
+    ("action", "output"),
+    ("response", "output"),
+    ("completion", "output"),
+    ("observation", "input"),
+    ("prompt", "input"),
+];
+
+/// Names of JSON Lines fields that likely hold a step's text but have no certain meaning
+/// (input or output?): [`TraceReader::field_warnings`] names them and the field trac read.
+pub const TEXT_LIKE_FIELDS: [&str; 12] = [
+    "text",
+    "content",
+    "message",
+    "thought",
+    "reasoning",
+    "answer",
+    "question",
+    "query",
+    "command",
+    "result",
+    "reply",
+    "utterance",
+];
+
 /// The key of [`Event::fields`] that marks the end of a JSON Lines event's session
 /// (`"session_end": true`; see [`Event::ends_session`]).
 pub const SESSION_END: &str = "session_end";
@@ -572,6 +603,17 @@ pub struct TraceReader<R: BufRead> {
     fields: Vec<String>,
     /// Bit `i`: [`KNOWN_FIELDS`]`[i]` is in `fields`.
     known_seen: u8,
+    /// Bit `i`: [`TEXT_ALIASES`]`[i]` was met with a string value (read or not).
+    aliases_seen: u8,
+    /// Bit `i`: [`TEXT_ALIASES`]`[i]` was read as its field at some event.
+    aliases_read: u8,
+    /// Aliases met but not read: (alias, the field read instead), each pair once.
+    shadowed: Vec<(&'static str, &'static str)>,
+    /// The format was given (`--input-format`), not detected.
+    forced: bool,
+    /// The first record whose shape is the other chat dialect's than the format given: (line,
+    /// what shows it); see [`TraceReader::format_mismatch`].
+    mismatch: Option<(usize, &'static str, TraceFormat)>,
     done: bool,
     /// Events (or errors) converted from one JSON value, waiting to be returned.
     queue: VecDeque<Result<Event, TraceError>>,
@@ -618,6 +660,11 @@ impl<R: BufRead> TraceReader<R> {
             pending: VecDeque::new(),
             fields: Vec::new(),
             known_seen: 0,
+            aliases_seen: 0,
+            aliases_read: 0,
+            shadowed: Vec::new(),
+            forced: false,
+            mismatch: None,
             done: false,
             queue: VecDeque::new(),
             step_per: StepPer::Message,
@@ -652,7 +699,11 @@ impl<R: BufRead> TraceReader<R> {
         opts: &ReadOptions,
     ) -> Result<TraceReader<R>, TraceError> {
         let mut r = match opts.format {
-            Some(f) => TraceReader::from_reader(reader, name, f),
+            Some(f) => {
+                let mut r = TraceReader::from_reader(reader, name, f);
+                r.forced = true;
+                r
+            }
             None => TraceReader::sniff_bounded(reader, name, path, opts.max_line_bytes)?,
         };
         r.max_line = opts.max_line_bytes;
@@ -756,8 +807,116 @@ impl<R: BufRead> TraceReader<R> {
         self.fields
             .iter()
             .map(String::as_str)
-            .filter(|f| !KNOWN_FIELDS.contains(f))
+            .filter(|f| !KNOWN_FIELDS.contains(f) && self.alias_index(f).is_none())
             .collect()
+    }
+
+    /// The index in [`TEXT_ALIASES`] of field `name`, if it is an alias met with a string value.
+    fn alias_index(&self, name: &str) -> Option<usize> {
+        TEXT_ALIASES
+            .iter()
+            .position(|(a, _)| *a == name)
+            .filter(|i| self.aliases_seen & (1 << i) != 0)
+    }
+
+    /// Warnings about the text fields of a JSON Lines trace (without the `warning:` prefix and
+    /// the file name): each alias of [`TEXT_ALIASES`] that was not read because its field was
+    /// there (`field `action` was not read: trac read `output` instead`), and each unknown
+    /// field of [`TEXT_LIKE_FIELDS`] with the text fields that were read (the aliases read are
+    /// [`TraceReader::alias_notes`]). Empty for other formats. O(fields met).
+    pub fn field_warnings(&self) -> Vec<String> {
+        if self.format != TraceFormat::Jsonl {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (alias, read) in &self.shadowed {
+            out.push(format!(
+                "field `{alias}` was not read: trac read the step's text from `{read}` instead (an event has one input and one output)"
+            ));
+        }
+        let mut read: Vec<&str> = ["input", "output"]
+            .into_iter()
+            .filter(|f| self.fields.iter().any(|g| g == f))
+            .collect();
+        for (i, (alias, _)) in TEXT_ALIASES.iter().enumerate() {
+            if self.aliases_read & (1 << i) != 0 {
+                read.push(alias);
+            }
+        }
+        let read = if read.is_empty() {
+            "no text field".to_string()
+        } else {
+            read.iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for f in self.unknown_fields() {
+            if TEXT_LIKE_FIELDS.contains(&f) {
+                out.push(format!(
+                    "field `{f}` may hold the step's text, but trac does not read it (it read {read}): rename it `input` (what the agent saw) or `output` (what it did)"
+                ));
+            }
+        }
+        out
+    }
+
+    /// When the format was given (`--input-format openai|anthropic`) and a record has the other
+    /// dialect's shape: a message without the `warning:` prefix, naming the format given, the
+    /// first such line and what shows it (OpenAI `tool_calls` / `tool_call_id` / a `tool`
+    /// role; Anthropic `tool_use` / `tool_result` blocks or a top-level `system`). Both are read
+    /// by the same reader, so the steps are right; the flag is what is wrong.
+    pub fn format_mismatch(&self) -> Option<String> {
+        let (line, what, given) = self.mismatch?;
+        let (given, other) = match given {
+            TraceFormat::Anthropic => ("anthropic", "openai"),
+            _ => ("openai", "anthropic"),
+        };
+        Some(format!(
+            "--input-format {given}, but line {line} is {other} chat ({what}); it was read as such"
+        ))
+    }
+
+    /// The aliases of [`TEXT_ALIASES`] that were read, as notes (`field `action` read as
+    /// `output``, without the `note:` prefix). Empty for other formats than JSON Lines.
+    pub fn alias_notes(&self) -> Vec<String> {
+        TEXT_ALIASES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.aliases_read & (1 << i) != 0)
+            .map(|(_, (alias, field))| format!("field `{alias}` read as `{field}`"))
+            .collect()
+    }
+
+    /// Fills the event's input / output from the aliases of JSON Lines event `j` where the
+    /// field itself is missing, and records which aliases were read or not.
+    fn apply_aliases(&mut self, j: &mut JsonEvent) {
+        // What gave each text so far: the field itself, or an earlier alias.
+        let mut given = [
+            j.input.is_some().then_some("input"),
+            j.output.is_some().then_some("output"),
+        ];
+        for (i, text) in std::mem::take(&mut j.aliased) {
+            let (alias, field) = TEXT_ALIASES[i];
+            self.aliases_seen |= 1 << i;
+            let (slot, by) = if field == "input" {
+                (&mut j.input, &mut given[0])
+            } else {
+                (&mut j.output, &mut given[1])
+            };
+            match by {
+                None => {
+                    *slot = Some(text);
+                    *by = Some(alias);
+                    self.aliases_read |= 1 << i;
+                }
+                Some(read) => {
+                    if !self.shadowed.contains(&(alias, *read)) {
+                        self.shadowed.push((alias, *read));
+                    }
+                }
+            }
+        }
     }
 
     fn error(&self, column: usize, message: String) -> TraceError {
@@ -797,8 +956,9 @@ impl<R: BufRead> TraceReader<R> {
                 return Some(Err(self.error(col, "expected a JSON object `{...}`".into())));
             }
             TraceFormat::Jsonl => match serde_json::from_str::<JsonEvent>(&raw) {
-                Ok(j) => {
-                    self.note_fields(j.known, j.unknown);
+                Ok(mut j) => {
+                    self.apply_aliases(&mut j);
+                    self.note_fields(j.known, std::mem::take(&mut j.unknown));
                     for l in j.labels.iter().flatten() {
                         if let Err(e) = trac_core::names::check_label(l) {
                             let col = label_column(&raw, l, e.offset);
@@ -1192,6 +1352,7 @@ impl<R: BufRead> TraceReader<R> {
             }
         };
         let doc = String::from_utf8_lossy(bytes);
+        self.check_dialect(&value, at.line);
         if value.get("messages").is_some() {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
@@ -1250,6 +1411,22 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
+    /// With `--input-format openai|anthropic` given, notes the first value (at `line`) that shows
+    /// the other dialect ([`TraceReader::format_mismatch`]). Whole documents and the elements of
+    /// a top-level array alike.
+    fn check_dialect(&mut self, value: &Value, line: usize) {
+        if self.forced && self.mismatch.is_none() {
+            let what = match self.format {
+                TraceFormat::Anthropic => chat::openai_marker(value),
+                TraceFormat::OpenAi if chat::looks_anthropic(value) => {
+                    Some("content blocks `tool_use` / `tool_result`, or a top-level `system`")
+                }
+                _ => None,
+            };
+            self.mismatch = what.map(|w| (line, w, self.format));
+        }
+    }
+
     /// Queues the events of one JSON value that starts at `line`. `doc`: the value's text when it
     /// spans several lines, to find the line of each message of a conversation in it.
     fn value_events(&mut self, value: Value, raw: String, line: usize, doc: Option<&str>) {
@@ -1258,6 +1435,7 @@ impl<R: BufRead> TraceReader<R> {
             let keys: Vec<String> = o.keys().cloned().collect();
             self.note_fields(0, keys);
         }
+        self.check_dialect(&value, line);
         if self.format == TraceFormat::Otlp && value.get("resourceSpans").is_none() {
             let err = self.error(
                 1,
@@ -1514,6 +1692,8 @@ struct JsonEvent {
     known: u8,
     /// The other fields' names, in order of appearance.
     unknown: Vec<String>,
+    /// The string values of [`TEXT_ALIASES`] fields: (alias index, text), in order.
+    aliased: Vec<(usize, String)>,
 }
 
 impl<'de> Deserialize<'de> for JsonEvent {
@@ -1556,7 +1736,18 @@ impl<'de> Visitor<'de> for JsonEventVisitor {
                 Key::Known(4) => once(&mut map, &mut ev.labels, known, 4)?,
                 Key::Known(_) => once(&mut map, &mut ev.session_end, known, 5)?,
                 Key::Other(name) => {
-                    map.next_value::<IgnoredAny>()?;
+                    match TEXT_ALIASES.iter().position(|(a, _)| *a == name) {
+                        // Only a string is text; an alias holding anything else is ignored,
+                        // as any unknown field.
+                        Some(i) => {
+                            if let Value::String(t) = map.next_value::<Value>()? {
+                                ev.aliased.push((i, t));
+                            }
+                        }
+                        None => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
                     if !ev.unknown.contains(&name) {
                         ev.unknown.push(name);
                     }

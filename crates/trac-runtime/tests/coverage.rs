@@ -89,3 +89,74 @@ fn never_labeled_atoms_match_quantified_atoms_by_base() {
         [("p1", "lok"), ("p2", "eat(x)"), ("p3", "take(apple)")]
     );
 }
+
+#[test]
+fn propositions_on_structure_the_trace_lacks_never_hold_and_their_properties_are_not_audited() {
+    use trac_runtime::labeler::{never_holds, Structure};
+    let w = || Box::new(Rule::Words("yes".into()));
+    let role = Rule::Role("user".into());
+    let none = Structure::default();
+    // `AllOf` fails with any part, `AnyOf` only with all; `Not` and text may always hold.
+    assert_eq!(
+        never_holds(&Rule::AllOf(vec![role.clone(), Rule::Input(w())]), none).as_deref(),
+        Some("`Role(\"user\")` needs message roles")
+    );
+    assert_eq!(
+        never_holds(
+            &Rule::AnyOf(vec![role.clone(), Rule::Words("x".into())]),
+            none
+        ),
+        None
+    );
+    assert_eq!(
+        never_holds(
+            &Rule::AnyOf(vec![role.clone(), Rule::Tool("book_*".into())]),
+            none
+        )
+        .as_deref(),
+        Some("`Role(\"user\")` needs message roles, `Tool(\"book_*\")` needs tool calls")
+    );
+    assert_eq!(never_holds(&Rule::Not(Box::new(role.clone())), none), None);
+    assert_eq!(
+        never_holds(&Rule::Field("input".into(), "x".into()), none),
+        None
+    );
+    assert!(never_holds(&Rule::Field("model".into(), "x".into()), none).is_some());
+    let chat = Structure {
+        roles: true,
+        tools: true,
+        fields: true,
+    };
+    assert_eq!(never_holds(&role, chat), None);
+    // On a text log: `confirm` (a role) never holds, `look` (text) does; a property of
+    // `confirm` only is not audited, one with `look` is.
+    let props = vec![
+        PropositionDecl {
+            name: "confirm".into(),
+            rule: Some(Rule::AllOf(vec![role, Rule::Input(w())])),
+            ..Default::default()
+        },
+        PropositionDecl {
+            name: "look".into(),
+            rule: Some(Rule::Words("look".into())),
+            ..Default::default()
+        },
+    ];
+    let s = spec(&["G !confirm", "G(look -> O confirm)"], props);
+    let c = audit(&s, "1. look\n2. yes\n", TraceFormat::Text).coverage;
+    assert_eq!((c.with_role, c.with_tools, c.with_fields), (0, 0, 0));
+    let never = c.never_hold(std::slice::from_ref(&s), false);
+    assert_eq!(never.len(), 1);
+    assert_eq!(never[0].0, "confirm");
+    assert_eq!(
+        c.unaudited_properties(std::slice::from_ref(&s), false),
+        [("p1".to_string(), vec!["confirm".to_string()])]
+    );
+    // An LLM labeler may make it hold: no claim.
+    assert!(c.never_hold(std::slice::from_ref(&s), true).is_empty());
+    // Read as chat, the same propositions may hold.
+    let chat_src = "{\"role\": \"user\", \"content\": \"yes\"}\n";
+    let c = audit(&s, chat_src, TraceFormat::OpenAi).coverage;
+    assert_eq!(c.with_role, 1);
+    assert!(c.never_hold(std::slice::from_ref(&s), false).is_empty());
+}

@@ -802,3 +802,85 @@ fn an_unreadable_array_element_names_its_session_when_it_can() {
     let conversations = "[\n{\"id\": \"c1\", \"messages\": []},\n{\"id\": }\n]\n";
     assert_eq!(scope(conversations), [None]);
 }
+
+#[test]
+fn otlp_malformed_messages_and_start_times_are_errors_at_their_span() {
+    let intact = std::fs::read_to_string(fixture("otlp.json")).unwrap();
+    let ok = read_src(&intact, &ReadOptions::default());
+    assert!(ok.iter().all(Result::is_ok));
+    let n = ok.len();
+    // Span 0001 (line 23): its output messages broken, then not JSON at all, then its input
+    // messages broken; span 0102 (line 52): a start time that is no number.
+    let out_msgs = "[{\\\"role\\\": \\\"assistant\\\", \\\"parts\\\": [{\\\"type\\\": \\\"tool_call\\\", \\\"id\\\": \\\"c1\\\"";
+    let cases = [
+        (
+            intact.replacen(out_msgs, "[{\\\"role\\\": \\\"assist", 1),
+            23,
+            "span 0001: attribute `gen_ai.output.messages` is not valid JSON: expected `,` or `}` (at line 1 column 21 of the string)",
+        ),
+        (
+            intact.replacen(&format!("\"{out_msgs}"), "\"not json\", \"x\": \"", 1),
+            23,
+            "span 0001: attribute `gen_ai.output.messages` is not valid JSON: expected ident",
+        ),
+        (
+            intact.replacen("[{\\\"role\\\": \\\"system\\\"", "[{\\\"role\\\": ", 1),
+            23,
+            "span 0001: attribute `gen_ai.input.messages` is not valid JSON",
+        ),
+        (
+            intact.replacen("\"1717000006000000000\"", "\"tomorrow\"", 1),
+            52,
+            "span 0102: `startTimeUnixNano` \"tomorrow\" is not a whole number of nanoseconds",
+        ),
+    ];
+    for (src, line, msg) in cases {
+        assert_ne!(src, intact, "the corruption applies");
+        let items = read_src(&src, &ReadOptions::default());
+        let errs: Vec<&String> = items.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(
+            errs[0].starts_with(&format!("t:{line}:")) && errs[0].contains(msg),
+            "{}",
+            errs[0]
+        );
+        // The other spans are still read.
+        assert!(items.iter().filter(|r| r.is_ok()).count() < n);
+        assert!(items.iter().filter(|r| r.is_ok()).count() >= n - 2);
+    }
+}
+
+#[test]
+fn unknown_roles_are_errors_and_legacy_function_calls_are_tool_calls_and_results() {
+    let src = concat!(
+        "{\"role\": \"user\", \"content\": \"book it\"}\n",
+        "{\"role\": \"asistant\", \"content\": \"done\"}\n",
+        "{\"role\": \"assistant\", \"content\": null, \"function_call\": {\"name\": \"book_flight\", \"arguments\": \"{\\\"rid\\\": \\\"A1\\\"}\"}}\n",
+        "{\"role\": \"function\", \"name\": \"book_flight\", \"content\": \"booked\"}\n",
+    );
+    let items = read_src(src, &ReadOptions::default());
+    assert_eq!(items.len(), 4);
+    let e = items[1].as_ref().unwrap_err();
+    assert_eq!(
+        e,
+        "t:2:1: unknown role `asistant`: trac knows system, developer, user, assistant, tool, function"
+    );
+    let call = items[2].as_ref().unwrap();
+    assert_eq!(call.role.as_deref(), Some("assistant"));
+    assert_eq!(call.tool_calls[0].name, "book_flight");
+    assert_eq!(call.tool_calls[0].arguments, json!({"rid": "A1"}));
+    let result = items[3].as_ref().unwrap();
+    assert_eq!(result.role.as_deref(), Some("tool"));
+    assert_eq!(result.tool_name.as_deref(), Some("book_flight"));
+    assert_eq!(result.input.as_deref(), Some("booked"));
+    // A rule on tool results reads it.
+    let spec = Spec::from_str(
+        r#"(name: "t", propositions: [(name: "booked", rule: Some(AllOf([Role("tool"), Words("booked")])))],
+            properties: [(id: "p", formula: "G !booked")])"#,
+        "t.ron",
+    )
+    .unwrap();
+    check_spec(&spec).unwrap();
+    let mut l = RuleLabeler::new(&spec).unwrap();
+    assert_eq!(l.label(result, &[]), ["booked"]);
+}

@@ -473,3 +473,49 @@ fn a_bad_jsonl_line_names_its_session_when_it_can() {
     let s = |v: &str| Some(Some(v.to_string()));
     assert_eq!(got, [s("b"), s("7"), Some(None), None, s("c")]);
 }
+
+#[test]
+fn jsonl_text_aliases_are_read_and_unread_text_fields_are_named() {
+    let src = concat!(
+        r#"{"action": "take knife", "input": "You see a knife."}"#,
+        "\n",
+        r#"{"observation": "A door.", "completion": "open door", "response": "hi"}"#,
+        "\n",
+        r#"{"output": "look", "action": "examine knife", "text": "notes", "prompt": 3}"#,
+        "\n",
+    );
+    let mut r = TraceReader::from_reader(
+        Cursor::new(src.as_bytes().to_vec()),
+        "t.jsonl",
+        TraceFormat::Jsonl,
+    );
+    let evs: Vec<Event> = r.by_ref().map(Result::unwrap).collect();
+    // `action` is the agent's output, `observation` its input: the action is audited, not
+    // only the observation.
+    assert_eq!(evs[0].output.as_deref(), Some("take knife"));
+    assert_eq!(evs[0].input.as_deref(), Some("You see a knife."));
+    assert_eq!(evs[0].text(), "take knife");
+    assert_eq!(evs[1].input.as_deref(), Some("A door."));
+    assert_eq!(evs[1].output.as_deref(), Some("open door"));
+    // The field itself wins over its alias; a non-string alias is no text.
+    assert_eq!(evs[2].output.as_deref(), Some("look"));
+    assert_eq!(evs[2].input, None);
+    assert_eq!(
+        r.alias_notes(),
+        [
+            "field `action` read as `output`",
+            "field `completion` read as `output`",
+            "field `observation` read as `input`"
+        ]
+    );
+    assert_eq!(
+        r.field_warnings(),
+        [
+            "field `response` was not read: trac read the step's text from `completion` instead (an event has one input and one output)",
+            "field `action` was not read: trac read the step's text from `output` instead (an event has one input and one output)",
+            "field `text` may hold the step's text, but trac does not read it (it read `input`, `output`, `action`, `completion`, `observation`): rename it `input` (what the agent saw) or `output` (what it did)",
+        ]
+    );
+    // The aliases met as text are not "ignored fields"; `prompt` (a number) and `text` are.
+    assert_eq!(r.unknown_fields(), ["text", "prompt"]);
+}

@@ -692,6 +692,17 @@ impl Spec {
         Spec::from_str(text.strip_prefix('\u{feff}').unwrap_or(&text), &file)
     }
 
+    /// Where proposition `i` of the spec is declared: `(file, line, column)` of its `name`'s
+    /// value in the file it was read from ([`Spec::source`]); `None` for a spec built in code
+    /// or an index out of range. O(size of the file) (the file is scanned again).
+    pub fn proposition_position(&self, i: usize) -> Option<(String, usize, usize)> {
+        let src = self.source.as_ref()?;
+        let map = SourceMap::build(&src.text);
+        let item = map.propositions.get(i)?;
+        let (line, col) = line_col(&src.text, item.value_start("name"));
+        Some((src.file.clone(), line, col))
+    }
+
     /// Reads a spec from RON text; `file` names it in error messages. `Some(..)` around optional
     /// values may be omitted (ron's `implicit_some`).
     ///

@@ -536,9 +536,15 @@ class Monitor:
         ``event``: a dict (as a JSON Lines event), a str (a line of an action log, step number
         and markdown stripped) or a list / set of the labels that hold. Raises
         :class:`TraceError` for a bad event (the monitor is unchanged) and :class:`TracError`
-        after :meth:`end`. O(properties) per step on the compiled engine.
+        after :meth:`end`. Event fields trac ignores and labels that match no proposition of
+        the spec are warned about (``UserWarning``, once each per monitor), as :func:`audit`
+        does. O(properties) per step on the compiled engine.
         """
-        return [Verdict.from_dict(d) for d in self._m.step(event)]
+        verdicts = [Verdict.from_dict(d) for d in self._m.step(event)]
+        # Ignored fields and labels that match no proposition, once each, as audit() warns.
+        for w in self._m.take_warnings():
+            warnings.warn(w, stacklevel=2)
+        return verdicts
 
     def residuals(self) -> Dict[str, str]:
         """Each property's residual formula now (what is still to be satisfied), in Spot

@@ -44,6 +44,17 @@ const CONVERSATION_SESSION_KEYS: [&str; 12] = [
     "name",
 ];
 
+/// The roles a chat message may have (`function`, the legacy OpenAI tool result, is read as
+/// `tool`); any other role is an error.
+pub const KNOWN_ROLES: [&str; 6] = [
+    "system",
+    "developer",
+    "user",
+    "assistant",
+    "tool",
+    "function",
+];
+
 /// The text of a scalar id: a string as is, a number as written.
 pub(super) fn id_text(v: &Value) -> Option<String> {
     match v {
@@ -93,6 +104,34 @@ pub(super) fn looks_anthropic(v: &Value) -> bool {
             None => block(v),
         },
         _ => false,
+    }
+}
+
+/// What shows OpenAI's shape in a message, a conversation or an array of them: `tool_calls`,
+/// `tool_call_id`, `function_call`, or a `tool` / `function` role; `None` if nothing does.
+pub(super) fn openai_marker(v: &Value) -> Option<&'static str> {
+    match v {
+        Value::Array(ms) => ms.iter().find_map(openai_marker),
+        Value::Object(o) => {
+            if let Some(ms) = o.get("messages") {
+                return openai_marker(ms);
+            }
+            if o.contains_key("tool_calls") {
+                Some("`tool_calls`")
+            } else if o.contains_key("tool_call_id") {
+                Some("`tool_call_id`")
+            } else if o.contains_key("function_call") {
+                Some("`function_call`")
+            } else if matches!(
+                o.get("role").and_then(Value::as_str),
+                Some("tool" | "function")
+            ) {
+                Some("a `tool` role")
+            } else {
+                None
+            }
+        }
+        _ => None,
     }
 }
 
@@ -159,8 +198,8 @@ fn call(
 
 /// One chat message to an event (step, line and raw are set by the reader).
 ///
-/// Errors: the message is not an object or has no string `role`; a tool call without a name or
-/// with malformed `arguments`.
+/// Errors: the message is not an object or has no string `role`, or a role not in
+/// [`KNOWN_ROLES`]; a tool call without a name or with malformed `arguments`.
 pub(super) fn message(
     m: &Value,
     session: Option<String>,
@@ -170,7 +209,18 @@ pub(super) fn message(
         return Err(format!("expected a chat message object, found {}", kind(m)));
     };
     let role = match obj.get("role") {
-        Some(Value::String(r)) => r.clone(),
+        // The legacy OpenAI function-calling result (`"role": "function"`, `name`) is a tool
+        // result: rules on `Role("tool")` read it as they read a `tool` message.
+        Some(Value::String(r)) if r == "function" => "tool".to_string(),
+        Some(Value::String(r)) if KNOWN_ROLES.contains(&r.as_str()) => r.clone(),
+        Some(Value::String(r)) => {
+            // A misspelled role (`asistant`) would make every `Role(..)` rule silently false
+            // on the message, and its text be read as input rather than output.
+            return Err(format!(
+                "unknown role `{r}`: trac knows {}",
+                KNOWN_ROLES.join(", ")
+            ));
+        }
         _ => {
             let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
             return Err(format!(
@@ -231,7 +281,7 @@ pub(super) fn message(
         .as_ref()
         .and_then(|id| links.names.get(&(session.clone(), id.clone())).cloned())
         .or_else(|| {
-            (role == "tool" || role == "function")
+            (role == "tool")
                 .then(|| obj.get("name").and_then(Value::as_str).map(str::to_string))
                 .flatten()
         });

@@ -15,8 +15,9 @@
 //!   it); otherwise the last input message's text (a tool result, an untyped prompt) is the
 //!   call's input.
 //! - A span without `startTimeUnixNano` sorts right after the span before it in its trace (file
-//!   order) and has no timestamp. Messages are read from the current attributes `gen_ai.input.messages` /
-//!   `gen_ai.output.messages` (JSON with `parts` of type `text`, `tool_call`), or the older
+//!   order) and has no timestamp; a start time that is not a number is an error. Messages are read from the current attributes `gen_ai.input.messages` /
+//!   `gen_ai.output.messages` (JSON with `parts` of type `text`, `tool_call`; text that is not
+//!   JSON is an error for the span), or the older
 //!   `gen_ai.prompt` / `gen_ai.completion` (JSON chat messages or plain text; also as span-event
 //!   attributes) and indexed `gen_ai.prompt.N.content`, `gen_ai.completion.N.content`,
 //!   `gen_ai.completion.N.tool_calls.K.name` / `.arguments`.
@@ -95,6 +96,35 @@ fn json_of(v: &Value) -> Value {
 
 /// One message of a model call: its role (if given), text and tool calls.
 type Message = (Option<String>, String, Vec<ToolCall>);
+
+/// The JSON of attribute `key` (`gen_ai.input.messages`, `gen_ai.output.messages`), which the
+/// GenAI conventions define as JSON: a string is parsed, and one that is not JSON is an error
+/// naming the attribute and the position inside the string (dropping it would make every rule
+/// on the call's messages silently false).
+fn strict_json(key: &str, v: &Value) -> Result<Value, String> {
+    match v {
+        Value::String(s) => serde_json::from_str(s).map_err(|e| {
+            format!(
+                "attribute `{key}` is not valid JSON: {} (at line {} column {} of the string)",
+                super::strip_json_position(&e.to_string()),
+                e.line(),
+                e.column()
+            )
+        }),
+        _ => Ok(v.clone()),
+    }
+}
+
+/// The messages of attribute `key`: the current `gen_ai.input.messages` /
+/// `gen_ai.output.messages` must be JSON ([`strict_json`]); the older `gen_ai.prompt` /
+/// `gen_ai.completion` may be plain text.
+fn messages_of(key: &str, v: &Value) -> Result<Vec<Message>, String> {
+    if key.ends_with(".messages") {
+        messages(&strict_json(key, v)?)
+    } else {
+        messages(v)
+    }
+}
 
 /// Roles, texts and tool calls of a list of messages (current `parts` messages or chat
 /// messages), or of plain text.
@@ -287,10 +317,20 @@ impl Spans {
             return Ok(());
         }
         let trace = span.get("traceId").and_then(id_text).unwrap_or_default();
-        let start: Option<u64> = span.get("startTimeUnixNano").and_then(|t| match t {
-            Value::String(s) => s.parse().ok(),
-            _ => t.as_u64(),
-        });
+        // A start time that is not a number of nanoseconds is an error: ordering the span as if
+        // it had none would silently move it (and its verdicts) elsewhere in the trace.
+        let start: Option<u64> = match span.get("startTimeUnixNano") {
+            None | Some(Value::Null) => None,
+            Some(t) => Some(
+                match t {
+                    Value::String(s) => s.trim().parse().ok(),
+                    _ => t.as_u64(),
+                }
+                .ok_or_else(|| {
+                    format!("`startTimeUnixNano` {t} is not a whole number of nanoseconds")
+                })?,
+            ),
+        };
         let order = match self.traces.iter().position(|t| *t == trace) {
             Some(i) => i,
             None => {
@@ -336,20 +376,13 @@ impl Spans {
             ev.tool_call_id = id;
             ev.tool_name = Some(tool);
         } else {
-            let input = match (
-                attrs.get("gen_ai.input.messages"),
-                attrs.get("gen_ai.prompt"),
-            ) {
-                (Some(m), _) | (None, Some(m)) => messages(m)?,
-                (None, None) => indexed(&attrs, "gen_ai.prompt")?,
+            let read = |current: &str, older: &str| match (attrs.get(current), attrs.get(older)) {
+                (Some(m), _) => messages_of(current, m),
+                (None, Some(m)) => messages_of(older, m),
+                (None, None) => indexed(&attrs, older),
             };
-            let output = match (
-                attrs.get("gen_ai.output.messages"),
-                attrs.get("gen_ai.completion"),
-            ) {
-                (Some(m), _) | (None, Some(m)) => messages(m)?,
-                (None, None) => indexed(&attrs, "gen_ai.completion")?,
-            };
+            let input = read("gen_ai.input.messages", "gen_ai.prompt")?;
+            let output = read("gen_ai.output.messages", "gen_ai.completion")?;
             ev.role = Some("assistant".into());
             match input.last() {
                 // The user's message that this model call answers is a step of its own, with
