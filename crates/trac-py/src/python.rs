@@ -652,6 +652,7 @@ fn audit_events<'py>(
                 line: i + 1,
                 column: 0,
                 message: e.value(py).to_string(),
+                session: None,
             })
         });
         match item {
