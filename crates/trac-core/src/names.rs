@@ -116,9 +116,13 @@ pub fn instantiate_text(text: &str, var: &str, value: &str) -> String {
                 i += 1;
             }
             b'(' => {
+                // The base starts after the last character that cannot be in one; that
+                // character may be several bytes long (`takeؘ(b)`), so skip its whole length.
                 let base_start = text[..i]
-                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                    .map_or(0, |k| k + 1);
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .map_or(0, |(k, c)| k + c.len_utf8());
                 let base = &text[base_start..i];
                 let is_operator = base.len() == 1 && "FGXUWRMYZOHSV".contains(base);
                 let close = text[i + 1..].find([')', '(']).map(|c| i + 1 + c);
