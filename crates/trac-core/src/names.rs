@@ -153,13 +153,15 @@ pub fn glob_match(glob: &str, text: &str) -> bool {
     let (mut gi, mut ti) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while ti < t.len() {
-        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
-            gi += 1;
-            ti += 1;
-        } else if gi < g.len() && g[gi] == '*' {
+        // A `*` of the glob is a wildcard even where the text has a `*` too: tested first, so
+        // that it is never consumed as a literal (which lost the backtracking point).
+        if gi < g.len() && g[gi] == '*' {
             star = Some(gi);
             mark = ti;
             gi += 1;
+        } else if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
         } else if let Some(s) = star {
             gi = s + 1;
             mark += 1;
