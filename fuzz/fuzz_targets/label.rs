@@ -1,7 +1,7 @@
 //! Label syntax: the labels a trace gives (`take(knife)`, `loads(package1, a1)`), checked by
 //! `check_label` and split by `split_atom_name`; the values rules and models produce
 //! (`label_value`); name instantiation and the globs of `Tool` rules. Invariants:
-//! - a well-formed parametric label splits into its base and values;
+//! - a well-formed label `base(values)` (no space or `:` in the base) splits into the two;
 //! - an error's offset lies within the label;
 //! - `label_value` gives values that make a well-formed label `p(value)` (as documented);
 //! - `glob_match("*", t)` and `glob_match(t, t)` hold when `t` has no `?`/`*`.
@@ -17,7 +17,11 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     };
     match check_label(s) {
         Ok(()) => {
-            if s.contains('(') {
+            // `package 1(x)` and `exists p: load(p)` are plain names, not `base(value)`.
+            let base_is_word = s
+                .split_once('(')
+                .is_some_and(|(b, _)| !b.contains([' ', ':']));
+            if base_is_word {
                 let (base, args) = split_atom_name(s)
                     .unwrap_or_else(|| panic!("well-formed {s:?} does not split"));
                 assert!(!base.is_empty() && !args.is_empty(), "{s:?}");
