@@ -58,7 +58,7 @@ fn exercise(arena: &mut Arena, f: Formula) {
         return;
     }
     let mut past = PastState::new(arena, f);
-    let holds = |s: trac_ltl::Sym| s.index() % 2 == 0;
+    let holds = |s: trac_ltl::Sym| s.index().is_multiple_of(2);
     let mut g = f;
     for _ in 0..4 {
         past.step(arena, &holds);
