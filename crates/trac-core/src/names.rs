@@ -116,9 +116,13 @@ pub fn instantiate_text(text: &str, var: &str, value: &str) -> String {
                 i += 1;
             }
             b'(' => {
+                // The base starts after the last character that cannot be in one; that
+                // character may be several bytes long (`takeؘ(b)`), so skip its whole length.
                 let base_start = text[..i]
-                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
-                    .map_or(0, |k| k + 1);
+                    .char_indices()
+                    .rev()
+                    .find(|&(_, c)| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+                    .map_or(0, |(k, c)| k + c.len_utf8());
                 let base = &text[base_start..i];
                 let is_operator = base.len() == 1 && "FGXUWRMYZOHSV".contains(base);
                 let close = text[i + 1..].find([')', '(']).map(|c| i + 1 + c);
@@ -149,13 +153,15 @@ pub fn glob_match(glob: &str, text: &str) -> bool {
     let (mut gi, mut ti) = (0, 0);
     let (mut star, mut mark) = (None, 0);
     while ti < t.len() {
-        if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
-            gi += 1;
-            ti += 1;
-        } else if gi < g.len() && g[gi] == '*' {
+        // A `*` of the glob is a wildcard even where the text has a `*` too: tested first, so
+        // that it is never consumed as a literal (which lost the backtracking point).
+        if gi < g.len() && g[gi] == '*' {
             star = Some(gi);
             mark = ti;
             gi += 1;
+        } else if gi < g.len() && (g[gi] == '?' || g[gi] == t[ti]) {
+            gi += 1;
+            ti += 1;
         } else if let Some(s) = star {
             gi = s + 1;
             mark += 1;

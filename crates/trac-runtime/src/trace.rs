@@ -622,8 +622,12 @@ pub struct TraceReader<R: BufRead> {
     values: usize,
     links: chat::Links,
     spans: otlp::Spans,
-    /// Turns being built, by session ([`StepPer::Turn`]).
-    turns: Vec<Event>,
+    /// Turns being built, by session ([`StepPer::Turn`]), each with its place in the order
+    /// they are flushed at the end of the input (a map: one lookup per message, so that a log
+    /// of many sessions is read in linear time, not quadratic).
+    turns: std::collections::HashMap<Option<String>, (usize, Event)>,
+    /// The place the next new turn gets in `turns`.
+    turn_seq: usize,
     flushed: bool,
     /// [`ReadOptions::max_line_bytes`].
     max_line: usize,
@@ -671,7 +675,8 @@ impl<R: BufRead> TraceReader<R> {
             values: 0,
             links: chat::Links::default(),
             spans: otlp::Spans::default(),
-            turns: Vec::new(),
+            turns: std::collections::HashMap::new(),
+            turn_seq: 0,
             flushed: false,
             max_line: DEFAULT_MAX_LINE_BYTES,
             cut: false,
@@ -1123,7 +1128,9 @@ impl<R: BufRead> TraceReader<R> {
                         self.queue.push_back(Err(err));
                     }
                 }
-                for ev in std::mem::take(&mut self.turns) {
+                let mut open: Vec<(usize, Event)> = self.turns.drain().map(|(_, t)| t).collect();
+                open.sort_unstable_by_key(|&(seq, _)| seq);
+                for (_, ev) in open {
                     self.queue.push_back(Ok(ev));
                 }
                 continue;
@@ -1394,19 +1401,21 @@ impl<R: BufRead> TraceReader<R> {
             return;
         }
         let starts = ev.role.as_deref() == Some("user") && ev.tool_call_id.is_none();
-        match self.turns.iter().position(|t| t.session == ev.session) {
-            Some(i) if starts => {
-                let done = std::mem::replace(&mut self.turns[i], ev);
+        match self.turns.get_mut(&ev.session) {
+            Some((_, turn)) if starts => {
+                let done = std::mem::replace(turn, ev);
                 self.queue.push_back(Ok(done));
             }
-            Some(i) => merge_turn(&mut self.turns[i], ev),
-            None => self.turns.push(ev),
+            Some((_, turn)) => merge_turn(turn, ev),
+            None => {
+                self.turn_seq += 1;
+                self.turns.insert(ev.session.clone(), (self.turn_seq, ev));
+            }
         }
     }
 
     fn flush_session(&mut self, session: &Option<String>) {
-        if let Some(i) = self.turns.iter().position(|t| t.session == *session) {
-            let t = self.turns.remove(i);
+        if let Some((_, t)) = self.turns.remove(session) {
             self.queue.push_back(Ok(t));
         }
     }

@@ -28,6 +28,7 @@
 use super::chat::{id_text, parse_arguments, Links};
 use super::{Event, ToolCall};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// The spans read so far, waiting for the end of the input (a trace's spans may come in any
 /// order, so they are all kept: memory grows with the GenAI spans of the input).
@@ -35,7 +36,9 @@ use serde_json::{Map, Value};
 pub(super) struct Spans {
     /// (trace id order, start time, event).
     spans: Vec<(usize, u64, Event)>,
-    traces: Vec<String>,
+    /// Trace id -> its order of first appearance (a map: a lookup per span, so that an input of
+    /// many traces is read in linear time, not quadratic).
+    traces: HashMap<String, usize>,
     /// Per trace (same order as `traces`): the start time of its last span read.
     last_start: Vec<u64>,
     /// User messages made steps: (trace order, index in the input messages, text).
@@ -331,14 +334,11 @@ impl Spans {
                 })?,
             ),
         };
-        let order = match self.traces.iter().position(|t| *t == trace) {
-            Some(i) => i,
-            None => {
-                self.traces.push(trace.clone());
-                self.last_start.push(0);
-                self.traces.len() - 1
-            }
-        };
+        let next = self.traces.len();
+        let order = *self.traces.entry(trace.clone()).or_insert_with(|| {
+            self.last_start.push(0);
+            next
+        });
         // A span without a start time keeps its place in the file: it sorts right after the
         // span before it in the same trace.
         let key = start.unwrap_or(self.last_start[order]);

@@ -1,0 +1,12 @@
+//! JSON Lines event logs, read as `--input-format jsonl` and audited with textworld.ron.
+#![no_main]
+use trac_runtime::trace::{StepPer, TraceFormat};
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    trac_fuzz::audit_trace(
+        data,
+        Some(TraceFormat::Jsonl),
+        StepPer::Message,
+        trac_fuzz::Example::Textworld,
+    );
+});
