@@ -547,24 +547,28 @@ fn a_named_pipe_keeps_its_first_line() {
     assert!(ends.iter().all(|(_, n)| *n == 3), "{ends:?}");
 }
 
-/// `writer | trac audit ... -`, where the writer is a shell that prints one event, then waits
-/// for the test's go-ahead before printing the rest: trac must print the first verdict while the
-/// writer still holds the pipe open.
-fn first_verdict_arrives_before_the_writer_closes(format: &str, expect_first: &str) {
+/// `writer | trac ARGS`, where the writer is a shell that prints `first`, then waits for the
+/// test's go-ahead before printing `rest`: trac must print its first line while the writer still
+/// holds the pipe open. Returns that line, the lines after it, and trac's exit code.
+fn first_line_before_the_writer_closes(
+    first: &str,
+    rest: &str,
+    args: &[&str],
+) -> (String, Vec<String>, Option<i32>) {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let mut writer = Command::new("sh")
         .arg("-c")
-        .arg("printf '%s\\n' \"$1\"; read go; printf '%s\\n' \"$2\"")
+        .arg("printf '%s' \"$1\"; read go; printf '%s' \"$2\"")
         .arg("sh")
-        .arg("{\"output\": \"rm -rf /\", \"labels\": [\"bad\"]}")
-        .arg("{\"output\": \"ls\", \"labels\": []}")
+        .arg(first)
+        .arg(rest)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .expect("run sh");
     let mut go = writer.stdin.take().unwrap();
-    let mut child = trac_cmd(&["audit", "--formula", "G !bad", "--format", format, "-"])
+    let mut child = trac_cmd(args)
         .stdin(Stdio::from(writer.stdout.take().unwrap()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -588,13 +592,22 @@ fn first_verdict_arrives_before_the_writer_closes(format: &str, expect_first: &s
         child.try_wait().unwrap().is_none(),
         "trac ended before its input did"
     );
-    assert!(first.contains(expect_first), "{first}");
     writeln!(go).unwrap();
     drop(go);
     writer.wait().unwrap();
     let rest = reader.join().unwrap();
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(1), "{rest:?}");
+    (first, rest, child.wait().unwrap().code())
+}
+
+/// One event, then (after the go-ahead) another: the first verdict streams.
+fn first_verdict_arrives_before_the_writer_closes(format: &str, expect_first: &str) {
+    let (first, rest, code) = first_line_before_the_writer_closes(
+        "{\"output\": \"rm -rf /\", \"labels\": [\"bad\"]}\n",
+        "{\"output\": \"ls\", \"labels\": []}\n",
+        &["audit", "--formula", "G !bad", "--format", format, "-"],
+    );
+    assert!(first.contains(expect_first), "{first}");
+    assert_eq!(code, Some(1), "{rest:?}");
     assert!(
         rest.iter()
             .any(|l| l.contains("(2 steps)") || l.contains("\"steps\":2")),
@@ -1394,59 +1407,24 @@ fn a_cut_chat_array_keeps_the_verdicts_of_its_complete_messages() {
 
 #[test]
 fn a_piped_chat_array_streams_its_verdicts() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     let (full, _) = cut_airline();
     // The writer sends the array up to message 7 (lines 1-8), waits, then sends the rest.
     let k = full.match_indices('\n').nth(7).unwrap().0 + 1;
-    let mut writer = Command::new("sh")
-        .arg("-c")
-        .arg("printf '%s' \"$1\"; read go; printf '%s' \"$2\"")
-        .arg("sh")
-        .arg(&full[..k])
-        .arg(&full[k..])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run sh");
-    let mut go = writer.stdin.take().unwrap();
-    let mut child = trac_cmd(&[
-        "audit",
-        "--spec",
-        "examples/specs/airline.ron",
-        "--format",
-        "jsonl",
-        "-",
-    ])
-    .stdin(Stdio::from(writer.stdout.take().unwrap()))
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .expect("run trac");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        let mut lines = BufReader::new(stdout).lines();
-        let first = lines.next().map(Result::unwrap);
-        tx.send(first).unwrap();
-        lines.map(Result::unwrap).collect::<Vec<String>>()
-    });
-    // A deadlock guard, not a performance bound: read whole, the array would give no verdict
-    // before the writer closes, which it does not do until told to.
-    let first = rx
-        .recv_timeout(std::time::Duration::from_secs(120))
-        .expect("no verdict while the writer holds the pipe open")
-        .expect("trac printed a line");
-    assert!(
-        child.try_wait().unwrap().is_none(),
-        "trac ended before its input did"
+    let (first, rest, code) = first_line_before_the_writer_closes(
+        &full[..k],
+        &full[k..],
+        &[
+            "audit",
+            "--spec",
+            "examples/specs/airline.ron",
+            "--format",
+            "jsonl",
+            "-",
+        ],
     );
+    // Read whole, the array would give no verdict before the writer closes.
     assert!(first.contains("\"step\":3"), "{first}");
-    writeln!(go).unwrap();
-    drop(go);
-    writer.wait().unwrap();
-    let rest = reader.join().unwrap();
-    assert_eq!(child.wait().unwrap().code(), Some(1), "{rest:?}");
+    assert_eq!(code, Some(1), "{rest:?}");
     assert!(rest.iter().any(|l| l.contains("\"steps\":12")), "{rest:?}");
 }
 
