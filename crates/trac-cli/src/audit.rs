@@ -522,7 +522,8 @@ impl FileAudit<'_> {
         }
         if session_errors > 0 {
             end.bad_input = true;
-            if file_error.is_none() {
+            // Only where other sessions were audited on (a file of one session has none).
+            if file_error.is_none() && opened > failed.len() {
                 let _ = writeln!(
                     err,
                     "note: each error above stopped its own session of {file}; the other sessions were audited to their end"

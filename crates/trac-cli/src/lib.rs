@@ -118,7 +118,8 @@ struct AuditArgs {
     /// The longest trace line, and the longest message or document of a JSON array or
     /// pretty-printed file, in bytes: a longer one is an error at its line, and the file is
     /// not read further (an input without newline would otherwise fill memory).
-    #[arg(long, value_name = "BYTES", default_value_t = trace::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = trace::DEFAULT_MAX_LINE_BYTES,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_line_bytes: usize,
     /// Audit up to N trace files at once (default: the number of cores). The report, messages
     /// and exit code are the same as with `-j 1`: each file's output is written in argument

@@ -1694,3 +1694,34 @@ fn otlp_messages_that_are_not_json_are_an_error_not_fewer_violations() {
         stderr(&o)
     );
 }
+
+/// From a new-user trial: `--max-line-bytes 0` would refuse every line, so it is a usage error;
+/// and a file of one session says nothing of "other sessions" after that session's error.
+#[test]
+fn a_zero_line_bound_is_refused_and_one_session_has_no_other_sessions() {
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G !p",
+        "--max-line-bytes",
+        "0",
+        "examples/traces/textworld-demo.txt",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--max-line-bytes"), "{}", stderr(&o));
+    let t = temp_file(
+        "one-session.json",
+        "[{\"role\": \"user\", \"content\": \"a\"},\n{\"role\": }]\n",
+    );
+    let o = trac(&["audit", "--formula", "G !p", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error:"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("other sessions"), "{}", stderr(&o));
+    // With two sessions, the note is there.
+    let t = temp_file(
+        "two-sessions.jsonl",
+        "{\"session\": \"a\", \"labels\": [\"p\"]}\n{\"session\": \"b\", \"labels\": [\"p\"\n",
+    );
+    let o = trac(&["audit", "--formula", "G !p", t.to_str().unwrap()]);
+    assert!(stderr(&o).contains("other sessions"), "{}", stderr(&o));
+}

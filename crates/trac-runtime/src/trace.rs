@@ -1236,7 +1236,10 @@ impl<R: BufRead> TraceReader<R> {
             }
             Err(e) => {
                 let msg = strip_json_position(&e.to_string());
-                let err = self.error(e.column().max(1), msg);
+                let mut err = self.error(e.column().max(1), msg);
+                // A chat message per line, as a JSON Lines event: the line's session, if it
+                // names it before it breaks, is the only one the error stops.
+                err.session = line_session(&String::from_utf8_lossy(&bytes));
                 self.queue.push_back(Err(err));
                 return;
             }

@@ -803,6 +803,35 @@ fn an_unreadable_array_element_names_its_session_when_it_can() {
     assert_eq!(scope(conversations), [None]);
 }
 
+/// Chat messages one per line (OpenAI's dialect as JSON Lines): a line that breaks after naming
+/// its `session` stops that session only; the other sessions' messages are all read.
+#[test]
+fn a_bad_chat_line_names_its_session_and_the_others_are_read() {
+    let src = concat!(
+        "{\"session\": \"A\", \"role\": \"user\", \"content\": \"hi\"}\n",
+        "{\"session\": \"B\", \"role\": \"assistant\", \"content\": \"x\",}\n",
+        "{\"session\": \"C\", \"role\": \"user\", \"content\": \"yo\"}\n",
+        "{\"role\": \"user\", \"content\": }\n",
+    );
+    let opts = ReadOptions {
+        format: Some(TraceFormat::OpenAi),
+        ..ReadOptions::default()
+    };
+    let r =
+        TraceReader::sniff_with(Cursor::new(src.as_bytes().to_vec()), "t", None, &opts).unwrap();
+    let items: Vec<Result<Event, trac_runtime::trace::TraceError>> = r.collect();
+    let sessions: Vec<Result<Option<String>, Option<Option<String>>>> = items
+        .into_iter()
+        .map(|i| i.map(|e| e.session).map_err(|e| e.session))
+        .collect();
+    let s = |x: &str| Some(x.to_string());
+    assert_eq!(
+        sessions,
+        // Line 4 breaks before naming a session: unknown (`None`), so it stops the whole file.
+        [Ok(s("A")), Err(Some(s("B"))), Ok(s("C")), Err(None)]
+    );
+}
+
 #[test]
 fn otlp_malformed_messages_and_start_times_are_errors_at_their_span() {
     let intact = std::fs::read_to_string(fixture("otlp.json")).unwrap();
