@@ -913,3 +913,50 @@ fn unknown_roles_are_errors_and_legacy_function_calls_are_tool_calls_and_results
     let mut l = RuleLabeler::new(&spec).unwrap();
     assert_eq!(l.label(result, &[]), ["booked"]);
 }
+
+/// From a new-user trial: tool calls in a shape trac does not read were silently dropped (a
+/// misspelled `tool_call` field, `tool_calls` as a string, an unknown `tool_usee` block), and
+/// a number as `content` was read as no text. Each is an error at its message.
+#[test]
+fn tool_calls_in_a_shape_trac_does_not_read_are_errors() {
+    let cases = [
+        (
+            r#"[{"role": "assistant", "content": null, "tool_call": [{"id": "1", "function": {"name": "x", "arguments": "{}"}}]}]"#,
+            "field `tool_call` is not one trac reads",
+        ),
+        (
+            r#"[{"role": "assistant", "content": "x", "tool_calls": "update"}]"#,
+            "`tool_calls` must be an array of calls, found a string",
+        ),
+        (
+            r#"[{"role": "assistant", "content": "x", "tool_calls": ["update"]}]"#,
+            "each of `tool_calls` must be an object, found a string",
+        ),
+        (
+            r#"[{"role": "assistant", "function_call": "update"}]"#,
+            "`function_call` must be an object",
+        ),
+        (
+            r#"[{"role": "assistant", "content": [{"type": "tool_usee", "id": "t", "name": "x", "input": {}}]}]"#,
+            "content block type `tool_usee`",
+        ),
+        (
+            r#"[{"role": "user", "content": 5}]"#,
+            "`content` must be a string, an array of content parts, or null; found a number",
+        ),
+    ];
+    for (src, want) in cases {
+        let items = read_src(src, &ReadOptions::default());
+        assert_eq!(items.len(), 1, "{src}: {items:?}");
+        let e = items[0].as_ref().unwrap_err();
+        assert!(
+            e.starts_with("t:1:2: message 1: ") && e.contains(want),
+            "{src}: {e}"
+        );
+    }
+    // What trac reads is read as before: tool_calls, null content, a text block of any type.
+    let ok = r#"[{"role": "assistant", "content": null, "tool_calls": [{"id": "1", "function": {"name": "x", "arguments": "{}"}}]}, {"role": "assistant", "content": [{"type": "thinking", "text": "hm"}]}]"#;
+    let items = read_src(ok, &ReadOptions::default());
+    assert!(items.iter().all(Result::is_ok), "{items:?}");
+    assert_eq!(items[0].as_ref().unwrap().tool_calls[0].name, "x");
+}

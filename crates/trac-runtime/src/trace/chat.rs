@@ -196,10 +196,31 @@ fn call(
     })
 }
 
+/// The fields of a chat message that name tool calls or results.
+const TOOL_FIELDS: [&str; 3] = ["tool_calls", "tool_call_id", "function_call"];
+
+/// A field that looks like a tool call's or result's but is none trac reads (`tool_call`,
+/// `toolCalls`, `function_calls`): the calls it holds would silently vanish from the step.
+fn check_tool_fields(obj: &serde_json::Map<String, Value>) -> Result<(), String> {
+    for k in obj.keys() {
+        let lower = k.to_ascii_lowercase();
+        let near =
+            (lower.starts_with("tool") || lower.starts_with("function")) && lower.contains("call");
+        if near && !TOOL_FIELDS.contains(&k.as_str()) {
+            return Err(format!(
+                "field `{k}` is not one trac reads: tool calls are `tool_calls` (or the legacy `function_call`), a tool result's call is `tool_call_id`"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One chat message to an event (step, line and raw are set by the reader).
 ///
 /// Errors: the message is not an object or has no string `role`, or a role not in
-/// [`KNOWN_ROLES`]; a tool call without a name or with malformed `arguments`.
+/// [`KNOWN_ROLES`]; a tool call without a name or with malformed `arguments`; `content`,
+/// `tool_calls` or `function_call` of the wrong JSON type; a field or content block that looks
+/// like a tool call or result but is none trac reads (`tool_call`, a `tool_usee` block).
 pub(super) fn message(
     m: &Value,
     session: Option<String>,
@@ -229,6 +250,7 @@ pub(super) fn message(
             ));
         }
     };
+    check_tool_fields(obj)?;
     let mut texts = Vec::new();
     let mut calls = Vec::new();
     let mut result_of = None;
@@ -237,6 +259,13 @@ pub(super) fn message(
         Some(Value::Array(blocks)) => {
             for b in blocks {
                 let ty = b.get("type").and_then(Value::as_str).unwrap_or("");
+                if ty.contains("tool") && !matches!(ty, "tool_use" | "tool_result") {
+                    // A tool call or result trac cannot read would silently vanish from the
+                    // step (and with it what rules on tools decide).
+                    return Err(format!(
+                        "content block type `{ty}`: trac reads tool calls from `tool_use` and tool results from `tool_result` blocks"
+                    ));
+                }
                 match (b, ty) {
                     (Value::String(s), _) => push_text(&mut texts, s),
                     (_, "tool_use") => {
@@ -258,16 +287,44 @@ pub(super) fn message(
                 }
             }
         }
-        _ => {}
-    }
-    if let Some(Value::Array(tcs)) = obj.get("tool_calls") {
-        for tc in tcs {
-            let f = tc.get("function").unwrap_or(tc);
-            calls.push(call(tc.get("id"), f.get("name"), f.get("arguments"))?);
+        None | Some(Value::Null) => {}
+        Some(other) => {
+            return Err(format!(
+                "`content` must be a string, an array of content parts, or null; found {}",
+                kind(other)
+            ))
         }
     }
-    if let Some(f @ Value::Object(_)) = obj.get("function_call") {
-        calls.push(call(None, f.get("name"), f.get("arguments"))?);
+    match obj.get("tool_calls") {
+        Some(Value::Array(tcs)) => {
+            for tc in tcs {
+                if !tc.is_object() {
+                    return Err(format!(
+                        "each of `tool_calls` must be an object, found {}",
+                        kind(tc)
+                    ));
+                }
+                let f = tc.get("function").unwrap_or(tc);
+                calls.push(call(tc.get("id"), f.get("name"), f.get("arguments"))?);
+            }
+        }
+        None | Some(Value::Null) => {}
+        Some(other) => {
+            return Err(format!(
+                "`tool_calls` must be an array of calls, found {}",
+                kind(other)
+            ))
+        }
+    }
+    match obj.get("function_call") {
+        Some(f @ Value::Object(_)) => calls.push(call(None, f.get("name"), f.get("arguments"))?),
+        None | Some(Value::Null) => {}
+        Some(other) => {
+            return Err(format!(
+                "`function_call` must be an object (`name`, `arguments`), found {}",
+                kind(other)
+            ))
+        }
     }
     for c in &calls {
         if let Some(id) = &c.id {
