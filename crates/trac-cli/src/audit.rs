@@ -378,11 +378,13 @@ impl FileAudit<'_> {
                             };
                             // An error of one session ends that session only (with its error
                             // record); the others are audited on.
-                            session_errors += 1;
-                            warn!(progress, err, "error: {}", e.message);
+                            // A session stopped by an error has no later errors either: what
+                            // follows in it is not audited (its events are skipped below).
                             if !failed.insert(session.clone()) {
                                 continue;
                             }
+                            session_errors += 1;
+                            warn!(progress, err, "error: {}", e.message);
                             let mut sess = take_session(&mut index, &mut sessions, &session)
                                 .unwrap_or_else(|| {
                                     // Its first line is the bad one: still a trace, reported.

@@ -1725,3 +1725,22 @@ fn a_zero_line_bound_is_refused_and_one_session_has_no_other_sessions() {
     let o = trac(&["audit", "--formula", "G !p", t.to_str().unwrap()]);
     assert!(stderr(&o).contains("other sessions"), "{}", stderr(&o));
 }
+
+/// From a new-user trial: once an error stops a session, its later errors are not printed (what
+/// follows in that session is not audited), so the first error is the one shown.
+#[test]
+fn a_stopped_session_reports_its_first_error_only() {
+    let t = temp_file(
+        "cascade.json",
+        "[\n{\"role\":\"user\",\"content\":\"a\"},\n{\"role\":\"asistant\",\"content\":\"b\"},\n{\"role\":\"user\",\"content\":\"c\"},\n{\"role\": 5 5},\n{\"role\":\"user\",\"content\":\"d\"}\n]\n",
+    );
+    let o = trac(&["audit", "--formula", "G !p", t.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains(":3:1: message 2: unknown role"),
+        "{errors:?}"
+    );
+}
