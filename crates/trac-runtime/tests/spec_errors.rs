@@ -239,3 +239,21 @@ s.ron:19:51: property `arity2`: proposition `loads` has 2 parameters (pkg, area)
 s.ron:20:49: property `two`: `exists q: ...` mentions 2 variables of the `forall` (pkg, area): a quantifier's body may mention one of them (not supported yet)"#
     );
 }
+
+/// From a new-user trial: `AllOf([])` was accepted and held at every step (a property on it
+/// reported a violation per step); `AnyOf([])` would hold at none. Both are errors at the rule.
+#[test]
+fn empty_all_of_and_any_of_are_errors_at_their_rule() {
+    assert_eq!(
+        errors("(name: \"x\", propositions: [(name: \"p\", rule: Some(AllOf([])))], properties: [(id: \"R\", formula: \"G !p\")])"),
+        "s.ron:1:46: proposition `p`: an empty AllOf([]) (it would hold at every step); give it at least one rule"
+    );
+    assert_eq!(
+        errors("(name: \"x\", propositions: [(name: \"p\", rule: Some(Not(AnyOf([Words(\"a\"), AllOf([])]))))], properties: [])"),
+        "s.ron:1:46: proposition `p`: an empty AllOf([]) (it would hold at every step); give it at least one rule"
+    );
+    assert_eq!(
+        errors("(name: \"x\", propositions: [(name: \"p\", rule: Some(Input(AnyOf([]))))], properties: [])"),
+        "s.ron:1:46: proposition `p`: an empty AnyOf([]) (it would hold at no step); give it at least one rule"
+    );
+}

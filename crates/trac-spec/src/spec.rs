@@ -902,6 +902,18 @@ impl<'a> CheckCx<'a> {
             .unwrap_or_default();
         let rule_at = item.map(|it| it.value_start("rule"));
         let mut ok = true;
+        if let Some(kind) = empty_combinator(rule) {
+            // `AllOf([])` holds at every step and `AnyOf([])` at none: never what was meant.
+            self.error(
+                rule_at,
+                format!(
+                    "proposition `{}`: an empty {kind}([]) (it would hold {}); give it at least one rule",
+                    p.name,
+                    if kind == "AllOf" { "at every step" } else { "at no step" }
+                ),
+            );
+            ok = false;
+        }
         let mut lit = 0;
         for leaf in rule.leaves() {
             // A `Field`'s errors are about its regex, its second literal.
@@ -1215,6 +1227,17 @@ fn parse_message(id: &str, e: &ParseError, src: &str) -> String {
 }
 
 /// Whether every way the rule can hold yields a value for `param`.
+/// The first empty `AllOf` / `AnyOf` in `rule`, by name.
+fn empty_combinator(rule: &Rule) -> Option<&'static str> {
+    match rule {
+        Rule::AllOf(v) if v.is_empty() => Some("AllOf"),
+        Rule::AnyOf(v) if v.is_empty() => Some("AnyOf"),
+        Rule::AllOf(v) | Rule::AnyOf(v) => v.iter().find_map(empty_combinator),
+        Rule::Not(r) | Rule::Input(r) | Rule::Output(r) => empty_combinator(r),
+        _ => None,
+    }
+}
+
 fn captures(rule: &Rule, param: &str, rules: &dyn RuleCompiler) -> bool {
     match rule {
         Rule::Words(_) | Rule::Regex(_) | Rule::Field(..) | Rule::Arg { .. } => rules
