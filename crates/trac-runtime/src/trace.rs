@@ -1356,7 +1356,14 @@ impl<R: BufRead> TraceReader<R> {
                     e.column()
                 };
                 let msg = strip_json_position(&e.to_string());
-                let msg = format!("message {k}: {msg} (at line {line} column {column})");
+                // A text log whose first line starts with `[` (`[12:01] take knife`) was taken
+                // for a JSON array: say how to read it as text.
+                let hint = if k == 1 && !self.forced {
+                    "; if this is a plain-text log, give --input-format text"
+                } else {
+                    ""
+                };
+                let msg = format!("message {k}: {msg} (at line {line} column {column}){hint}");
                 fail(self, msg, scope);
                 return false;
             }

@@ -960,3 +960,28 @@ fn tool_calls_in_a_shape_trac_does_not_read_are_errors() {
     assert!(items.iter().all(Result::is_ok), "{items:?}");
     assert_eq!(items[0].as_ref().unwrap().tool_calls[0].name, "x");
 }
+
+/// From a new-user trial: a text log whose first line starts with `[` is sniffed as a JSON
+/// array where its name does not say text (standard input): the error says how to read it.
+#[test]
+fn a_text_log_taken_for_a_json_array_gets_the_input_format_hint() {
+    let items = read_src(
+        "[12:01] take knife\n[12:02] look\n",
+        &ReadOptions::default(),
+    );
+    let e = items[0].as_ref().unwrap_err();
+    assert!(
+        e.starts_with("t:1:2: message 1: ") && e.ends_with("give --input-format text"),
+        "{e}"
+    );
+    // Given as the format, an array's bad element gets no such hint.
+    let opts = ReadOptions {
+        format: Some(TraceFormat::OpenAi),
+        ..ReadOptions::default()
+    };
+    let items = read_src("[12:01] take knife\n", &opts);
+    assert!(
+        !items[0].as_ref().unwrap_err().contains("--input-format"),
+        "{items:?}"
+    );
+}
