@@ -259,6 +259,7 @@ pub(crate) trait Printer: Sync {
     /// (text, JSON Lines) holds no memory per finished trace.
     fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
         kept.traces += 1;
+        kept.errors += usize::from(o.error.is_some());
         drop(o);
     }
 
@@ -278,6 +279,8 @@ pub(crate) trait Printer: Sync {
 pub(crate) struct Kept {
     /// Traces finished.
     pub traces: usize,
+    /// Traces that ended with an error (counted by the default [`Printer::keep`]).
+    pub errors: usize,
     /// The outcomes, in the order the traces ended (printers that need them).
     pub outcomes: Vec<TraceOutcome>,
     /// The summary's rows and errors (`--summary`).
@@ -291,6 +294,7 @@ impl Kept {
     /// A read or write error of the summary's temporary file.
     pub fn append(&mut self, other: Kept) -> io::Result<()> {
         self.traces += other.traces;
+        self.errors += other.errors;
         self.outcomes.extend(other.outcomes);
         self.rows.append(other.rows)
     }

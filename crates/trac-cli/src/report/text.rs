@@ -40,11 +40,12 @@ impl Printer for Text {
     }
 
     fn finish(&mut self, out: &mut dyn Write, kept: Kept, violations: usize) -> io::Result<()> {
-        writeln!(
-            out,
-            "{} violation(s) in {} trace(s)",
-            violations, kept.traces
-        )
+        write!(out, "{violations} violation(s) in {} trace(s)", kept.traces)?;
+        // As the summary's footer: a trace that errored is not a clean one.
+        if kept.errors > 0 {
+            write!(out, ", {} with an error (above)", kept.errors)?;
+        }
+        writeln!(out)
     }
 }
 
