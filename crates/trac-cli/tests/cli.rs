@@ -1743,4 +1743,10 @@ fn a_stopped_session_reports_its_first_error_only() {
         errors[0].contains(":3:1: message 2: unknown role"),
         "{errors:?}"
     );
+    // The text report's footer counts it, as the summary's does.
+    assert!(
+        stdout(&o).ends_with("0 violation(s) in 1 trace(s), 1 with an error (above)\n"),
+        "{}",
+        stdout(&o)
+    );
 }
