@@ -1171,3 +1171,25 @@ fn html_lists_a_bounded_number_of_traces_preferring_those_with_violations() {
     // Every violation is still counted in the summary.
     assert!(page.contains("300 violation(s) in 1200 trace(s)"));
 }
+
+/// From a new-user trial: a Graphviz that never finishes (here a script that sleeps) hung the
+/// HTML report. Each drawing is stopped at `TRAC_DOT_TIMEOUT` seconds; the page says so and the
+/// audit goes on.
+#[test]
+fn a_hung_graphviz_is_stopped_and_the_report_says_so() {
+    let dot = temp_file("slow-dot.sh", "#!/bin/sh\nexec sleep 600\n");
+    let mut perm = std::fs::metadata(&dot).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&dot, perm).unwrap();
+    let o = trac_env(
+        &["audit", "--format", "html", "--spec", SPEC, DEMO],
+        &[
+            ("TRAC_DOT", dot.to_str().unwrap()),
+            ("TRAC_DOT_TIMEOUT", "0.5"),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let page = stdout(&o);
+    assert!(page.contains("Monitor not drawn"), "{page}");
+    assert!(page.contains("took longer than"), "{page}");
+}

@@ -79,8 +79,21 @@ fn dot_program() -> String {
     std::env::var("TRAC_DOT").unwrap_or_else(|_| "dot".into())
 }
 
-/// Renders DOT source as SVG with Graphviz. Errors: `dot` missing or failing.
+/// How long one drawing may take: `$TRAC_DOT_TIMEOUT` seconds, default 60. A `dot` that hangs
+/// (a wrapper script, a drawing far too large) must not hang the audit's report.
+fn dot_timeout() -> std::time::Duration {
+    let secs = std::env::var("TRAC_DOT_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(60.0);
+    std::time::Duration::from_secs_f64(secs)
+}
+
+/// Renders DOT source as SVG with Graphviz. Errors: `dot` missing, failing, or running past
+/// [`dot_timeout`] (then killed).
 pub(crate) fn dot_to_svg(dot: &str) -> Result<String, String> {
+    use std::io::Read;
     use std::process::{Command, Stdio};
     let program = dot_program();
     let mut child = Command::new(&program)
@@ -96,12 +109,48 @@ pub(crate) fn dot_to_svg(dot: &str) -> Result<String, String> {
         })?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let src = dot.to_string();
-    // Written from a thread so that a large drawing cannot deadlock on full pipes.
+    // Written and read from threads so that a large drawing cannot deadlock on full pipes, and
+    // the wait below can give up.
     let writer = std::thread::spawn(move || stdin.write_all(src.as_bytes()));
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("Graphviz `{program}` failed: {e}"))?;
+    let mut stdout = child.stdout.take().expect("stdout is piped");
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let read_out = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        stdout.read_to_end(&mut b).map(|_| b)
+    });
+    let read_err = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = stderr.read_to_end(&mut b);
+        b
+    });
+    let limit = dot_timeout();
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "Graphviz `{program}` took longer than {:.0} s and was stopped (TRAC_DOT_TIMEOUT sets the limit)",
+                    limit.as_secs_f64()
+                ));
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Err(e) => return Err(format!("Graphviz `{program}` failed: {e}")),
+        }
+    };
     let _ = writer.join();
+    let stdout = read_out
+        .join()
+        .map_err(|_| format!("Graphviz `{program}`: its output could not be read"))?
+        .map_err(|e| format!("Graphviz `{program}` failed: {e}"))?;
+    let stderr = read_err.join().unwrap_or_default();
+    let out = std::process::Output {
+        status,
+        stdout,
+        stderr,
+    };
     if !out.status.success() {
         return Err(format!(
             "Graphviz `{program}` failed: {}",
