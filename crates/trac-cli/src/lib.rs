@@ -539,6 +539,27 @@ pub(crate) fn output_not_an_input(
     Ok(())
 }
 
+/// While the returned sender lives, a thread waits [`SLOW_BUILD`]; if the monitors are not
+/// built by then it says on stderr that compiling takes long and what starts at once. Compiled
+/// tables can be exponential in the formula (conjunctions of many `G(a -> F b)`), and a silent
+/// wait looks like a hang.
+fn slow_build_hint(engine: &str) -> std::sync::mpsc::Sender<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    if engine != "progression" {
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(SLOW_BUILD) {
+                eprintln!(
+                    "note: compiling the monitors takes long (a table can grow exponentially with the formula); `--engine progression` starts at once"
+                );
+            }
+        });
+    }
+    tx
+}
+
+/// How long building the monitors may take before [`slow_build_hint`] speaks.
+const SLOW_BUILD: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn audit(args: &AuditArgs) -> ExitCode {
     if let Err(e) = stdin_once(&args.traces) {
         eprintln!("error: {e}");
@@ -576,7 +597,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
         compiler,
     };
     // Monitors, tables and labeling rules are built once; every session's auditor shares them.
-    let mut plan = match AuditPlan::new(&specs, &opts) {
+    let built = slow_build_hint(engine.as_str());
+    let plan = AuditPlan::new(&specs, &opts);
+    drop(built);
+    let mut plan = match plan {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
