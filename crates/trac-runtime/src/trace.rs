@@ -1225,6 +1225,14 @@ impl<R: BufRead> TraceReader<R> {
                         return;
                     }
                     Err(e) => {
+                        // A conversation object cut or broken inside its `messages`: the
+                        // messages before the break are audited (nothing read is lost), then
+                        // the error.
+                        if let Some(conv) = salvage_conversation(&copy, start, self.max_line) {
+                            let doc = String::from_utf8_lossy(&copy).into_owned();
+                            self.values += 1;
+                            self.value_events(conv, String::new(), start, Some(&doc));
+                        }
                         self.line = start + e.line().saturating_sub(1);
                         let msg = strip_json_position(&e.to_string());
                         let err = self.error(e.column().max(1), msg);
@@ -1594,6 +1602,82 @@ fn merge_turn(t: &mut Event, ev: Event) {
 /// The bytes of a value spanning several lines: its first line, then the replayed lines, then
 /// the reader; counts the newlines handed out (serde_json reads one byte at a time and never
 /// past the end of an object or array, so the count is that of the lines the value spans).
+/// What can be read of a pretty-printed conversation object (`{"id": .., "messages": [..]}`)
+/// that does not parse, `doc` starting at line `line`: the fields before `messages` and its
+/// complete messages, as a conversation; `None` if the document is no such object or no message
+/// is complete. The fields after `messages` are lost (a `system` there is not seen).
+/// O(|doc|).
+fn salvage_conversation(doc: &[u8], line: usize, max: usize) -> Option<Value> {
+    let (key, bracket) = messages_key(doc)?;
+    // The fields before `messages`, closed into an object of their own.
+    let head = doc[..key].trim_ascii_end();
+    let head = head.strip_suffix(b",").unwrap_or(head);
+    let mut fields = match serde_json::from_slice::<Value>(&[head, b"}"].concat()) {
+        Ok(Value::Object(o)) => o,
+        _ => return None,
+    };
+    let newlines = doc[..=bracket].iter().filter(|&&b| b == b'\n').count();
+    let column = bracket
+        - doc[..bracket]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+        + 2;
+    let pos = scan::Pos {
+        line: line + newlines,
+        column,
+    };
+    let mut array = scan::Array::new(doc[bracket + 1..].to_vec(), pos, None);
+    let (mut pending, mut empty) = (VecDeque::new(), std::io::Cursor::new(Vec::new()));
+    let mut messages = Vec::new();
+    while let Ok(scan::Step::Element(_, bytes)) = array.next(&mut pending, &mut empty, max) {
+        match serde_json::from_slice::<Value>(&bytes) {
+            Ok(m) => messages.push(m),
+            Err(_) => break,
+        }
+    }
+    if messages.is_empty() {
+        return None;
+    }
+    fields.insert("messages".into(), Value::Array(messages));
+    Some(Value::Object(fields))
+}
+
+/// Where the key `"messages"` of the top-level object `doc` starts, and the `[` of its value:
+/// a scan that knows strings and nesting. `None` if it has no such key with an array value.
+fn messages_key(doc: &[u8]) -> Option<(usize, usize)> {
+    let (mut depth, mut i) = (0usize, 0);
+    while i < doc.len() {
+        match doc[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < doc.len() && doc[i] != b'"' {
+                    i += if doc[i] == b'\\' { 2 } else { 1 };
+                }
+                if depth == 1 && doc.get(start + 1..i) == Some(b"messages".as_slice()) {
+                    let mut j = i + 1;
+                    while doc.get(j).is_some_and(u8::is_ascii_whitespace) {
+                        j += 1;
+                    }
+                    if doc.get(j) == Some(&b':') {
+                        j += 1;
+                        while doc.get(j).is_some_and(u8::is_ascii_whitespace) {
+                            j += 1;
+                        }
+                        return (doc.get(j) == Some(&b'[')).then_some((start, j));
+                    }
+                }
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 struct Counting<'a, R> {
     head: std::io::Cursor<Vec<u8>>,
     pending: &'a mut VecDeque<Vec<u8>>,

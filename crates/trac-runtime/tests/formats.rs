@@ -985,3 +985,47 @@ fn a_text_log_taken_for_a_json_array_gets_the_input_format_hint() {
         "{items:?}"
     );
 }
+
+/// A pretty-printed conversation object cut (or broken) inside its `messages`: its complete
+/// messages are read, in the conversation's session, then the error; before, every verdict of
+/// the document was lost.
+#[test]
+fn a_cut_conversation_object_keeps_its_complete_messages() {
+    let doc = concat!(
+        "{\n",
+        "  \"id\": \"c1\",\n",
+        "  \"messages\": [\n",
+        "    {\"role\": \"user\", \"content\": \"m1\"},\n",
+        "    {\"role\": \"assistant\", \"content\": \"m2\"},\n",
+        "    {\"role\": \"user\", \"content\": \"m3\"},\n",
+        "    {\"role\": \"assistant\", \"content\": \"m4\"}\n",
+        "  ]\n",
+        "}\n",
+    );
+    let cut = &doc[..doc.find("m4").unwrap()];
+    let items = read_src(cut, &ReadOptions::default());
+    let ok: Vec<(&str, Option<&str>)> = items
+        .iter()
+        .filter_map(|i| i.as_ref().ok())
+        .map(|e| (e.text(), e.session.as_deref()))
+        .collect();
+    assert_eq!(
+        ok,
+        [("m1", Some("c1")), ("m2", Some("c1")), ("m3", Some("c1"))]
+    );
+    let e = items.last().unwrap().as_ref().unwrap_err();
+    assert!(e.starts_with("t:7:"), "{e}");
+    // Broken (not cut) after its second message: the first two, then the error.
+    let broken = doc.replace("\"content\": \"m3\"", "\"content\": m3");
+    let items = read_src(&broken, &ReadOptions::default());
+    let texts: Vec<&str> = items
+        .iter()
+        .filter_map(|i| i.as_ref().ok())
+        .map(|e| e.text())
+        .collect();
+    assert_eq!(texts, ["m1", "m2"]);
+    assert!(items.last().unwrap().is_err());
+    // The intact document gives all four, as before.
+    let items = read_src(doc, &ReadOptions::default());
+    assert_eq!(items.iter().filter(|i| i.is_ok()).count(), 4, "{items:?}");
+}
