@@ -44,8 +44,16 @@ pub fn atom_text(name: &str) -> String {
         return name.to_string();
     }
     if crate::parser::split_exists(name).is_some() {
-        // `exists p: body`, a past-time quantifier: parenthesized so it parses back alone.
-        return format!("({name})");
+        // `exists p: body`, a past-time quantifier: parenthesized so it parses back alone, if
+        // it does (a quoted name such as `"exists p: !q(p,"` does not: it stays quoted).
+        let text = format!("({name})");
+        let mut arena = crate::formula::Arena::new();
+        if let Ok(f) = crate::parser::parse(&mut arena, &text) {
+            if matches!(arena.node(f), crate::formula::Node::Atom(s) if arena.sym_name(*s) == name)
+            {
+                return text;
+            }
+        }
     }
     let parts = crate::formula::AtomName::parse(name);
     if let Some(arg) = &parts.arg {
