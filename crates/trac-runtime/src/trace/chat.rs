@@ -215,6 +215,49 @@ fn check_tool_fields(obj: &serde_json::Map<String, Value>) -> Result<(), String>
     Ok(())
 }
 
+/// The tool calls of an OpenAI message, appended to `calls`: its `tool_calls` and the legacy
+/// `function_call`.
+///
+/// Errors: either of the wrong JSON type, a call that is no object, a call without a name or
+/// with malformed `arguments`.
+fn openai_calls(
+    obj: &serde_json::Map<String, Value>,
+    calls: &mut Vec<ToolCall>,
+) -> Result<(), String> {
+    match obj.get("tool_calls") {
+        Some(Value::Array(tcs)) => {
+            for tc in tcs {
+                if !tc.is_object() {
+                    return Err(format!(
+                        "each of `tool_calls` must be an object, found {}",
+                        kind(tc)
+                    ));
+                }
+                let f = tc.get("function").unwrap_or(tc);
+                calls.push(call(tc.get("id"), f.get("name"), f.get("arguments"))?);
+            }
+        }
+        None | Some(Value::Null) => {}
+        Some(other) => {
+            return Err(format!(
+                "`tool_calls` must be an array of calls, found {}",
+                kind(other)
+            ))
+        }
+    }
+    match obj.get("function_call") {
+        Some(f @ Value::Object(_)) => calls.push(call(None, f.get("name"), f.get("arguments"))?),
+        None | Some(Value::Null) => {}
+        Some(other) => {
+            return Err(format!(
+                "`function_call` must be an object (`name`, `arguments`), found {}",
+                kind(other)
+            ))
+        }
+    }
+    Ok(())
+}
+
 /// One chat message to an event (step, line and raw are set by the reader).
 ///
 /// Errors: the message is not an object or has no string `role`, or a role not in
@@ -295,37 +338,7 @@ pub(super) fn message(
             ))
         }
     }
-    match obj.get("tool_calls") {
-        Some(Value::Array(tcs)) => {
-            for tc in tcs {
-                if !tc.is_object() {
-                    return Err(format!(
-                        "each of `tool_calls` must be an object, found {}",
-                        kind(tc)
-                    ));
-                }
-                let f = tc.get("function").unwrap_or(tc);
-                calls.push(call(tc.get("id"), f.get("name"), f.get("arguments"))?);
-            }
-        }
-        None | Some(Value::Null) => {}
-        Some(other) => {
-            return Err(format!(
-                "`tool_calls` must be an array of calls, found {}",
-                kind(other)
-            ))
-        }
-    }
-    match obj.get("function_call") {
-        Some(f @ Value::Object(_)) => calls.push(call(None, f.get("name"), f.get("arguments"))?),
-        None | Some(Value::Null) => {}
-        Some(other) => {
-            return Err(format!(
-                "`function_call` must be an object (`name`, `arguments`), found {}",
-                kind(other)
-            ))
-        }
-    }
+    openai_calls(obj, &mut calls)?;
     for c in &calls {
         if let Some(id) = &c.id {
             links
