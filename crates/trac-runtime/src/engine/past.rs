@@ -277,7 +277,7 @@ impl PastCiter {
             if s.is_empty() {
                 String::new()
             } else {
-                crate::engine::rename_residual(s, var, value)
+                crate::engine::rename::rename_residual(s, var, value)
             }
         };
         c.texts = self

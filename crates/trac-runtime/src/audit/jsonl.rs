@@ -188,7 +188,7 @@ struct PastOut<'a> {
 }
 
 impl<'a> PastOut<'a> {
-    fn of(p: &'a crate::monitor::PastCitation) -> Self {
+    fn of(p: &'a crate::engine::monitor::PastCitation) -> Self {
         PastOut {
             reason: &p.reason,
             since_step: p.since_step,
@@ -267,7 +267,7 @@ struct InstanceOut<'a> {
 mod tests {
     use super::*;
     use crate::audit::InstanceEnd;
-    use crate::monitor::{CitedStep, PastCitation};
+    use crate::engine::monitor::{CitedStep, PastCitation};
     use crate::{Change, Verdict};
     use serde_json::json;
 

@@ -25,9 +25,9 @@
 //! No witnesses are kept: [`Monitor::explanation`] and [`Monitor::witness`] are empty. Use
 //! [`crate::ProgressionMonitor`] or [`crate::table::TableMonitor`] to explain verdicts.
 
+use crate::engine::monitor::{Change, Monitor, ResetPolicy, Verdict};
+use crate::engine::parametric::Instantiate;
 use crate::labels::StepInput;
-use crate::monitor::{Change, Monitor, ResetPolicy, Verdict};
-use crate::parametric::Instantiate;
 use std::collections::HashMap;
 use trac_spec::formula::{Arena, Formula, Sym};
 use trac_spec::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
@@ -493,8 +493,8 @@ impl Instantiate for LazyMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::parametric::ParametricMonitor;
     use crate::labels::LabelSet;
-    use crate::parametric::ParametricMonitor;
     use crate::ProgressionMonitor;
 
     const FORMULAS: &[&str] = &[
@@ -591,7 +591,7 @@ mod tests {
 
     #[test]
     fn each_failing_position_counts_once() {
-        use crate::monitor::tests::{violations, PAST_FAILURES};
+        use crate::engine::monitor::tests::{violations, PAST_FAILURES};
         for (src, steps, count) in PAST_FAILURES {
             let mut arena = Arena::new();
             let f = trac_spec::parse(&mut arena, src).unwrap();

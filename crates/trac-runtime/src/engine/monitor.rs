@@ -22,8 +22,8 @@
 //! known, is that step's. So `Y a` on `{a}` has 1 violation (step 0), `G(Y a)` on
 //! `{a},{a},{},{a}` 2 (steps 0 and 3; plain progression: 1 and 4).
 
+use crate::engine::past::PastCiter;
 use crate::labels::StepInput;
-use crate::past::PastCiter;
 pub use trac_core::monitor::{
     Change, CitedStep, Monitor, PastCitation, ResetPolicy, Verdict, MAX_EXPLANATION,
 };
@@ -205,7 +205,7 @@ impl ProgressionMonitor {
     }
 
     /// A copy of this monitor (state included) whose formulas have `var` replaced by `value`
-    /// (trace slicing for parametric properties; see [`crate::parametric`]).
+    /// (trace slicing for parametric properties; see [`crate::engine::parametric`]).
     pub fn instantiate(&self, var: &str, value: &str) -> ProgressionMonitor {
         let mut m = self.clone();
         let a = &mut m.arena;

@@ -599,7 +599,7 @@ impl DerivedAtoms {
         let mut atoms: Vec<(String, Kind)> = Vec::new();
         for (arena, f, forall) in formulas {
             let vars: Vec<&str> = forall.map_or(Vec::new(), |v| v.split(", ").collect());
-            let names = crate::parametric::slicing_names(arena, f);
+            let names = crate::engine::parametric::slicing_names(arena, f);
             for s in arena.atoms(f) {
                 let name = arena.sym_name(s);
                 if let Some(k) = atoms.iter().position(|(n, _)| n == name) {

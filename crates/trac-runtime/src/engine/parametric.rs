@@ -28,8 +28,8 @@
 //! (`forall p: G(load(p, a1) -> F unload(p, a1))`) are sliced per value tuple: see
 //! [`ParametricMonitor`].
 
+use crate::engine::monitor::{Change, ProgressionMonitor, ResetPolicy, Verdict};
 use crate::labels::StepInput;
-use crate::monitor::{Change, ProgressionMonitor, ResetPolicy, Verdict};
 use std::collections::{HashMap, HashSet};
 use trac_core::parametric::Slicing;
 use trac_spec::formula::{Arena, Formula};
@@ -484,7 +484,7 @@ mod tests {
     ) -> (Vec<(usize, String, Verdict)>, Vec<usize>, ParametricMonitor) {
         let mut arena = Arena::new();
         let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
-        let oracle = crate::monitor::tests::oracle(complete);
+        let oracle = crate::engine::monitor::tests::oracle(complete);
         let template = ProgressionMonitor::with_options(arena.clone(), formula, policy, oracle);
         let mut m = ParametricMonitor::with_template(&arena, formula, var, template);
         let (mut out, mut whole) = (Vec::new(), Vec::new());

@@ -7,7 +7,7 @@
 //! Label strings are proposition names (`look`) or, for a parametric proposition, `name(value)`
 //! for each captured value (`take(red hot pepper)`).
 
-use crate::prefilter::{ascii_word_variant, Found, Prefilter};
+use crate::label::prefilter::{ascii_word_variant, Found, Prefilter};
 use crate::trace::{Event, ToolCall};
 use regex::Regex;
 use std::cell::RefCell;
@@ -310,7 +310,7 @@ enum Compiled {
     Leaf {
         re: Regex,
         /// The same regex with ASCII word boundaries, run instead of `re` on ASCII texts (where
-        /// both match alike: [`crate::prefilter::ascii_word_variant`]); `None` when `re` has no
+        /// both match alike: [`crate::label::prefilter::ascii_word_variant`]); `None` when `re` has no
         /// Unicode word boundary. Compiled when first needed, shared by the labeler's clones.
         ascii: Arc<OnceLock<Option<Regex>>>,
         /// The regex's index in the labeler's [`Prefilter`].
@@ -418,7 +418,7 @@ pub struct RuleLabeler {
     props: Vec<Prop>,
     case_sensitive: bool,
     /// One Aho–Corasick pass over the text for the literals of every `Words` / `Regex` leaf;
-    /// a leaf whose literals do not occur is not run ([`crate::prefilter`]).
+    /// a leaf whose literals do not occur is not run ([`crate::label::prefilter`]).
     prefilter: Arc<Prefilter>,
     /// Whether the prefilter and the ASCII word-boundary regexes are used (off only to
     /// compare, see [`RuleLabeler::without_prefilter`]).
@@ -556,7 +556,7 @@ impl Labeler for RuleLabeler {
 /// The value of a label `name(value)` of a proposition with `arity` parameters, from the text
 /// `raw` a rule captured or a model answered; `None` when a value is empty or, for several
 /// parameters, `raw` does not hold `arity` comma-separated values. Each value is normalized on
-/// its own (see [`normalize`]) and several are joined by `, ` (`loads(package1, a1)`), so the
+/// its own (see `normalize`) and several are joined by `, ` (`loads(package1, a1)`), so the
 /// label is well-formed ([`check_label`]). `drop_article`: a leading `a`/`an`/`the` followed by
 /// more words is dropped (model answers; a rule's `{x}` capture skips it in its pattern).
 /// O(length of `raw`).

@@ -1,0 +1,26 @@
+//! The audit: read a trace, label each step, run every property's monitor, and collect verdicts
+//! with witnesses.
+//!
+//! - [`plan`]: what an audit builds once per set of specs ([`AuditPlan`], [`AuditOptions`]).
+//! - [`auditor`]: the streaming audit of one trace ([`Auditor`]: one event in, the verdicts
+//!   reached at that step out).
+//! - [`records`]: verdict records with witnesses, and the properties' states at the end.
+//! - [`coverage`]: what an audit could read of a trace, and which properties it could decide.
+//! - [`report`]: whole-trace reports ([`TraceReport`]) of a trace read at once.
+//! - [`jsonl`]: the JSON Lines records of an audit (shared by the CLI and the Python package).
+//!
+//! A bad trace line stops the audit but keeps everything computed before it: the report holds
+//! the verdicts so far, the end-of-trace verdicts of the prefix read, and the error.
+
+pub mod auditor;
+pub mod coverage;
+pub mod jsonl;
+pub mod plan;
+pub mod records;
+pub mod report;
+
+pub use auditor::Auditor;
+pub use coverage::Coverage;
+pub use plan::{AuditError, AuditOptions, AuditPlan};
+pub use records::{InstanceEnd, PropertyEnd, PropertyInfo, VerdictRecord};
+pub use report::{audit_events, audit_path, PropertyReport, TraceReport};
