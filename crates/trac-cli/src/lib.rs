@@ -579,11 +579,17 @@ fn audit(args: &AuditArgs) -> ExitCode {
     };
     // The `--formula` properties (the last spec, built by `load_specs`) and the propositions the
     // `--spec` files declare: an undeclared atom of a `--formula` that no step labels is reported.
-    let adhoc = (!args.formulas.is_empty()).then(|| specs.last()).flatten();
-    let declared: Vec<&str> = specs
-        .iter()
-        .flat_map(|c| c.spec.propositions.iter().map(|p| p.name.as_str()))
-        .collect();
+    let checks = trac_runtime::audit::Checks {
+        specs: specs.clone().into(),
+        model: false,
+        adhoc: (!args.formulas.is_empty())
+            .then(|| specs.last().cloned().map(std::sync::Arc::new))
+            .flatten(),
+        declared: specs
+            .iter()
+            .flat_map(|c| c.spec.propositions.iter().map(|p| p.name.clone()))
+            .collect(),
+    };
     let (engine, compiler) = match args.engine.engine_checked() {
         Ok(e) => e,
         Err(e) => {
@@ -653,9 +659,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
         plan: &plan,
         printer: &*printer,
         read_options: args.read_options(),
-        adhoc,
-        declared: &declared,
-        specs: &specs,
+        checks: &checks,
         text: args.format == Format::Text && !args.summary,
     };
     // `-j N`: files on N threads when they are all regular files and no labeling pipeline runs

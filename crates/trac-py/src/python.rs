@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use trac_runtime::audit::{AuditOptions, Auditor};
+use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor};
 use trac_runtime::engine::{Engine, TableCompiler};
 use trac_runtime::trace::{Event, TraceError as RtTraceError};
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Semantics, Spec};
@@ -61,8 +61,8 @@ fn trace_err(py: Python<'_>, e: &RtTraceError) -> PyErr {
 
 fn failure_err(f: AuditFailure) -> PyErr {
     match f {
-        AuditFailure::Spec(m) => SpecError::new_err(m),
-        AuditFailure::Mismatch(m) => TracError::new_err(m),
+        AuditFailure::Spec(e) => SpecError::new_err(e.to_string()),
+        AuditFailure::Mismatch(e) => TracError::new_err(e.to_string()),
     }
 }
 
@@ -454,40 +454,46 @@ fn specs_of(spec: &Bound<'_, PyAny>) -> PyResult<Specs> {
 type FreshKey = (Vec<u64>, Engine, bool);
 
 thread_local! {
-    /// Fresh auditors by (spec ids, engine, reset), per thread (auditors are not `Send`): an
-    /// audit of many short sessions clones one instead of building it (labeling-rule regexes,
-    /// table look-ups) for each session. Specs are immutable, so an entry never goes stale.
-    static FRESH: RefCell<HashMap<FreshKey, Auditor>> = RefCell::new(HashMap::new());
+    /// Audit plans by (spec ids, engine, reset), per thread (plans are not `Send`): an audit of
+    /// many short traces clones one instead of building it (labeling-rule regexes, table
+    /// look-ups) for each. Specs are immutable, so an entry never goes stale.
+    static FRESH: RefCell<HashMap<FreshKey, AuditPlan>> = RefCell::new(HashMap::new());
 }
 
-/// At most this many fresh auditors are kept per thread.
+/// At most this many plans are kept per thread.
 const MAX_FRESH: usize = 32;
 
-/// A file audit of `file` against `specs`, its auditor cloned from the thread's cache.
-/// Needs no GIL (so it can run in `Python::detach`, on the same thread).
+/// The audit plan of `specs` under `opts`, cloned from the thread's cache. Needs no GIL (so it
+/// can run in `Python::detach`, on the same thread).
+fn plan_of(
+    checked: &Arc<[CheckedSpec]>,
+    uids: &[u64],
+    opts: &AuditOptions,
+) -> Result<AuditPlan, AuditFailure> {
+    let key = (uids.to_vec(), opts.engine, opts.reset);
+    if let Some(p) = FRESH.with(|f| f.borrow().get(&key).cloned()) {
+        return Ok(p);
+    }
+    let p = AuditPlan::new(checked, opts)?;
+    FRESH.with(|f| {
+        let mut f = f.borrow_mut();
+        if f.len() >= MAX_FRESH {
+            f.clear();
+        }
+        f.insert(key, p.clone());
+    });
+    Ok(p)
+}
+
+/// A file audit of `file` against `specs`, its plan cloned from the thread's cache.
 fn file_audit(
     checked: &Arc<[CheckedSpec]>,
     uids: &[u64],
     opts: &AuditOptions,
     file: &str,
 ) -> Result<FileAudit, AuditFailure> {
-    let key = (uids.to_vec(), opts.engine, opts.reset);
-    let cached = FRESH.with(|f| f.borrow().get(&key).cloned());
-    let fresh = match cached {
-        Some(a) => a,
-        None => {
-            let a = Auditor::new(checked, opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
-            FRESH.with(|f| {
-                let mut f = f.borrow_mut();
-                if f.len() >= MAX_FRESH {
-                    f.clear();
-                }
-                f.insert(key, a.clone());
-            });
-            a
-        }
-    };
-    Ok(FileAudit::from_auditor(fresh, file).with_specs(Arc::clone(checked)))
+    let plan = plan_of(checked, uids, opts)?;
+    Ok(FileAudit::from_plan(plan, Arc::clone(checked), file))
 }
 
 /// One Python event as a trace event: a dict (a JSON Lines event, read by the JSON Lines
@@ -618,8 +624,8 @@ fn audit_path<'py>(
     // not `Send`, so they never leave the closure.
     let out = py
         .detach(|| {
-            let audit = file_audit(&checked, &uids, &opts, &path.display().to_string())?;
-            session::run_path(audit, &path)
+            let plan = plan_of(&checked, &uids, &opts)?;
+            session::run_path(plan, Arc::clone(&checked), &path)
         })
         .map_err(failure_err)?;
     output_to_py(py, &out, jsonl)
@@ -665,8 +671,13 @@ fn audit_events<'py>(
                 evs.push(Ok(ev));
             }
             Err(e) => {
+                // A bad event of a known session ends that session only (the driver skips
+                // its later events); any other stops the trace.
+                let stops = e.session.is_none();
                 evs.push(Err(e));
-                break;
+                if stops {
+                    break;
+                }
             }
         }
     }

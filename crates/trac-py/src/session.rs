@@ -1,12 +1,10 @@
 //! Audits of whole traces with the records of `trac audit --format jsonl`.
 //!
-//! [`FileAudit`] follows the CLI's audit loop (crates/trac-cli/src/main.rs) step for step: one
-//! [`Auditor`] per `session` of the trace (named `FILE#SESSION`,
-//! [`jsonl::session_trace_name`]), its step-0 verdicts when the session first appears, the
-//! verdicts of each step in trace order, then per session the end-of-trace verdicts (`ltlf`
-//! properties) and one end record per property, with the trace error or the reason the trace was
-//! not audited ([`jsonl::not_audited`]). The records are built by [`trac_runtime::jsonl`], as the
-//! CLI's, so the two outputs are equal object for object.
+//! [`FileAudit`] is the library's audit driver ([`trac_runtime::audit::driver`], the CLI's too)
+//! with a sink of JSON Lines records ([`trac_runtime::jsonl`], as the CLI's): one trace per
+//! `session` (named `FILE#SESSION`), `"session_end": true` markers, per-session failures,
+//! end-of-trace verdicts and end records with the trace error or the reason the trace was not
+//! audited. The two outputs are equal object for object because they are one loop.
 //!
 //! Events can also be given one by one in memory ([`event_from_json`], [`event_from_text`],
 //! [`event_from_labels`]): each is parsed by the trace reader of its kind, so a dict event is
@@ -16,28 +14,24 @@ use serde_json::Value;
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
-use trac_runtime::audit::{AuditOptions, Auditor, Coverage};
+use trac_runtime::audit::driver::{audit_file, Checks, CrossCheckFailure, Driver, ReaderFacts};
+use trac_runtime::audit::sink::{ReadFailure, Sink, TraceEnd, TraceStart};
+use trac_runtime::audit::{AuditError, AuditOptions, AuditPlan, VerdictRecord};
 use trac_runtime::jsonl;
-use trac_runtime::trace::{self, Event, TraceError, TraceFormat, TraceReader};
+use trac_runtime::trace::{Event, TraceError, TraceFormat, TraceReader};
 use trac_spec::spec::CheckedSpec;
 
 /// Why an audit could not run or had to stop without its end records.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug, thiserror::Error)]
 pub enum AuditFailure {
     /// The specs cannot be monitored (a duplicate property id across specs, a past-time operator
     /// over a future one, a table that does not compile).
-    Spec(String),
+    #[error(transparent)]
+    Spec(#[from] AuditError),
     /// The cross-check engine found a step where its engines differ
     /// (`NAME: property ID (VALUE): ...`); the CLI stops there too.
-    Mismatch(String),
-}
-
-impl std::fmt::Display for AuditFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AuditFailure::Spec(m) | AuditFailure::Mismatch(m) => f.write_str(m),
-        }
-    }
+    #[error(transparent)]
+    Mismatch(#[from] CrossCheckFailure),
 }
 
 /// Everything an audit of one trace produced.
@@ -57,23 +51,36 @@ pub struct AuditOutput {
     pub unknown_fields: Vec<String>,
 }
 
-struct Session {
-    key: Option<String>,
-    name: String,
-    auditor: Auditor,
+/// The Python package's sink of the audit driver: the JSON Lines records of
+/// `trac audit --format jsonl`, built by [`trac_runtime::jsonl`] as the CLI's.
+#[derive(Default)]
+struct Records(Vec<Value>);
+
+impl Sink for Records {
+    type Trace = String;
+
+    fn start(&mut self, trace: &TraceStart<'_>) -> String {
+        trace.name.to_string()
+    }
+
+    fn verdicts(&mut self, name: &mut String, records: Vec<VerdictRecord>) {
+        self.0
+            .extend(records.iter().map(|r| jsonl::verdict_record(name, r)));
+    }
+
+    fn end(&mut self, name: String, end: TraceEnd) {
+        let error = end.error.as_ref().map(|e| e.to_string());
+        for e in &end.ends {
+            self.0
+                .push(jsonl::end_record(&name, end.steps, e, error.as_deref()));
+        }
+    }
 }
 
-/// The streaming audit of one trace, split by session as the CLI does.
+/// The streaming audit of one trace by the library's driver, split by session as the CLI does.
 pub struct FileAudit {
-    /// A fresh auditor, cloned for each session (building one compiles the labeling rules'
-    /// regexes and looks up every table: milliseconds, more than a short session's audit).
-    fresh: Auditor,
-    file: String,
-    sessions: Vec<Session>,
-    records: Vec<Value>,
-    /// The specs audited, for the not-audited check of propositions that can never hold
-    /// ([`jsonl::not_audited_for`]); `None`: only the empty / nothing-understood check.
-    specs: Option<Arc<[CheckedSpec]>>,
+    driver: Driver<String>,
+    records: Records,
 }
 
 impl FileAudit {
@@ -86,47 +93,23 @@ impl FileAudit {
         opts: AuditOptions,
         file: &str,
     ) -> Result<FileAudit, AuditFailure> {
-        let fresh = Auditor::new(&specs, &opts).map_err(|e| AuditFailure::Spec(e.to_string()))?;
-        Ok(FileAudit {
-            fresh,
-            file: file.to_string(),
-            sessions: Vec::new(),
-            records: Vec::new(),
-            specs: Some(specs),
-        })
+        let plan = AuditPlan::new(&specs, &opts)?;
+        Ok(FileAudit::from_plan(plan, specs, file))
     }
 
-    fn new_session(&self, key: Option<String>) -> Session {
-        Session {
-            name: jsonl::session_trace_name(&self.file, key.as_deref()),
-            key,
-            auditor: self.fresh.clone(),
-        }
-    }
-
-    /// An audit of trace `file` whose sessions start as clones of `fresh` (an auditor that has
-    /// read no event), e.g. one kept from an earlier audit with the same specs and options.
-    pub fn from_auditor(fresh: Auditor, file: &str) -> FileAudit {
+    /// An audit of trace `file` with `plan`'s monitors (e.g. one kept from an earlier audit
+    /// with the same specs and options), checking at its end whether `specs` (those of the
+    /// plan) could see anything of the trace: a trace on which the propositions of every
+    /// property can never hold is not audited, as in the CLI.
+    pub fn from_plan(plan: AuditPlan, specs: Arc<[CheckedSpec]>, file: &str) -> FileAudit {
+        let checks = Checks {
+            specs,
+            ..Checks::default()
+        };
         FileAudit {
-            fresh,
-            file: file.to_string(),
-            sessions: Vec::new(),
-            records: Vec::new(),
-            specs: None,
+            driver: Driver::new(plan, checks, file),
+            records: Records::default(),
         }
-    }
-
-    /// The audit, checking at its end whether `specs` (those of its auditor) could see
-    /// anything of the trace: a trace on which the propositions of every property can never
-    /// hold is not audited, as in the CLI.
-    pub fn with_specs(mut self, specs: Arc<[CheckedSpec]>) -> FileAudit {
-        self.specs = Some(specs);
-        self
-    }
-
-    /// Renames the trace (the CLI names it after the reader once the file is open).
-    pub fn rename(&mut self, file: &str) {
-        self.file = file.to_string();
     }
 
     /// Audits one event: a new session gets its own auditor, whose step-0 verdicts come first.
@@ -134,49 +117,33 @@ impl FileAudit {
     /// # Errors
     /// [`AuditFailure::Mismatch`] at the first step where the cross-check engines differ.
     pub fn step(&mut self, ev: &Event) -> Result<(), AuditFailure> {
-        let i = match self.sessions.iter().position(|s| s.key == ev.session) {
-            Some(i) => i,
-            None => {
-                let mut s = self.new_session(ev.session.clone());
-                let recs = s.auditor.initial();
-                self.records
-                    .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
-                self.sessions.push(s);
-                self.sessions.len() - 1
-            }
-        };
-        let s = &mut self.sessions[i];
-        let recs = s.auditor.step(ev);
-        self.records
-            .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
-        if let Some((id, value, m)) = s.auditor.mismatch() {
-            let value = value.map(|v| format!(" ({v})")).unwrap_or_default();
-            return Err(AuditFailure::Mismatch(format!(
-                "{}: property {id}{value}: {m}",
-                s.name
-            )));
-        }
-        Ok(())
+        Ok(self.driver.feed(&mut self.records, ev, None)?)
+    }
+
+    /// A bad event: one of a known session ends that session only; returns `false` when it
+    /// stops the trace (then call [`FileAudit::finish`]).
+    pub fn fail(&mut self, e: TraceError) -> bool {
+        self.driver.fail(&mut self.records, ReadFailure::Trace(e))
     }
 
     /// The records produced since the last call (all of them, the first time).
     pub fn take_records(&mut self) -> Vec<Value> {
-        std::mem::take(&mut self.records)
+        std::mem::take(&mut self.records.0)
     }
 
     /// Steps read, over every session.
     pub fn steps(&self) -> usize {
-        self.sessions.iter().map(|s| s.auditor.steps()).sum()
+        self.driver.steps()
     }
 
-    /// The residual formula of every property instance of every session, now:
+    /// The residual formula of every property instance of every open session, now:
     /// `(trace name, property id, parameter value, residual)`, in session then property order.
     pub fn residuals(&self) -> Vec<(String, String, Option<String>, String)> {
         let mut out = Vec::new();
-        for s in &self.sessions {
-            for e in s.auditor.finish() {
+        for (name, auditor) in self.driver.open_sessions() {
+            for e in auditor.finish() {
                 for i in e.instances {
-                    out.push((s.name.clone(), e.property.clone(), i.value, i.residual));
+                    out.push((name.to_string(), e.property.clone(), i.value, i.residual));
                 }
             }
         }
@@ -186,59 +153,27 @@ impl FileAudit {
     /// Ends the trace: `error` is the trace error that stopped reading, if any. Adds each
     /// session's end-of-trace verdicts and end records.
     pub fn finish(mut self, error: Option<TraceError>) -> AuditOutput {
-        if self.sessions.is_empty() {
-            // An empty or unreadable trace: still one (empty) audit, so step-0 verdicts are
-            // reported.
-            let mut s = self.new_session(None);
-            if error.is_none() {
-                let recs = s.auditor.initial();
-                self.records
-                    .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
-            }
-            self.sessions.push(s);
+        if let Some(e) = error {
+            self.driver.fail(&mut self.records, ReadFailure::Trace(e));
         }
-        let not_audited = if error.is_none() {
-            let mut cov = Coverage::default();
-            for s in &self.sessions {
-                cov.merge(s.auditor.coverage());
-            }
-            match &self.specs {
-                Some(specs) => jsonl::not_audited_for(&self.file, &cov, specs, false),
-                None => jsonl::not_audited(&self.file, &cov),
-            }
-        } else {
-            None
-        };
-        let message = error
-            .as_ref()
-            .map(|e| e.to_string())
-            .or_else(|| not_audited.clone());
-        let mut violations = 0;
-        for mut s in std::mem::take(&mut self.sessions) {
-            if message.is_none() {
-                let recs = s.auditor.end_of_trace();
-                self.records
-                    .extend(recs.iter().map(|r| jsonl::verdict_record(&s.name, r)));
-            }
-            let steps = s.auditor.steps();
-            for e in s.auditor.finish() {
-                violations += e.violations;
-                self.records
-                    .push(jsonl::end_record(&s.name, steps, &e, message.as_deref()));
-            }
-        }
+        let end = self
+            .driver
+            .finish(&mut self.records, &ReaderFacts::default());
         AuditOutput {
-            records: self.records,
-            error,
-            not_audited,
-            violations,
+            records: self.records.0,
+            error: end
+                .error
+                .as_ref()
+                .and_then(|e| e.trace_error().cloned()),
+            not_audited: end.not_audited,
+            violations: end.violations,
             unknown_fields: Vec::new(),
         }
     }
 }
 
-/// Audits a stream of events named `file`, split by session (stops at the first trace error,
-/// keeping what was computed, as the CLI does).
+/// Audits a stream of events named `file`, split by session (a bad event of a known session
+/// ends that session; any other stops the trace, keeping what was computed, as the CLI does).
 ///
 /// # Errors
 /// [`AuditFailure`]: the specs cannot be monitored, or the cross-check engines differ.
@@ -259,17 +194,17 @@ pub fn run_events(
     mut audit: FileAudit,
     events: impl IntoIterator<Item = Result<Event, TraceError>>,
 ) -> Result<AuditOutput, AuditFailure> {
-    let mut error = None;
     for ev in events {
         match ev {
             Ok(ev) => audit.step(&ev)?,
             Err(e) => {
-                error = Some(e);
-                break;
+                if !audit.fail(e) {
+                    break;
+                }
             }
         }
     }
-    Ok(audit.finish(error))
+    Ok(audit.finish(None))
 }
 
 /// Audits the trace at `path` (a file, a pipe, or `-` for standard input; JSON Lines or a
@@ -284,40 +219,39 @@ pub fn audit_path(
     opts: AuditOptions,
     path: &Path,
 ) -> Result<AuditOutput, AuditFailure> {
-    let audit = FileAudit::new(specs, opts, &path.display().to_string())?;
-    run_path(audit, path)
+    let plan = AuditPlan::new(&specs, &opts)?;
+    run_path(plan, specs, path)
 }
 
-/// Runs `audit` over the trace at `path` (see [`audit_path`]); the trace is renamed as the
-/// reader names it.
+/// Audits the trace at `path` with `plan`'s monitors (see [`audit_path`]) by the library's
+/// pull driver, as the CLI does.
 ///
 /// # Errors
 /// [`AuditFailure::Mismatch`] when the cross-check engines differ.
-pub fn run_path(mut audit: FileAudit, path: &Path) -> Result<AuditOutput, AuditFailure> {
-    audit.rename(&path.display().to_string());
-    let mut reader = match trace::open(path) {
-        Ok(r) => r,
-        Err(e) => return Ok(audit.finish(Some(e))),
+pub fn run_path(
+    plan: AuditPlan,
+    specs: Arc<[CheckedSpec]>,
+    path: &Path,
+) -> Result<AuditOutput, AuditFailure> {
+    let checks = Checks {
+        specs,
+        ..Checks::default()
     };
-    audit.rename(reader.name());
-    let mut error = None;
-    for ev in reader.by_ref() {
-        match ev {
-            Ok(ev) => audit.step(&ev)?,
-            Err(e) => {
-                error = Some(e);
-                break;
-            }
-        }
+    let mut records = Records::default();
+    let end = audit_file(plan, checks, path, &Default::default(), None, &mut records);
+    if let Some(m) = end.mismatch {
+        return Err(m.into());
     }
-    let unknown_fields = reader
-        .unknown_fields()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    let mut out = audit.finish(error);
-    out.unknown_fields = unknown_fields;
-    Ok(out)
+    Ok(AuditOutput {
+        records: records.0,
+        error: end
+            .error
+            .as_ref()
+            .and_then(|e| e.trace_error().cloned()),
+        not_audited: end.not_audited,
+        violations: end.violations,
+        unknown_fields: end.unknown_fields,
+    })
 }
 
 /// Renumbers a one-line reader's event or error as event `index` (1-based) of trace `name`.
@@ -547,6 +481,6 @@ mod tests {
         )
         .err()
         .unwrap();
-        assert!(matches!(err, AuditFailure::Spec(m) if m.contains("duplicate property id")));
+        assert!(err.to_string().contains("duplicate property id"), "{err}");
     }
 }

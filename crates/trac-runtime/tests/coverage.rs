@@ -36,6 +36,7 @@ fn audit(spec: &CheckedSpec, src: &str, format: TraceFormat) -> trac_runtime::au
         },
     )
     .unwrap()
+    .remove(0)
 }
 
 #[test]

@@ -39,7 +39,7 @@ fn patterns_and_sets_over_tool_results() {
             ..AuditOptions::default()
         },
     ] {
-        let r = audit_path(&spec, &path, &opts).expect("audit");
+        let r = audit_path(&spec, &path, &opts).expect("audit").remove(0);
         assert_eq!(r.steps, 12);
         // The update result at 8 comes before the only confirmation (9); the one at 11 after.
         assert_eq!(r.property("confirmed").violation_steps(), vec![8]);

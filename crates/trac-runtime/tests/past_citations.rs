@@ -67,6 +67,7 @@ fn audit(spec: &CheckedSpec, steps: &[&[&str]], engine: Engine) -> TraceReport {
         },
     )
     .unwrap()
+    .remove(0)
 }
 
 fn cited(step: usize, what: &str) -> CitedStep {

@@ -6,6 +6,9 @@
 //!   reached at that step out).
 //! - [`records`]: verdict records with witnesses, and the properties' states at the end.
 //! - [`coverage`]: what an audit could read of a trace, and which properties it could decide.
+//! - [`driver`]: the one audit loop: events in, split by session, verdicts out to a sink (pull
+//!   from a trace file, or push one event at a time).
+//! - [`sink`]: where verdicts, trace ends and notices go ([`Sink`], [`Collect`]).
 //! - [`report`]: whole-trace reports ([`TraceReport`]) of a trace read at once.
 //! - [`jsonl`]: the JSON Lines records of an audit (shared by the CLI and the Python package).
 //!
@@ -14,13 +17,17 @@
 
 pub mod auditor;
 pub mod coverage;
+pub mod driver;
 pub mod jsonl;
 pub mod plan;
 pub mod records;
 pub mod report;
+pub mod sink;
 
 pub use auditor::Auditor;
 pub use coverage::Coverage;
+pub use driver::{audit_file, Checks, CrossCheckFailure, Driver, FileEnd, LabelStage, ReaderFacts};
 pub use plan::{AuditError, AuditOptions, AuditPlan};
 pub use records::{InstanceEnd, PropertyEnd, PropertyInfo, VerdictRecord};
 pub use report::{audit_events, audit_path, PropertyReport, TraceReport};
+pub use sink::{Collect, EndError, Notice, ReadFailure, Sink, TraceEnd, TraceStart};

@@ -1,8 +1,10 @@
-//! Whole-trace reports ([`TraceReport`]) of a trace read at once.
+//! Whole-trace reports ([`TraceReport`]): the audit driver with a sink that keeps every verdict
+//! of each trace, for tests and library users that want a trace's results at once.
 
-use crate::audit::auditor::Auditor;
 use crate::audit::coverage::Coverage;
-use crate::audit::plan::{AuditError, AuditOptions};
+use crate::audit::driver::{audit_file, Checks, Driver, ReaderFacts};
+use crate::audit::plan::{AuditError, AuditOptions, AuditPlan};
+use crate::audit::sink::{EndError, Sink, TraceEnd, TraceStart};
 use crate::audit::records::{PropertyEnd, PropertyInfo, VerdictRecord};
 use crate::engine::monitor::Verdict;
 use crate::trace::{self, Event, TraceError};
@@ -94,54 +96,97 @@ impl TraceReport {
     }
 }
 
-/// Audits a stream of events (stops at the first trace error, keeping what was computed).
+/// The sink that builds one [`TraceReport`] per trace.
+struct Reports {
+    properties: Vec<PropertyInfo>,
+    done: Vec<TraceReport>,
+}
+
+impl Sink for Reports {
+    type Trace = TraceReport;
+
+    fn start(&mut self, t: &TraceStart<'_>) -> TraceReport {
+        TraceReport {
+            trace: t.name.to_string(),
+            steps: 0,
+            properties: self.properties.clone(),
+            records: Vec::new(),
+            ends: Vec::new(),
+            error: None,
+            coverage: Coverage::default(),
+        }
+    }
+
+    fn verdicts(&mut self, r: &mut TraceReport, records: Vec<VerdictRecord>) {
+        r.records.extend(records);
+    }
+
+    fn end(&mut self, mut r: TraceReport, end: TraceEnd) {
+        r.steps = end.steps;
+        r.ends = end.ends;
+        r.coverage = end.coverage;
+        r.error = match &end.error {
+            Some(EndError::Read(e)) => e.trace_error().cloned(),
+            _ => None,
+        };
+        self.done.push(r);
+    }
+}
+
+/// Audits a stream of events named `name` by the audit driver ([`Driver`]): one report per
+/// trace (session), in the order the traces ended. A bad event of a known session ends that
+/// session; any other stops the stream, keeping what was computed.
+///
+/// # Errors
+/// The specs cannot be monitored ([`AuditPlan::new`]).
 pub fn audit_events(
     specs: &[CheckedSpec],
     name: &str,
     events: impl IntoIterator<Item = Result<Event, TraceError>>,
     opts: &AuditOptions,
-) -> Result<TraceReport, AuditError> {
-    let mut auditor = Auditor::new(specs, opts)?;
-    let mut records = auditor.initial();
-    let mut error = None;
-    for ev in events {
-        match ev {
-            Ok(ev) => records.extend(auditor.step(&ev)),
-            Err(e) => {
-                error = Some(e);
-                break;
-            }
-        }
+) -> Result<Vec<TraceReport>, AuditError> {
+    let plan = AuditPlan::new(specs, opts)?;
+    let mut sink = Reports {
+        properties: plan.properties(),
+        done: Vec::new(),
+    };
+    let checks = Checks {
+        specs: specs.to_vec().into(),
+        ..Checks::default()
+    };
+    let mut driver = Driver::new(plan, checks, name);
+    // A cross-check mismatch ends the audit there, as in the CLI: the reports of the traces
+    // that ended are returned.
+    if driver
+        .read(&mut sink, events.into_iter().map(|e| Ok((e?, None))))
+        .is_ok()
+    {
+        driver.finish(&mut sink, &ReaderFacts::default());
     }
-    if error.is_none() {
-        records.extend(auditor.end_of_trace());
-    }
-    Ok(TraceReport {
-        trace: name.to_string(),
-        steps: auditor.steps(),
-        properties: auditor.properties(),
-        records,
-        ends: auditor.finish(),
-        error,
-        coverage: auditor.coverage().clone(),
-    })
+    Ok(sink.done)
 }
 
-/// Audits the trace file at `path` (JSON Lines or plain-text log, detected by [`trace::open`]).
+/// Audits the trace file at `path` (any format [`trace::open`] detects) by the audit driver: one
+/// report per trace (session).
 ///
 /// # Errors
-/// The file cannot be opened or read, or the specs cannot be monitored. A malformed line is not an
+/// The specs cannot be monitored. A file that cannot be opened or a malformed line is not an
 /// error here: it ends the audit and is returned in [`TraceReport::error`].
 pub fn audit_path(
     spec: &CheckedSpec,
     path: &Path,
     opts: &AuditOptions,
-) -> Result<TraceReport, AuditError> {
-    let reader = trace::open(path)?;
-    audit_events(
-        std::slice::from_ref(spec),
-        &path.display().to_string(),
-        reader,
-        opts,
-    )
+) -> Result<Vec<TraceReport>, AuditError> {
+    let specs = std::slice::from_ref(spec);
+    let plan = AuditPlan::new(specs, opts)?;
+    let mut sink = Reports {
+        properties: plan.properties(),
+        done: Vec::new(),
+    };
+    let checks = Checks {
+        specs: specs.to_vec().into(),
+        ..Checks::default()
+    };
+    audit_file(plan, checks, path, &trace::ReadOptions::default(), None, &mut sink);
+    Ok(sink.done)
 }

@@ -39,6 +39,8 @@ fn show(v: Option<Verdict>) -> &'static str {
     v.map_or("none", Verdict::as_str)
 }
 
+impl std::error::Error for Mismatch {}
+
 impl fmt::Display for Mismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
