@@ -270,11 +270,14 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
         }
     }
     if errors.is_empty() {
-        errors.extend(conflicting_propositions(&specs));
-    }
-    if errors.is_empty() {
-        if let Err(e) = namespace_ids(&mut specs, &spec_files(args)) {
-            errors.extend(e);
+        let files: Vec<Option<String>> = spec_files(args).into_iter().map(Some).collect();
+        match trac_runtime::audit::specs::combine(&mut specs, &files) {
+            Ok(renamed) => {
+                for r in renamed {
+                    eprintln!("note: {r}");
+                }
+            }
+            Err(e) => errors.extend(e.iter().map(|e| format!("error: {e}"))),
         }
     }
     if !args.formulas.is_empty() {
@@ -348,89 +351,6 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     } else {
         Err(errors.join("\n"))
     }
-}
-
-/// The propositions that several spec files declare with different rules or parameters: the
-/// labeling of all specs is one (a label computed by one spec's rule holds for every spec's
-/// properties), so a property of one spec would be decided by the other's rule. One `error:`
-/// line per conflict, naming both declarations (`FILE:LINE:COLUMN`). The same declaration
-/// repeated (a shared vocabulary) is fine. O(propositions²).
-fn conflicting_propositions(specs: &[CheckedSpec]) -> Vec<String> {
-    let at = |c: &CheckedSpec, i: usize| match c.spec.proposition_position(i) {
-        Some((file, line, col)) => format!("{file}:{line}:{col}"),
-        None => format!("spec `{}`", c.spec.name),
-    };
-    let mut errors = Vec::new();
-    for (a, ca) in specs.iter().enumerate() {
-        for (i, pa) in ca.spec.propositions.iter().enumerate() {
-            for cb in &specs[a + 1..] {
-                let Some(j) = cb.spec.propositions.iter().position(|p| p.name == pa.name) else {
-                    continue;
-                };
-                let pb = &cb.spec.propositions[j];
-                // Equal rules under different case sensitivity match different texts.
-                let case = pa.rule.is_some() && ca.spec.case_sensitive != cb.spec.case_sensitive;
-                if pa.rule != pb.rule || pa.param != pb.param || case {
-                    errors.push(format!(
-                        "error: proposition `{}` is declared with different rules at {} and at {}: the labeling is shared by every spec, so one spec's properties would be decided by the other's rule; rename one of them",
-                        pa.name,
-                        at(ca, i),
-                        at(cb, j)
-                    ));
-                }
-            }
-        }
-    }
-    errors
-}
-
-/// Namespaces the property ids that several spec files declare: `R1` of the spec named
-/// `textworld` becomes `textworld/R1` (in every report), with a note on stderr. `files[i]` is the
-/// file of `specs[i]`; specs without a file (the `--formula` properties) keep their ids.
-///
-/// # Errors
-/// One `error:` line per colliding id whose specs also share their name (naming both files).
-fn namespace_ids(specs: &mut [CheckedSpec], files: &[String]) -> Result<(), Vec<String>> {
-    let mut owners: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
-    for (i, c) in specs.iter().enumerate() {
-        for p in &c.properties {
-            owners.entry(p.decl.id.clone()).or_default().push(i);
-        }
-    }
-    let file = |i: usize| files.get(i).map_or("the command line", String::as_str);
-    let mut errors = Vec::new();
-    for (id, who) in owners.iter().filter(|(_, w)| w.len() > 1) {
-        for (k, &a) in who.iter().enumerate() {
-            for &b in &who[k + 1..] {
-                if specs[a].spec.name == specs[b].spec.name {
-                    errors.push(format!(
-                        "error: property id `{id}` is declared by {} and {}, whose specs are both named `{}`: rename a spec (its `name`) or a property",
-                        file(a),
-                        file(b),
-                        specs[a].spec.name
-                    ));
-                }
-            }
-        }
-    }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    for (id, who) in owners.iter().filter(|(_, w)| w.len() > 1) {
-        let mut names = Vec::new();
-        for &i in who.iter().filter(|&&i| i < files.len()) {
-            let new = format!("{}/{id}", specs[i].spec.name);
-            for p in specs[i].properties.iter_mut().filter(|p| p.decl.id == *id) {
-                p.decl.id = new.clone();
-            }
-            names.push(format!("`{new}` ({})", file(i)));
-        }
-        eprintln!(
-            "note: property id `{id}` is declared by several specs: reported as {}",
-            names.join(", ")
-        );
-    }
-    Ok(())
 }
 
 /// Warns (on stderr) about atoms of `--formula` properties that no `--spec` declares: they hold

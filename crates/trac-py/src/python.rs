@@ -433,12 +433,23 @@ fn specs_of(spec: &Bound<'_, PyAny>) -> PyResult<Specs> {
             .map_err(|_| bad())?
             .collect::<PyResult<Vec<_>>>()?
     };
+    let mut files = Vec::new();
     for item in items {
         let s = item.cast::<PySpec>().map_err(|_| bad())?;
         let s = s.get();
         s.import_tables()?;
         out.push(s.checked.clone());
         uids.push(s.uid);
+        files.push(match &s.origin {
+            Origin::Ron { file, .. } => Some(file.clone()),
+            Origin::Formulas(_) => None,
+        });
+    }
+    // The CLI's policy for several specs: shared ids namespaced, conflicting propositions
+    // refused.
+    if let Err(errors) = trac_runtime::audit::specs::combine(&mut out, &files) {
+        let lines: Vec<String> = errors.iter().map(|e| format!("error: {e}")).collect();
+        return Err(SpecError::new_err(lines.join("\n")));
     }
     if out.iter().all(|c| c.properties.is_empty()) {
         return Err(SpecError::new_err(

@@ -161,10 +161,7 @@ impl FileAudit {
             .finish(&mut self.records, &ReaderFacts::default());
         AuditOutput {
             records: self.records.0,
-            error: end
-                .error
-                .as_ref()
-                .and_then(|e| e.trace_error().cloned()),
+            error: end.error.as_ref().and_then(|e| e.trace_error().cloned()),
             not_audited: end.not_audited,
             violations: end.violations,
             unknown_fields: Vec::new(),
@@ -244,10 +241,7 @@ pub fn run_path(
     }
     Ok(AuditOutput {
         records: records.0,
-        error: end
-            .error
-            .as_ref()
-            .and_then(|e| e.trace_error().cloned()),
+        error: end.error.as_ref().and_then(|e| e.trace_error().cloned()),
         not_audited: end.not_audited,
         violations: end.violations,
         unknown_fields: end.unknown_fields,

@@ -587,7 +587,11 @@ fn coverage_notices<S: Sink>(
 
 /// The `--step-per turn` notice for a trace of `format`, which has no messages to group into
 /// turns (text, JSON Lines): each record is a step whatever the option.
-fn step_per_notice(file: &str, opts: &trace::ReadOptions, format: trace::TraceFormat) -> Option<Notice> {
+fn step_per_notice(
+    file: &str,
+    opts: &trace::ReadOptions,
+    format: trace::TraceFormat,
+) -> Option<Notice> {
     (opts.step_per == trace::StepPer::Turn && !format.is_structured()).then(|| {
         Notice::StepPerNoEffect {
             file: file.to_string(),

@@ -9,6 +9,7 @@
 //! - [`driver`]: the one audit loop: events in, split by session, verdicts out to a sink (pull
 //!   from a trace file, or push one event at a time).
 //! - [`sink`]: where verdicts, trace ends and notices go ([`Sink`], [`Collect`]).
+//! - [`specs`]: the policy of an audit of several specs (shared propositions, namespaced ids).
 //! - [`report`]: whole-trace reports ([`TraceReport`]) of a trace read at once.
 //! - [`jsonl`]: the JSON Lines records of an audit (shared by the CLI and the Python package).
 //!
@@ -23,6 +24,7 @@ pub mod plan;
 pub mod records;
 pub mod report;
 pub mod sink;
+pub mod specs;
 
 pub use auditor::Auditor;
 pub use coverage::Coverage;

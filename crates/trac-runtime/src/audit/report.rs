@@ -4,8 +4,8 @@
 use crate::audit::coverage::Coverage;
 use crate::audit::driver::{audit_file, Checks, Driver, ReaderFacts};
 use crate::audit::plan::{AuditError, AuditOptions, AuditPlan};
-use crate::audit::sink::{EndError, Sink, TraceEnd, TraceStart};
 use crate::audit::records::{PropertyEnd, PropertyInfo, VerdictRecord};
+use crate::audit::sink::{EndError, Sink, TraceEnd, TraceStart};
 use crate::engine::monitor::Verdict;
 use crate::trace::{self, Event, TraceError};
 use serde::Serialize;
@@ -187,6 +187,13 @@ pub fn audit_path(
         specs: specs.to_vec().into(),
         ..Checks::default()
     };
-    audit_file(plan, checks, path, &trace::ReadOptions::default(), None, &mut sink);
+    audit_file(
+        plan,
+        checks,
+        path,
+        &trace::ReadOptions::default(),
+        None,
+        &mut sink,
+    );
     Ok(sink.done)
 }
