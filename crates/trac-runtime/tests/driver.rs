@@ -1,0 +1,248 @@
+//! The audit driver: sessions, end markers, per-session failures, pull and push giving the same
+//! records, and the spec-set policy.
+
+use std::io::{Cursor, Write};
+use trac_runtime::audit::driver::{audit_file, Checks, Driver, ReaderFacts};
+use trac_runtime::audit::sink::{Collect, Notice, ReadFailure};
+use trac_runtime::audit::specs::{combine, SpecSetError};
+use trac_runtime::audit::{AuditOptions, AuditPlan};
+use trac_runtime::trace::{TraceFormat, TraceReader};
+use trac_runtime::Verdict;
+use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
+
+fn spec(name: &str, formulas: &[(&str, &str)]) -> CheckedSpec {
+    Spec {
+        name: name.into(),
+        properties: formulas
+            .iter()
+            .map(|(id, f)| PropertyDecl {
+                id: id.to_string(),
+                formula: f.to_string(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    }
+    .check()
+    .unwrap()
+}
+
+fn plan(specs: &[CheckedSpec]) -> AuditPlan {
+    AuditPlan::new(
+        specs,
+        &AuditOptions {
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// Three interleaved sessions; `a` ends with a marker after its 2nd event, `b` has a bad line
+/// (its later events are skipped), `c` runs to the end of the file.
+const SESSIONS: &str = r#"{"session": "a", "labels": ["p", "r"]}
+{"session": "b", "labels": ["p"]}
+{"session": "c", "labels": ["p", "r"]}
+{"session": "a", "labels": ["q"], "session_end": true}
+{"session": "b", "labels": 3}
+{"session": "b", "labels": ["p", "r"]}
+{"session": "c", "labels": ["q"]}
+"#;
+
+/// `(trace, step, verdict)` of every record, then `(trace, steps, violations, error?)` of every
+/// end, in the order they reached the sink.
+type Seen = (
+    Vec<(String, usize, Verdict)>,
+    Vec<(String, usize, usize, bool)>,
+);
+
+fn seen(c: &Collect) -> Seen {
+    let mut recs = Vec::new();
+    let mut ends = Vec::new();
+    for t in &c.traces {
+        for r in &t.records {
+            recs.push((t.name.clone(), r.step, r.verdict));
+        }
+        let e = t.end.as_ref().unwrap();
+        ends.push((t.name.clone(), e.steps, e.violations(), e.error.is_some()));
+    }
+    (recs, ends)
+}
+
+#[test]
+fn sessions_end_at_their_marker_and_a_bad_line_ends_only_its_session() {
+    let specs = vec![spec("s", &[("f1", "G !(p & r)")])];
+    let checks = Checks {
+        specs: specs.clone().into(),
+        ..Checks::default()
+    };
+    let mut sink = Collect::default();
+    let mut driver = Driver::new(plan(&specs), checks, "f");
+    let reader = TraceReader::from_reader(Cursor::new(SESSIONS), "f", TraceFormat::Jsonl);
+    driver
+        .read(&mut sink, reader.map(|r| Ok((r?, None))))
+        .unwrap();
+    let end = driver.finish(&mut sink, &ReaderFacts::default());
+    let (_, ends) = seen(&sink);
+    // In the order they ended: a at its marker (line 4), b at its bad line (line 5; its line 6
+    // is skipped), c at the end of the file.
+    assert_eq!(
+        ends,
+        vec![
+            ("f#a".to_string(), 2, 1, false),
+            ("f#b".to_string(), 1, 0, true),
+            ("f#c".to_string(), 2, 1, false),
+        ]
+    );
+    assert_eq!((end.violations, end.traces, end.steps), (2, 3, 5));
+    assert!(end.bad_input, "a session's bad line is bad input");
+    assert!(end.error.is_none(), "the file itself was read to its end");
+    // The failure of b, then the note that the other sessions went on.
+    let notices: Vec<String> = sink.notices.iter().map(|n| n.to_string()).collect();
+    assert_eq!(notices.len(), 2, "{notices:?}");
+    assert!(notices[0].starts_with("error: f:5:"), "{notices:?}");
+    assert!(matches!(
+        sink.notices[1],
+        Notice::OtherSessionsAudited { .. }
+    ));
+    assert_eq!(end.peak_open, 3);
+}
+
+#[test]
+fn push_and_pull_give_the_same_records() {
+    let specs = vec![spec("s", &[("f1", "G !(p & r)"), ("f2", "G(p -> F q)")])];
+    let checks = Checks {
+        specs: specs.clone().into(),
+        ..Checks::default()
+    };
+    let dir = std::env::temp_dir().join(format!("trac-driver-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("sessions.jsonl");
+    std::fs::File::create(&path)
+        .unwrap()
+        .write_all(SESSIONS.as_bytes())
+        .unwrap();
+    let mut pulled = Collect::default();
+    let name = path.display().to_string();
+    let end = audit_file(
+        plan(&specs),
+        checks.clone(),
+        &path,
+        &Default::default(),
+        None,
+        &mut pulled,
+    );
+    assert!(end.mismatch.is_none());
+    let mut pushed = Collect::default();
+    let mut driver = Driver::new(plan(&specs), checks, &name);
+    let reader = TraceReader::from_reader(Cursor::new(SESSIONS), &name, TraceFormat::Jsonl);
+    for item in reader {
+        match item {
+            Ok(ev) => driver.feed(&mut pushed, &ev, None).unwrap(),
+            Err(e) => assert!(driver.fail(&mut pushed, ReadFailure::Trace(e))),
+        }
+    }
+    driver.finish(&mut pushed, &ReaderFacts::default());
+    assert_eq!(seen(&pulled), seen(&pushed));
+    assert!(!seen(&pulled).0.is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_failure_of_the_file_ends_every_open_session_with_it() {
+    let specs = vec![spec("s", &[("f1", "G !(p & r)")])];
+    let cut = &SESSIONS[..SESSIONS
+        .find("{\"session\": \"a\", \"labels\": [\"q\"]")
+        .unwrap()
+        + 10];
+    let mut sink = Collect::default();
+    let mut driver = Driver::new(plan(&specs), Checks::default(), "f");
+    let reader = TraceReader::from_reader(Cursor::new(cut), "f", TraceFormat::Jsonl);
+    driver
+        .read(&mut sink, reader.map(|r| Ok((r?, None))))
+        .unwrap();
+    let end = driver.finish(&mut sink, &ReaderFacts::default());
+    let (_, ends) = seen(&sink);
+    assert_eq!(ends.len(), 3);
+    assert!(
+        ends.iter().all(|e| e.3),
+        "every session ends with the error: {ends:?}"
+    );
+    assert!(end.error.is_some() && end.bad_input);
+    let last: Vec<String> = sink.notices.iter().map(|n| n.to_string()).collect();
+    assert!(
+        last.last()
+            .unwrap()
+            .contains("the 3 step(s) read before the error were audited"),
+        "{last:?}"
+    );
+}
+
+#[test]
+fn an_empty_stream_is_one_trace_not_audited_with_its_step_0_verdicts() {
+    let specs = vec![spec("s", &[("f1", "false")])];
+    let mut sink = Collect::default();
+    let driver: Driver<_> = Driver::new(plan(&specs), Checks::default(), "e");
+    let end = driver.finish(&mut sink, &ReaderFacts::default());
+    assert_eq!(sink.traces.len(), 1);
+    assert_eq!(sink.traces[0].records[0].step, 0);
+    assert_eq!(sink.traces[0].records[0].verdict, Verdict::Violated);
+    assert!(sink.traces[0].end.as_ref().unwrap().not_audited());
+    assert_eq!(
+        end.not_audited.as_deref(),
+        Some("e: not audited: the trace is empty")
+    );
+    assert!(end.bad_input);
+}
+
+#[test]
+fn end_session_ends_an_open_session_at_once() {
+    let specs = vec![spec("s", &[("f1", "F q")])];
+    let mut sink = Collect::default();
+    let mut driver = Driver::new(plan(&specs), Checks::default(), "live");
+    let ev = |s: &str, l: &str| trac_runtime::trace::Event {
+        session: Some(s.into()),
+        labels: Some(vec![l.into()]),
+        ..Default::default()
+    };
+    driver.feed(&mut sink, &ev("x", "p"), None).unwrap();
+    driver.feed(&mut sink, &ev("y", "q"), None).unwrap();
+    assert_eq!(driver.open_sessions().count(), 2);
+    driver.end_session(&mut sink, Some("x"));
+    assert_eq!(driver.open_sessions().count(), 1);
+    assert_eq!(sink.traces.len(), 1);
+    assert_eq!(sink.traces[0].name, "live#x");
+    assert!(driver.session(Some("y")).is_some() && driver.session(Some("x")).is_none());
+    assert_eq!(driver.steps(), 2);
+}
+
+#[test]
+fn shared_ids_are_namespaced_and_conflicting_propositions_refused() {
+    let mut specs = vec![
+        spec("tw", &[("R1", "G !p")]),
+        spec("other", &[("R1", "G !q")]),
+        spec("cli", &[("R1", "G !r")]),
+    ];
+    let files = vec![Some("a.ron".to_string()), Some("b.ron".to_string()), None];
+    let renamed = combine(&mut specs, &files).unwrap();
+    let ids: Vec<&str> = specs
+        .iter()
+        .map(|s| s.properties[0].decl.id.as_str())
+        .collect();
+    assert_eq!(ids, vec!["tw/R1", "other/R1", "R1"]);
+    assert_eq!(
+        renamed[0].to_string(),
+        "property id `R1` is declared by several specs: reported as `tw/R1` (a.ron), `other/R1` (b.ron)"
+    );
+    let mut same = vec![spec("tw", &[("R1", "G !p")]), spec("tw", &[("R1", "G !q")])];
+    let errors = combine(&mut same, &files[..2]).unwrap_err();
+    assert!(matches!(&errors[0], SpecSetError::DuplicateId { id, .. } if id == "R1"));
+    // Namespaced, the plan builds; not namespaced, duplicate ids are refused.
+    let progression = AuditOptions {
+        engine: trac_runtime::engine::Engine::Progression,
+        ..AuditOptions::default()
+    };
+    assert!(AuditPlan::new(&specs, &progression).is_ok());
+    let err = AuditPlan::new(&same, &progression).err().unwrap();
+    assert!(err.to_string().contains("duplicate property id"), "{err}");
+}
