@@ -19,10 +19,10 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use support::*;
+use trac_core::table::{FusedMonitor, TableMonitor};
 use trac_runtime::audit::{AuditOptions, AuditPlan};
+use trac_runtime::engine::monitor::ResetPolicy;
 use trac_runtime::engine::Engine;
-use trac_runtime::monitor::ResetPolicy;
-use trac_runtime::table::{FusedMonitor, TableMonitor};
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
 
 /// The 3 properties of the sessions benchmark, then 7 more over `p`, `q`, `r`.
@@ -70,7 +70,7 @@ fn spec(n: usize) -> CheckedSpec {
             .collect(),
         ..Spec::default()
     };
-    trac_runtime::labeler::check_spec(&spec).expect("bench formulas check")
+    trac_runtime::label::labeler::check_spec(&spec).expect("bench formulas check")
 }
 
 /// One audit of `path` as `trac audit` runs it (one session): events read and verdicts.

@@ -12,9 +12,9 @@ mod support;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 use support::*;
+use trac_core::table::TableMonitor;
+use trac_runtime::engine::lazy::LazyMonitor;
 use trac_runtime::engine::Engine;
-use trac_runtime::lazy::LazyMonitor;
-use trac_runtime::table::TableMonitor;
 use trac_runtime::ProgressionMonitor;
 
 /// One cell of the table.
@@ -317,7 +317,7 @@ fn memory(rows: &mut Vec<Row>) {
     );
     let mut pm = ProgressionMonitor::new(p.arena.clone(), p.formula, POLICY);
     for (i, &st) in t.seq.iter().enumerate() {
-        let input = trac_runtime::StepInput {
+        let input = trac_core::labels::StepInput {
             step: i + 1,
             text: "",
             labels: &t.labels[st as usize],

@@ -82,7 +82,7 @@ fn formula_spec() -> trac_spec::spec::CheckedSpec {
             .collect(),
         ..Default::default()
     };
-    trac_runtime::labeler::check_spec(&spec).expect("bench formulas check")
+    trac_runtime::label::labeler::check_spec(&spec).expect("bench formulas check")
 }
 
 fn sessions(c: &mut Criterion) {

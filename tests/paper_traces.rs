@@ -64,7 +64,8 @@ fn audit_file(spec: &CheckedSpec, path: &Path, reset: bool) -> TraceReport {
         ..AuditOptions::default()
     };
     let report = audit_path(spec, path, &opts)
-        .unwrap_or_else(|e| panic!("{}: audit failed: {e}", path.display()));
+        .unwrap_or_else(|e| panic!("{}: audit failed: {e}", path.display()))
+        .remove(0);
     assert!(
         report.error.is_none(),
         "{}: trace error: {}",

@@ -29,7 +29,9 @@ fn audit_lines(spec: &CheckedSpec, lines: &[&str]) -> TraceReport {
         compiler: Some(trac_compile::Compiler::shared()),
         ..AuditOptions::default()
     };
-    let report = audit_events(std::slice::from_ref(spec), "log", reader, &opts).expect("audit");
+    let report = audit_events(std::slice::from_ref(spec), "log", reader, &opts)
+        .expect("audit")
+        .remove(0);
     assert!(report.error.is_none(), "{:?}", report.error);
     report
 }

@@ -25,14 +25,15 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trac_compile::{compile, CompileOptions, Minimize};
+use trac_core::labels::{LabelSet, StepInput};
+use trac_core::table::TableMonitor;
+use trac_ltl::{Arena, Formula};
 use trac_runtime::audit::{AuditOptions, Auditor};
+use trac_runtime::engine::lazy::LazyMonitor;
+use trac_runtime::engine::parametric::{Instantiate, ParametricMonitor};
 use trac_runtime::engine::{Engine, EngineMonitor};
-use trac_runtime::lazy::LazyMonitor;
-use trac_runtime::parametric::{Instantiate, ParametricMonitor};
-use trac_runtime::table::TableMonitor;
-use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput};
+use trac_runtime::{Monitor, ProgressionMonitor, ResetPolicy};
 use trac_spec::spec::{CheckedSpec, Spec};
-use trac_spec::{Arena, Formula};
 
 // ---------------------------------------------------------------------------------------------
 // Macro-generated monitors.
@@ -187,13 +188,13 @@ impl Prop {
     /// Parses `src`.
     pub fn parse(src: &str) -> Prop {
         let mut arena = Arena::new();
-        let formula = trac_spec::parse(&mut arena, src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        let formula = trac_ltl::parse(&mut arena, src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
         Prop { arena, formula }
     }
 
     /// The formula with every atom `a` renamed `prefix` + `a`.
     pub fn renamed(&self, prefix: &str) -> Prop {
-        let src = trac_spec::print(&self.arena, self.formula);
+        let src = trac_ltl::print(&self.arena, self.formula);
         let mut out = src.clone();
         for s in self.arena.atoms(self.formula) {
             let name = self.arena.sym_name(s);
@@ -299,7 +300,7 @@ fn global_map<'a>(t_names: &[String], local: impl Iterator<Item = &'a str>) -> V
 }
 
 /// Compiled tables of `props`.
-pub fn compile_all(props: &[Prop]) -> Vec<Arc<trac_runtime::table::Table>> {
+pub fn compile_all(props: &[Prop]) -> Vec<Arc<trac_core::table::Table>> {
     props
         .iter()
         .map(|p| {
@@ -379,7 +380,7 @@ pub fn runner(
     eng: Eng,
     props: &[Prop],
     t_names: &[String],
-    tables: Option<&[Arc<trac_runtime::table::Table>]>,
+    tables: Option<&[Arc<trac_core::table::Table>]>,
     policy: ResetPolicy,
 ) -> Option<Box<dyn Runner>> {
     let tables = || match tables {
@@ -1199,7 +1200,9 @@ pub fn audit_in_process(spec: &CheckedSpec, path: &Path, engine: Engine) -> (Dur
         ..AuditOptions::default()
     };
     let t0 = Instant::now();
-    let report = trac_runtime::audit::audit_path(spec, path, &opts).expect("audit runs");
+    let report = trac_runtime::audit::audit_path(spec, path, &opts)
+        .expect("audit runs")
+        .remove(0);
     (t0.elapsed(), report.records.len())
 }
 

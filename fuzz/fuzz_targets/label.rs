@@ -9,7 +9,7 @@
 use trac_core::names::{
     check_label, glob_match, instantiate_name, instantiate_text, split_atom_name,
 };
-use trac_runtime::labeler::label_value;
+use trac_runtime::label::labeler::label_value;
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let Ok(s) = std::str::from_utf8(data) else {

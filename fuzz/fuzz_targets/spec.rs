@@ -5,7 +5,7 @@
 #![no_main]
 use trac_runtime::audit::{AuditOptions, Auditor};
 use trac_runtime::engine::Engine;
-use trac_runtime::labeler::{check_spec, RuleLabeler};
+use trac_runtime::label::labeler::{check_spec, RuleLabeler};
 use trac_runtime::trace::{Event, ToolCall};
 use trac_spec::spec::Spec;
 

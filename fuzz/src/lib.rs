@@ -6,7 +6,7 @@
 
 use std::io::Cursor;
 use trac_runtime::audit::{AuditOptions, AuditPlan};
-use trac_runtime::labeler::check_spec;
+use trac_runtime::label::labeler::check_spec;
 use trac_runtime::trace::{ReadOptions, StepPer, TraceFormat, TraceReader};
 use trac_spec::spec::Spec;
 

@@ -365,7 +365,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        let specs = vec![trac_runtime::labeler::check_spec(&spec).unwrap()];
+        let specs = vec![trac_runtime::label::labeler::check_spec(&spec).unwrap()];
         let opts = AuditOptions {
             engine: trac_runtime::engine::Engine::Progression,
             ..Default::default()

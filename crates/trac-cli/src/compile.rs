@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use trac_compile::{compile, monitorability, CompileOptions, Compiled, Minimize, Semantics};
-use trac_runtime::engine::{Engine, TableCompiler};
-use trac_runtime::table::Table;
+use trac_core::table::Table;
+use trac_ltl::compiler::TableCompiler;
+use trac_ltl::{Arena, Formula};
+use trac_runtime::engine::Engine;
 use trac_spec::spec::Spec;
-use trac_spec::{Arena, Formula};
 
 /// Arguments of `trac compile`.
 #[derive(clap::Args)]
@@ -284,23 +285,24 @@ pub fn run(args: &CompileArgs) -> ExitCode {
     // (name, arena, formula, semantics)
     let mut jobs: Vec<(String, Arena, Formula, Semantics)> = Vec::new();
     if let Some(path) = &args.spec {
-        let checked =
-            match Spec::from_path(path).and_then(|s| trac_runtime::labeler::check_spec(&s)) {
-                Ok(c) => c,
-                Err(e) => {
-                    for line in crate::report::diagnostics(&e) {
-                        eprintln!("{line}");
-                    }
-                    return ExitCode::from(2);
+        let checked = match Spec::from_path(path)
+            .and_then(|s| trac_runtime::label::labeler::check_spec(&s))
+        {
+            Ok(c) => c,
+            Err(e) => {
+                for line in crate::report::diagnostics(&e) {
+                    eprintln!("{line}");
                 }
-            };
+                return ExitCode::from(2);
+            }
+        };
         for p in checked.properties {
             let sem = args.semantics.map_or(p.decl.semantics, Semantics::from);
             jobs.push((p.decl.id.clone(), p.arena, p.formula, sem));
         }
     } else if let Some(src) = &args.formula {
         let mut arena = Arena::new();
-        let prop = match trac_spec::parse_property(&mut arena, src) {
+        let prop = match trac_ltl::parse_property(&mut arena, src) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("{}", e.render(src));

@@ -219,24 +219,24 @@ pub fn main() -> ExitCode {
 }
 
 fn check(src: &str) -> ExitCode {
-    let mut arena = trac_spec::Arena::new();
-    let prop = match trac_spec::parse_property(&mut arena, src) {
+    let mut arena = trac_ltl::Arena::new();
+    let prop = match trac_ltl::parse_property(&mut arena, src) {
         Ok(p) => p,
         Err(e) => {
             eprintln!("{}", e.render(src));
             return ExitCode::from(2);
         }
     };
-    if let Err(e) = trac_spec::progress::validate(&arena, prop.body) {
+    if let Err(e) = trac_ltl::progress::validate(&arena, prop.body) {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    if let Err(e) = trac_spec::parser::check_vars_used(&arena, &prop, src) {
+    if let Err(e) = trac_ltl::parser::check_vars_used(&arena, &prop, src) {
         eprintln!("{}", e.render(src));
         return ExitCode::from(2);
     }
-    let printed = trac_spec::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
-    let english = trac_spec::english::render(&arena, prop.body, &Default::default());
+    let printed = trac_ltl::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
+    let english = trac_ltl::english::render(&arena, prop.body, &Default::default());
     let atoms: Vec<String> = arena
         .atoms(prop.body)
         .into_iter()
@@ -264,7 +264,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     let mut specs = Vec::new();
     let mut errors = Vec::new();
     for path in &args.specs {
-        match Spec::from_path(path).and_then(|s| trac_runtime::labeler::check_spec(&s)) {
+        match Spec::from_path(path).and_then(|s| trac_runtime::label::labeler::check_spec(&s)) {
             Ok(c) => specs.push(c),
             Err(e) => errors.extend(report::diagnostics(&e)),
         }
@@ -283,8 +283,8 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     if !args.formulas.is_empty() {
         let mut properties = Vec::new();
         for (i, f) in args.formulas.iter().enumerate() {
-            let mut arena = trac_spec::Arena::new();
-            if let Err(e) = trac_spec::parse_property(&mut arena, f) {
+            let mut arena = trac_ltl::Arena::new();
+            if let Err(e) = trac_ltl::parse_property(&mut arena, f) {
                 errors.push(report::with_context(
                     &e.render(f),
                     &format!("--formula f{}", i + 1),
@@ -304,7 +304,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
                 properties,
                 ..Default::default()
             };
-            match trac_runtime::labeler::check_spec(&spec) {
+            match trac_runtime::label::labeler::check_spec(&spec) {
                 Ok(c) => {
                     let arity = check_formula_atoms(&specs, &c);
                     if arity.is_empty() {

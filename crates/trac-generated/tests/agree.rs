@@ -10,10 +10,10 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use trac_core::generated::ParamTableMonitor;
+use trac_core::labels::{LabelSet, StepInput};
+use trac_core::table::{Table, TableMonitor};
 use trac_runtime::audit::{AuditOptions, Auditor};
-use trac_runtime::generated::ParamTableMonitor;
-use trac_runtime::labels::{LabelSet, StepInput};
-use trac_runtime::table::{Table, TableMonitor};
 use trac_runtime::{Monitor, ResetPolicy, Verdict};
 use trac_spec::spec::{CheckedSpec, Spec};
 
@@ -131,7 +131,7 @@ fn runtime(spec: &CheckedSpec, reset: bool) -> Vec<Runtime> {
             match &p.var {
                 None => Runtime::Plain(id, TableMonitor::new(table, policy)),
                 Some(v) => {
-                    let specials = trac_runtime::generated::special_values(table.prop_names(), v)
+                    let specials = trac_core::generated::special_values(table.prop_names(), v)
                         .into_iter()
                         .map(|c| {
                             let g = arena.instantiate(p.formula, v, &c);
@@ -235,7 +235,7 @@ fn agree_on_trace(
     let mut auditor = Auditor::new(std::slice::from_ref(spec), &opts).expect("auditor");
     // Derived atoms (`exists` quantifiers, patterns) are computed from the labels before any
     // monitor reads them, as the audit does; generated monitors take them as plain fields.
-    let mut derived = trac_runtime::derived::DerivedAtoms::new(
+    let mut derived = trac_runtime::label::derived::DerivedAtoms::new(
         spec.properties
             .iter()
             .map(|p| (&p.arena, p.formula, p.var.as_deref())),
@@ -360,7 +360,7 @@ fn agree_on_the_bundled_trace() {
 
 #[test]
 fn generated_tables_are_the_runtime_compiled_ones() {
-    let check = |name: &str, tables: &[&'static trac_runtime::generated::StaticTable]| {
+    let check = |name: &str, tables: &[&'static trac_core::generated::StaticTable]| {
         let spec = load_spec(name);
         assert_eq!(tables.len(), spec.properties.len());
         for (t, p) in tables.iter().zip(&spec.properties) {
@@ -467,8 +467,8 @@ fn the_verdict_suite() {
         assert_eq!(got, want, "{id} = {} on {trace:?} (generated)", decl[k].1);
         // The property's monitor through the `Monitor` trait, and the runtime-compiled one.
         let mut m = Suite::with_reset(false);
-        let mut arena = trac_spec::Arena::new();
-        let f = trac_spec::parse(&mut arena, decl[k].1).unwrap();
+        let mut arena = trac_ltl::Arena::new();
+        let f = trac_ltl::parse(&mut arena, decl[k].1).unwrap();
         let semantics = Suite::tables()[k].semantics();
         let opts = trac_compile::CompileOptions {
             semantics,

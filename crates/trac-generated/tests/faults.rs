@@ -1,7 +1,9 @@
 //! Generated monitors (`trac_monitor!`) on the faults of issue 8: TRAC_R counts each failing
 //! position once (§1.1), and the verdict of `forall x: φ` covers the values not seen yet (§1.2).
 
-use trac_runtime::{LabelSet, StepInput, Verdict};
+use trac_core::labels::{LabelSet, StepInput};
+
+use trac_runtime::Verdict;
 
 trac_macros::trac_monitor! {
     /// Past-time properties whose failures are known one step before their position.

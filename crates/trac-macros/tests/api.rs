@@ -1,8 +1,9 @@
 //! The generated API on inline declarations: typed and label steps, the `Monitor` trait,
 //! TRAC / TRAC_R, LTLf verdicts, options, parametric properties.
 
-use trac_runtime::generated::Values;
-use trac_runtime::{LabelSet, Monitor, StepInput, Verdict};
+use trac_core::generated::Values;
+use trac_core::labels::{LabelSet, StepInput};
+use trac_runtime::{Monitor, Verdict};
 
 trac_macros::trac_monitor! {
     /// One rule: the monitor is itself a `Monitor`.
@@ -92,7 +93,7 @@ fn options_and_accessors() {
     assert_eq!(m.initial(), OptionsVerdicts::default());
     assert_eq!(
         Options::tables()[0].semantics(),
-        trac_runtime::generated::Semantics::Ltlf
+        trac_core::generated::Semantics::Ltlf
     );
     let none = OptionsValuation::default();
     let q = OptionsValuation { q: true, ..none };

@@ -3,7 +3,7 @@
 //! The crate has two layers:
 //! - pure Rust, always built and tested by `cargo test`: [`session`] audits a trace (a file, or
 //!   events given in memory) exactly as `trac audit --format jsonl` does, one auditor per
-//!   `session`, and returns the same JSON records ([`trac_runtime::jsonl`]); [`tables`] caches
+//!   `session`, and returns the same JSON records ([`trac_runtime::audit::jsonl`]); [`tables`] caches
 //!   compiled monitor tables per process and exports / imports them, so that a spec shipped to
 //!   the workers of a distributed audit carries its compiled tables as data;
 //! - the Python bindings (`python` feature, turned on by maturin with `pyo3/extension-module`):

@@ -20,8 +20,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use trac_ltl::compiler::TableCompiler;
 use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor};
-use trac_runtime::engine::{Engine, TableCompiler};
+use trac_runtime::engine::Engine;
 use trac_runtime::trace::{Event, TraceError as RtTraceError};
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Semantics, Spec};
 
@@ -165,9 +166,9 @@ impl PySpec {
                 .map_err(|e| SpecError::new_err(e.to_string()))?,
             Origin::Formulas(fs) => {
                 let mut properties = Vec::new();
-                let mut arena = trac_spec::Arena::new();
+                let mut arena = trac_ltl::Arena::new();
                 for (id, f) in fs {
-                    if let Err(e) = trac_spec::parse_property(&mut arena, f) {
+                    if let Err(e) = trac_ltl::parse_property(&mut arena, f) {
                         return Err(FormulaError::new_err(format!("{id}: {}", e.render(f))));
                     }
                     properties.push(PropertyDecl {
@@ -343,7 +344,7 @@ impl PySpec {
             .checked
             .properties
             .iter()
-            .map(|p| (trac_spec::print(&p.arena, p.formula), p.decl.semantics))
+            .map(|p| (trac_ltl::print(&p.arena, p.formula), p.decl.semantics))
             .chain(self.tables.iter().map(|t| {
                 let sem = if t.ltlf {
                     Semantics::Ltlf
@@ -550,7 +551,7 @@ fn event_of(
             match l.extract::<String>() {
                 Ok(s) => {
                     // A malformed label would never hold: an error, as in a JSON Lines trace.
-                    if let Err(e) = trac_runtime::labeler::check_label(&s) {
+                    if let Err(e) = trac_runtime::label::labeler::check_label(&s) {
                         return Ok(Err(RtTraceError {
                             file: name.to_string(),
                             line: index,
@@ -709,15 +710,15 @@ fn audit_events<'py>(
 /// `compile_error` (None, or why the monitor could not be built). Raises `FormulaError`.
 #[pyfunction]
 fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
-    let mut arena = trac_spec::Arena::new();
-    let prop = trac_spec::parse_property(&mut arena, formula)
+    let mut arena = trac_ltl::Arena::new();
+    let prop = trac_ltl::parse_property(&mut arena, formula)
         .map_err(|e| FormulaError::new_err(e.render(formula)))?;
-    trac_spec::progress::validate(&arena, prop.body)
+    trac_ltl::progress::validate(&arena, prop.body)
         .map_err(|e| FormulaError::new_err(format!("error: {e}")))?;
-    trac_spec::parser::check_vars_used(&arena, &prop, formula)
+    trac_ltl::parser::check_vars_used(&arena, &prop, formula)
         .map_err(|e| FormulaError::new_err(e.render(formula)))?;
-    let printed = trac_spec::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
-    let english = trac_spec::english::render(&arena, prop.body, &Default::default());
+    let printed = trac_ltl::printer::print_with_quantifier(&arena, prop.var.as_deref(), prop.body);
+    let english = trac_ltl::english::render(&arena, prop.body, &Default::default());
     let english = match &prop.var {
         Some(v) => format!("for every {v}, {english}"),
         None => english,
@@ -742,7 +743,7 @@ fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
     match compiled {
         Ok((c, class)) => {
             let t = &c.table;
-            let initial = trac_runtime::table::Table::<Vec<u32>, String>::verdict(t.initial());
+            let initial = trac_core::table::Table::<Vec<u32>, String>::verdict(t.initial());
             d.set_item("initial", initial.as_str())?;
             d.set_item("states", t.state_count())?;
             d.set_item("pending_states", t.state_count() - 2)?;

@@ -1,7 +1,7 @@
 //! Audits of whole traces with the records of `trac audit --format jsonl`.
 //!
 //! [`FileAudit`] is the library's audit driver ([`trac_runtime::audit::driver`], the CLI's too)
-//! with a sink of JSON Lines records ([`trac_runtime::jsonl`], as the CLI's): one trace per
+//! with a sink of JSON Lines records ([`trac_runtime::audit::jsonl`], as the CLI's): one trace per
 //! `session` (named `FILE#SESSION`), `"session_end": true` markers, per-session failures,
 //! end-of-trace verdicts and end records with the trace error or the reason the trace was not
 //! audited. The two outputs are equal object for object because they are one loop.
@@ -15,9 +15,9 @@ use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
 use trac_runtime::audit::driver::{audit_file, Checks, CrossCheckFailure, Driver, ReaderFacts};
+use trac_runtime::audit::jsonl;
 use trac_runtime::audit::sink::{ReadFailure, Sink, TraceEnd, TraceStart};
 use trac_runtime::audit::{AuditError, AuditOptions, AuditPlan, VerdictRecord};
-use trac_runtime::jsonl;
 use trac_runtime::trace::{Event, TraceError, TraceFormat, TraceReader};
 use trac_spec::spec::CheckedSpec;
 
@@ -52,7 +52,7 @@ pub struct AuditOutput {
 }
 
 /// The Python package's sink of the audit driver: the JSON Lines records of
-/// `trac audit --format jsonl`, built by [`trac_runtime::jsonl`] as the CLI's.
+/// `trac audit --format jsonl`, built by [`trac_runtime::audit::jsonl`] as the CLI's.
 #[derive(Default)]
 struct Records(Vec<Value>);
 

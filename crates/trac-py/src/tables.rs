@@ -10,9 +10,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use trac_compile::{compile, CompileOptions, Minimize};
-use trac_runtime::engine::{TableCompiler, VerdictOracle};
-use trac_runtime::table::Table;
-use trac_spec::formula::{Arena, Formula};
+use trac_core::table::Table;
+use trac_ltl::compiler::{TableCompiler, VerdictOracle};
+use trac_ltl::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
 
 /// The key of a table: the formula printed in Spot syntax, and the verdict semantics.
@@ -106,7 +106,7 @@ impl TableCompiler for TableCache {
         formula: Formula,
         semantics: Semantics,
     ) -> Result<Arc<Table>, String> {
-        let key = (trac_spec::print(arena, formula), semantics);
+        let key = (trac_ltl::print(arena, formula), semantics);
         if let Some(t) = self.lock().get(&key) {
             return Ok(t.clone());
         }
@@ -157,7 +157,7 @@ impl TableCompiler for Recording {
         semantics: Semantics,
     ) -> Result<Arc<Table>, String> {
         let t = self.inner.compile(arena, formula, semantics)?;
-        let key = (trac_spec::print(arena, formula), semantics);
+        let key = (trac_ltl::print(arena, formula), semantics);
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
         if !keys.contains(&key) {
             keys.push(key);
@@ -178,11 +178,11 @@ mod tests {
     fn export_import_round_trip_gives_the_same_tables() {
         let cache = TableCache::default();
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, "G(a -> X b)").unwrap();
+        let f = trac_ltl::parse(&mut arena, "G(a -> X b)").unwrap();
         let rec = Recording::new(Arc::new(cache));
         let t = rec.compile(&arena, f, Semantics::Ltl3).unwrap();
         let keys = rec.keys();
-        assert_eq!(keys, vec![(trac_spec::print(&arena, f), Semantics::Ltl3)]);
+        assert_eq!(keys, vec![(trac_ltl::print(&arena, f), Semantics::Ltl3)]);
         let exported = rec.inner.export(&keys);
         assert_eq!(exported.len(), 1);
         let other = TableCache::default();

@@ -117,3 +117,61 @@ def test_ltlf_properties_and_parametric_specs_match(cli, tmp_path):
     assert out == recs.to_jsonl()
     # resp: the trace ends with req pending: violated at the last step (LTLf).
     assert [(v.property, v.step) for v in recs.verdicts if v.property == "resp"] == [("resp", 4)]
+
+
+def _sessions_with_markers_and_a_bad_line(tmp_path):
+    """Three interleaved sessions: `a` ends with a `session_end` marker halfway, `b` has a
+    malformed line (its later events are skipped), `c` runs to the end of the file."""
+    rows = []
+    for i in range(4):
+        for sid in ("a", "b", "c"):
+            rows.append(json.dumps({"session": sid, "labels": ["look"] if i % 2 else ["take"]}))
+        if i == 1:
+            rows.append(json.dumps({"session": "a", "session_end": True}))
+        if i == 2:
+            rows.append('{"session": "b", "labels": "look"}')
+    f = tmp_path / "markers.jsonl"
+    f.write_text("\n".join(rows) + "\n")
+    return f
+
+
+def test_session_end_markers_and_a_bad_line_inside_one_session(cli, tmp_path):
+    f = _sessions_with_markers_and_a_bad_line(tmp_path)
+    formulas = ["G(take -> X look)", "F done"]
+    args = [a for fm in formulas for a in ("--formula", fm)]
+    code, out = cli_records(cli, *args, str(f))
+    assert code == 2  # the bad line is bad input
+    spec = trac.Spec.from_formulas(formulas)
+    recs = trac.audit(str(f), spec, on_error="record")
+    assert out == recs.to_jsonl()
+    # The same events given in memory are audited alike (the bad line as its dict).
+    events = [json.loads(line) for line in f.read_text().splitlines()]
+    mem = trac.audit(events, spec, name=str(f), on_error="record")
+    assert [v.to_dict() for v in mem.verdicts] == [v.to_dict() for v in recs.verdicts]
+    # a ended at its marker (before b's error), b at its bad line, c at the end of the file:
+    # end records in that order, only b's with an error.
+    traces = [(e.trace, bool(e.error)) for e in recs.ends]
+    assert traces == [
+        (f"{f}#a", False), (f"{f}#a", False),
+        (f"{f}#b", True), (f"{f}#b", True),
+        (f"{f}#c", False), (f"{f}#c", False),
+    ]
+
+
+def test_duplicate_property_ids_across_specs_are_namespaced_alike(cli, shared, tmp_path):
+    base = REPO / "examples" / "specs" / "textworld.ron"
+    other = tmp_path / "textworld2.ron"
+    other.write_text(base.read_text().replace('name: "textworld"', 'name: "textworld2"', 1))
+    path = logs(shared, "textworld")[0]
+    p = run_cli(cli, "audit", "--format", "jsonl", "--spec", str(base), "--spec", str(other), path)
+    assert "is declared by several specs: reported as" in p.stderr
+    specs = [trac.Spec.from_file(str(base)), trac.Spec.from_file(str(other))]
+    recs = trac.audit(str(REPO / path), specs, on_error="record")
+    cli_ends = [json.loads(l) for l in p.stdout.splitlines() if '"end":true' in l]
+    assert sorted({e["property"] for e in cli_ends}) == sorted({e.property for e in recs.ends})
+    assert any(e.property.startswith("textworld2/") for e in recs.ends)
+    # Two specs of the same name sharing ids cannot be told apart: both refuse.
+    p = run_cli(cli, "audit", "--spec", str(base), "--spec", str(base), path)
+    assert p.returncode == 2 and "are both named `textworld`" in p.stderr
+    with pytest.raises(trac.SpecError, match="are both named `textworld`"):
+        trac.audit(str(REPO / path), [specs[0], trac.Spec.from_file(str(base))])

@@ -16,7 +16,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use std::path::{Path, PathBuf};
 use trac_runtime::audit::{AuditOptions, AuditPlan};
-use trac_runtime::labeler::RuleLabeler;
+use trac_runtime::label::labeler::RuleLabeler;
 use trac_runtime::trace::{Event, TraceFormat, TraceReader};
 use trac_spec::spec::Spec;
 
@@ -80,7 +80,7 @@ fn bench(c: &mut Criterion) {
                 })
             });
         }
-        let checked = trac_runtime::labeler::check_spec(&spec).unwrap();
+        let checked = trac_runtime::label::labeler::check_spec(&spec).unwrap();
         let opts = AuditOptions {
             compiler: Some(trac_compile::Compiler::shared()),
             ..AuditOptions::default()

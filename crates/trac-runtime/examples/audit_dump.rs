@@ -1,5 +1,5 @@
 //! Audits trace files in process and prints every verdict and end record as the CLI's JSON
-//! Lines (`trac_runtime::jsonl`), one `AuditPlan`, one auditor per session (as `trac audit`,
+//! Lines (`trac_runtime::audit::jsonl`), one `AuditPlan`, one auditor per session (as `trac audit`,
 //! without its session-end handling). For before/after comparisons of the audit loop
 //! (BENCHMARKS.md, issue 14): byte-identical output and wall time (printed on stderr).
 //!
@@ -9,8 +9,8 @@
 use rustc_hash::FxHashMap;
 use std::io::Write;
 use std::time::Instant;
+use trac_runtime::audit::jsonl::{end_record, session_trace_name, verdict_record};
 use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor};
-use trac_runtime::jsonl::{end_record, session_trace_name, verdict_record};
 use trac_runtime::trace;
 use trac_spec::spec::{PropertyDecl, Spec};
 
@@ -30,7 +30,7 @@ fn main() {
     let mut checked = Vec::new();
     for s in &specs {
         let spec = Spec::from_path(std::path::Path::new(s)).expect("spec");
-        checked.push(trac_runtime::labeler::check_spec(&spec).expect("spec checks"));
+        checked.push(trac_runtime::label::labeler::check_spec(&spec).expect("spec checks"));
     }
     if !formulas.is_empty() {
         let spec = Spec {
@@ -46,7 +46,7 @@ fn main() {
                 .collect(),
             ..Default::default()
         };
-        checked.push(trac_runtime::labeler::check_spec(&spec).expect("formulas check"));
+        checked.push(trac_runtime::label::labeler::check_spec(&spec).expect("formulas check"));
     }
     let opts = AuditOptions {
         compiler: Some(trac_compile::Compiler::shared()),

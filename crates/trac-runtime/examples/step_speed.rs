@@ -14,8 +14,8 @@
 
 use std::sync::Arc;
 use std::time::Instant;
-use trac_runtime::monitor::ResetPolicy;
-use trac_runtime::table::{FusedMonitor, Table, TableMonitor};
+use trac_core::table::{FusedMonitor, Table, TableMonitor};
+use trac_runtime::engine::monitor::ResetPolicy;
 use trac_spec::spec::Spec;
 
 /// CPU time of this thread in ns (`/proc/thread-self/schedstat`: time on a CPU, not waiting
@@ -135,7 +135,7 @@ fn main() {
     let events: usize = std::env::args()
         .nth(1)
         .map_or(1_000_000, |a| a.parse().expect("EVENTS"));
-    let compile = |arena: &trac_spec::formula::Arena, f| {
+    let compile = |arena: &trac_ltl::formula::Arena, f| {
         let mut a = arena.clone();
         Arc::new(
             trac_compile::compile(&mut a, f, &Default::default())
@@ -143,8 +143,8 @@ fn main() {
                 .table,
         )
     };
-    let mut arena = trac_spec::formula::Arena::new();
-    let w1 = trac_spec::parser::parse(&mut arena, "G((q & !r) -> ((p -> (!r U (s & !r))) W r))")
+    let mut arena = trac_ltl::formula::Arena::new();
+    let w1 = trac_ltl::parser::parse(&mut arena, "G((q & !r) -> ((p -> (!r U (s & !r))) W r))")
         .expect("W1 parses");
     let t = compile(&arena, w1);
     let (ns, fused) = run(&[t], &["p", "q", "r", "s"], events, 5);

@@ -7,8 +7,10 @@
 //! - [`engine`]: the monitors (progression, lazy, compiled tables, parametric slicing, past-time
 //!   citations, cross-check) and which one runs a property.
 //! - [`audit`]: the audit of a trace (plan, auditor, verdict records, coverage, JSON Lines).
-//! - [`table`], [`generated`], [`labels`]: re-exported from `trac-core` (the table format and
-//!   monitor, support for generated monitors, valuations), which generated code uses alone.
+//!
+//! The table format, valuations and the support of generated monitors are `trac-core`'s
+//! (`trac_core::table`, `trac_core::labels`, `trac_core::generated`), which generated code uses
+//! alone.
 #![deny(missing_docs)]
 
 pub mod audit;

@@ -93,7 +93,7 @@ fn never_labeled_atoms_match_quantified_atoms_by_base() {
 
 #[test]
 fn propositions_on_structure_the_trace_lacks_never_hold_and_their_properties_are_not_audited() {
-    use trac_runtime::labeler::{never_holds, Structure};
+    use trac_runtime::label::labeler::{never_holds, Structure};
     let w = || Box::new(Rule::Words("yes".into()));
     let role = Rule::Role("user".into());
     let none = Structure::default();

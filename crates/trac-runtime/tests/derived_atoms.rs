@@ -7,7 +7,7 @@
 
 use std::path::Path;
 use trac_runtime::audit::{audit_path, AuditOptions};
-use trac_runtime::labeler::check_spec;
+use trac_runtime::label::labeler::check_spec;
 use trac_spec::spec::Spec;
 
 const SPEC: &str = r#"(

@@ -5,7 +5,7 @@
 use serde_json::json;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use trac_runtime::labeler::{check_spec, Labeler, RuleLabeler};
+use trac_runtime::label::labeler::{check_spec, Labeler, RuleLabeler};
 use trac_runtime::trace::{
     open, open_with, sniff_line, Event, ReadOptions, StepPer, ToolCall, TraceFormat, TraceReader,
 };

@@ -5,8 +5,8 @@
 use quickcheck::{Arbitrary, Gen, QuickCheck};
 use std::path::Path;
 use std::sync::OnceLock;
-use trac_runtime::labeler::RuleLabeler;
-use trac_runtime::prefilter::Prefilter;
+use trac_runtime::label::labeler::RuleLabeler;
+use trac_runtime::label::prefilter::Prefilter;
 use trac_runtime::trace::Event;
 use trac_spec::spec::{PropositionDecl, Rule, Spec};
 

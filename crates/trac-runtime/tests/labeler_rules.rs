@@ -1,6 +1,6 @@
 //! Labeling rules: Words token semantics, captures, case, Regex, AnyOf / AllOf / Not, trace labels.
 
-use trac_runtime::labeler::{Labeler, RuleLabeler, TraceLabels};
+use trac_runtime::label::labeler::{Labeler, RuleLabeler, TraceLabels};
 use trac_runtime::trace::Event;
 use trac_spec::spec::{PropositionDecl, Rule, Spec};
 
@@ -333,7 +333,7 @@ fn captures_skip_articles_and_end_before_prepositional_phrases() {
 /// a fixed-seed generator.
 #[test]
 fn every_produced_label_is_well_formed() {
-    use trac_runtime::labeler::check_label;
+    use trac_runtime::label::labeler::check_label;
     let s = spec(vec![
         prop("take", Some("item"), words("take {item...}")),
         prop("put", Some("what"), words("put {what} in {where...}")),

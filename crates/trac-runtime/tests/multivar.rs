@@ -7,14 +7,15 @@
 //! plain progression over the whole trace).
 
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
+use trac_core::labels::{LabelSet, StepInput};
+use trac_ltl::Arena;
 use trac_runtime::audit::{AuditOptions, Auditor};
+use trac_runtime::engine::parametric::ParametricMonitor;
 use trac_runtime::engine::{Engine, EngineMonitor};
-use trac_runtime::labeler::check_spec;
-use trac_runtime::parametric::ParametricMonitor;
+use trac_runtime::label::labeler::check_spec;
 use trac_runtime::trace::Event;
-use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
+use trac_runtime::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use trac_spec::spec::{Semantics, Spec};
-use trac_spec::Arena;
 
 const ENGINES: [Engine; 4] = [
     Engine::Progression,
@@ -293,7 +294,7 @@ fn policy(reset: bool) -> ResetPolicy {
 /// Per tuple: the violation steps of the instantiated formula run alone (plain progression).
 fn brute_force(case: &Case, x: &str, y: &str) -> Vec<usize> {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, FORMULAS[case.formula]).unwrap();
+    let f = trac_ltl::parse(&mut arena, FORMULAS[case.formula]).unwrap();
     let g = arena.instantiate(f, "x, y", &format!("{x}, {y}"));
     let mut m = ProgressionMonitor::new(arena, g, policy(case.reset));
     let mut out: Vec<usize> = m
@@ -320,7 +321,7 @@ fn brute_force(case: &Case, x: &str, y: &str) -> Vec<usize> {
 /// violations of the tuples not seen yet.
 fn sliced(case: &Case, engine: Engine) -> (Vec<(String, Vec<usize>)>, Vec<usize>) {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, FORMULAS[case.formula]).unwrap();
+    let f = trac_ltl::parse(&mut arena, FORMULAS[case.formula]).unwrap();
     let compiler = trac_compile::Compiler::shared();
     let template = EngineMonitor::new_parametric(
         engine,
@@ -500,8 +501,9 @@ fn run_with_derived(
     trace: &[Vec<String>],
 ) -> (Vec<(String, Vec<usize>)>, Vec<usize>) {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, formula).unwrap();
-    let mut derived = trac_runtime::derived::DerivedAtoms::new([(&arena, f, forall)]).unwrap();
+    let f = trac_ltl::parse(&mut arena, formula).unwrap();
+    let mut derived =
+        trac_runtime::label::derived::DerivedAtoms::new([(&arena, f, forall)]).unwrap();
     let mut per: Vec<(String, Vec<usize>)> = Vec::new();
     let mut unseen = Vec::new();
     let policy = ResetPolicy::default();
@@ -544,9 +546,9 @@ fn exists_sliced_equals_brute_force(case: ExistsCase) -> TestResult {
     let (per, unseen) = run_with_derived(formula, Some("a"), &case.trace);
     for (value, steps) in &per {
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, formula).unwrap();
+        let f = trac_ltl::parse(&mut arena, formula).unwrap();
         let g = arena.instantiate(f, "a", value);
-        let inst = trac_spec::print(&arena, g);
+        let inst = trac_ltl::print(&arena, g);
         let (_, want) = run_with_derived(&inst, None, &case.trace);
         if *steps != want {
             return TestResult::error(format!(
@@ -556,9 +558,9 @@ fn exists_sliced_equals_brute_force(case: ExistsCase) -> TestResult {
     }
     // Values never seen: the formula for a fresh value.
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, formula).unwrap();
+    let f = trac_ltl::parse(&mut arena, formula).unwrap();
     let g = arena.instantiate(f, "a", FRESH);
-    let (_, want) = run_with_derived(&trac_spec::print(&arena, g), None, &case.trace);
+    let (_, want) = run_with_derived(&trac_ltl::print(&arena, g), None, &case.trace);
     if unseen != want {
         return TestResult::error(format!(
             "{formula}: unseen values violated at {unseen:?}, brute force {want:?}"

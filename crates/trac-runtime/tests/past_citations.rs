@@ -3,12 +3,12 @@
 //! Every expected step below is derived by hand from the trace next to it.
 
 use std::io::Cursor;
+use trac_core::labels::{LabelSet, StepInput};
+use trac_ltl::formula::Arena;
 use trac_runtime::audit::{audit_events, AuditOptions, TraceReport, VerdictRecord};
+use trac_runtime::engine::monitor::{CitedStep, Monitor, PastCitation, ResetPolicy, Verdict};
 use trac_runtime::engine::{Engine, EngineMonitor};
-use trac_runtime::labels::{LabelSet, StepInput};
-use trac_runtime::monitor::{CitedStep, Monitor, PastCitation, ResetPolicy, Verdict};
 use trac_runtime::trace::{TraceFormat, TraceReader};
-use trac_spec::formula::Arena;
 use trac_spec::spec::{CheckedSpec, PropertyDecl, Semantics, Spec};
 
 const ENGINES: [Engine; 4] = [
@@ -340,7 +340,7 @@ fn properties_without_past_operators_cite_nothing() {
             steps,
             engine,
         );
-        let rec = trac_runtime::jsonl::verdict_record("t", &report.records[0]);
+        let rec = trac_runtime::audit::jsonl::verdict_record("t", &report.records[0]);
         assert!(rec.get("past").is_none(), "{rec}");
     }
 }
@@ -354,7 +354,7 @@ fn past_citations_round_trip_through_the_jsonl_schema() {
     );
     let r: &VerdictRecord = &report.records[0];
     assert!(!r.past.is_empty());
-    let rec = trac_runtime::jsonl::verdict_record("t", r);
+    let rec = trac_runtime::audit::jsonl::verdict_record("t", r);
     // The old fields are unchanged, `past` is added.
     for key in [
         "trace",
@@ -382,7 +382,7 @@ fn past_citations_round_trip_through_the_jsonl_schema() {
 /// A monitor of `formula` (LTLf verdicts, TRAC_R) on `engine` after reading `steps`.
 fn ltlf_monitor(formula: &str, steps: &[&[&str]], engine: Engine) -> EngineMonitor {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, formula).unwrap();
+    let f = trac_ltl::parse(&mut arena, formula).unwrap();
     let compiler = trac_compile::Compiler::shared();
     let mut m = EngineMonitor::new(
         engine,

@@ -1,8 +1,8 @@
 //! Spec errors: every kind, with its full message and position in the RON file, as
-//! `trac_runtime::labeler::check_spec` reports them (the spec checks of `trac-spec` and the
+//! `trac_runtime::label::labeler::check_spec` reports them (the spec checks of `trac-spec` and the
 //! labelers' regex compile step).
 
-use trac_runtime::labeler::check_spec;
+use trac_runtime::label::labeler::check_spec;
 use trac_spec::spec::Spec;
 
 /// The error text of loading and checking `src` as `s.ron`.

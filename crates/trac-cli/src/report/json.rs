@@ -29,7 +29,7 @@ impl Printer for Json {
             let mut line = Vec::with_capacity(256);
             for r in recs {
                 line.clear();
-                trac_runtime::jsonl::write_verdict_line(&mut line, &o.name, r);
+                trac_runtime::audit::jsonl::write_verdict_line(&mut line, &o.name, r);
                 let _ = out.write_all(&line);
             }
         }
@@ -47,7 +47,7 @@ impl Printer for Json {
             let mut line = Vec::with_capacity(256);
             for e in &o.ends {
                 line.clear();
-                trac_runtime::jsonl::write_end_line(
+                trac_runtime::audit::jsonl::write_end_line(
                     &mut line,
                     &o.name,
                     o.steps,

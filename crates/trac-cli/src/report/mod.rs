@@ -24,11 +24,11 @@ pub(crate) mod text;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
+use trac_ltl::compiler::TableCompiler;
+use trac_ltl::{Arena, Formula};
 use trac_runtime::audit::{PropertyEnd, PropertyInfo, VerdictRecord};
-use trac_runtime::engine::TableCompiler;
 use trac_runtime::Verdict;
 use trac_spec::spec::{CheckedSpec, Semantics};
-use trac_spec::{Arena, Formula};
 
 /// What the audit of one trace (one session of a file) produced.
 pub(crate) struct TraceOutcome {
@@ -368,10 +368,10 @@ pub(crate) fn residual_english(residual: &str, descriptions: &HashMap<String, St
         _ => {}
     }
     let mut arena = Arena::new();
-    match trac_spec::parse(&mut arena, residual) {
+    match trac_ltl::parse(&mut arena, residual) {
         Ok(f) => format!(
             "still to hold: {}",
-            trac_spec::english::render(&arena, f, descriptions)
+            trac_ltl::english::render(&arena, f, descriptions)
         ),
         Err(_) => residual.to_string(),
     }

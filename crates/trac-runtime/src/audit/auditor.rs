@@ -8,11 +8,11 @@ use crate::engine::parametric::ParametricMonitor;
 use crate::engine::{EngineMonitor, Mismatch};
 use crate::label::derived::DerivedAtoms;
 use crate::label::labeler::RuleLabeler;
-use crate::labels::{LabelSet, StepInput};
-use crate::table::TableMonitor;
 use crate::trace::Event;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
+use trac_core::labels::{LabelSet, StepInput};
+use trac_core::table::TableMonitor;
 use trac_spec::spec::Semantics;
 
 #[derive(Clone)]

@@ -58,7 +58,7 @@ impl Coverage {
         if self.labels_seen.contains(name) {
             return true;
         }
-        let Some((base, arg)) = trac_spec::formula::split_atom_name(name) else {
+        let Some((base, arg)) = trac_ltl::formula::split_atom_name(name) else {
             return false;
         };
         // Several variables (`tool, rid`) and several parameters (`load(p, a1)`): a label
@@ -72,7 +72,7 @@ impl Coverage {
             return false;
         }
         self.labels_seen.iter().any(|l| {
-            trac_spec::formula::split_atom_name(l).is_some_and(|(b, a)| {
+            trac_ltl::formula::split_atom_name(l).is_some_and(|(b, a)| {
                 let vals: Vec<&str> = a.split(", ").collect();
                 b == base
                     && vals.len() == args.len()
@@ -105,7 +105,7 @@ impl Coverage {
             return Vec::new();
         }
         let base_of = |l: &str| -> String {
-            trac_spec::formula::split_atom_name(l)
+            trac_ltl::formula::split_atom_name(l)
                 .map_or(l, |(b, _)| b)
                 .to_string()
         };
@@ -220,7 +220,7 @@ impl Coverage {
             let mut all = true;
             for s in p.arena.atoms(p.formula) {
                 let name = p.arena.sym_name(s);
-                let base = trac_spec::formula::split_atom_name(name).map_or(name, |(b, _)| b);
+                let base = trac_ltl::formula::split_atom_name(name).map_or(name, |(b, _)| b);
                 if never.iter().any(|(n, _)| n == base) {
                     if !props.iter().any(|x| x == base) {
                         props.push(base.to_string());

@@ -25,13 +25,13 @@ use crate::audit::jsonl;
 use crate::audit::plan::AuditPlan;
 use crate::audit::sink::{EndError, Level, Notice, ReadFailure, Sink, TraceEnd, TraceStart};
 use crate::engine::crosscheck::Mismatch;
-use crate::labels::LabelSet;
 use crate::trace::{self, Event, TraceReader};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use trac_core::labels::LabelSet;
 use trac_spec::spec::CheckedSpec;
 
 /// What the driver checks a file's coverage against when it ends: which specs could have read
@@ -60,9 +60,9 @@ pub struct CrossCheckFailure {
     pub property: String,
     /// The parameter value of a parametric instance.
     pub value: Option<String>,
-    /// What differed.
+    /// What differed (boxed: it carries both engines' witnesses).
     #[source]
-    pub mismatch: Mismatch,
+    pub mismatch: Box<Mismatch>,
 }
 
 /// How the audit of one file ended.
@@ -350,7 +350,7 @@ impl<T> Driver<T> {
                     trace: s.name.clone(),
                     property,
                     value,
-                    mismatch,
+                    mismatch: Box::new(mismatch),
                 });
             }
         }
@@ -572,8 +572,8 @@ fn coverage_notices<S: Sink>(
     }
     if let Some(adhoc) = &checks.adhoc {
         for (id, atom) in cov.never_labeled(adhoc) {
-            let base = trac_spec::formula::AtomName::parse(&atom).base;
-            if !checks.declared.iter().any(|d| *d == base) {
+            let base = trac_ltl::formula::AtomName::parse(&atom).base;
+            if !checks.declared.contains(&base) {
                 sink.notice(Notice::AtomNeverLabeled {
                     file: file.to_string(),
                     id,

@@ -6,11 +6,12 @@ use crate::audit::coverage::Coverage;
 use crate::audit::records::PropertyInfo;
 use crate::engine::monitor::{Monitor, ResetPolicy};
 use crate::engine::parametric::ParametricMonitor;
-use crate::engine::{Engine, EngineMonitor, TableCompiler};
+use crate::engine::{Engine, EngineMonitor};
 use crate::label::derived::DerivedAtoms;
 use crate::label::labeler::RuleLabeler;
 use crate::trace::TraceError;
 use std::sync::Arc;
+use trac_ltl::compiler::TableCompiler;
 use trac_spec::spec::{CheckedSpec, Semantics};
 
 /// Options of an audit.
@@ -143,18 +144,18 @@ impl Auditor {
                         p.decl.id
                     )));
                 }
-                trac_spec::progress::validate(&p.arena, p.formula)
+                trac_ltl::progress::validate(&p.arena, p.formula)
                     .map_err(|e| AuditError::Spec(format!("property {}: {e}", p.decl.id)))?;
                 let policy = ResetPolicy {
                     on_violation: opts.reset,
                     on_satisfaction: opts.reset && p.decl.reset_on_satisfaction,
                 };
-                let printed = trac_spec::print(&p.arena, p.formula);
+                let printed = trac_ltl::print(&p.arena, p.formula);
                 let formula = match &p.var {
                     Some(v) => format!("forall {v}: {printed}"),
                     None => printed,
                 };
-                let english = trac_spec::english::render(&p.arena, p.formula, &descriptions);
+                let english = trac_ltl::english::render(&p.arena, p.formula, &descriptions);
                 let english = match &p.var {
                     Some(v) => format!("for every {v}, {english}"),
                     None => english,

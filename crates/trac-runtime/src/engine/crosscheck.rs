@@ -4,10 +4,10 @@
 use crate::engine::monitor::{
     Change, Monitor, PastCitation, ProgressionMonitor, ResetPolicy, Verdict,
 };
-use crate::labels::StepInput;
-use crate::table::TableMonitor;
 use serde::Serialize;
 use std::fmt;
+use trac_core::labels::StepInput;
+use trac_core::table::TableMonitor;
 use trac_spec::spec::Semantics;
 
 /// The first step at which the cross-checked engines disagree.

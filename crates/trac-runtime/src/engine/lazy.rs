@@ -6,7 +6,7 @@
 //! subformulas, and caches every transition it takes, keyed by the state and the valuation of the
 //! atoms that transition can read. Progression runs once per distinct (state, valuation); after
 //! that a step is one table lookup. Nothing is built ahead of time, so unlike a compiled table
-//! ([`crate::table`]) it never explores states the trace does not visit: a lazy DFA in the sense
+//! ([`trac_core::table`]) it never explores states the trace does not visit: a lazy DFA in the sense
 //! of regex-automata's `hybrid` engine, for LTL.
 //!
 //! # Transitions
@@ -23,14 +23,14 @@
 //! and transitions met: at most the size of the property's progression automaton.
 //!
 //! No witnesses are kept: [`Monitor::explanation`] and [`Monitor::witness`] are empty. Use
-//! [`crate::ProgressionMonitor`] or [`crate::table::TableMonitor`] to explain verdicts.
+//! [`crate::ProgressionMonitor`] or [`trac_core::table::TableMonitor`] to explain verdicts.
 
 use crate::engine::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::engine::parametric::Instantiate;
-use crate::labels::StepInput;
 use std::collections::HashMap;
-use trac_spec::formula::{Arena, Formula, Sym};
-use trac_spec::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
+use trac_core::labels::StepInput;
+use trac_ltl::formula::{Arena, Formula, Sym};
+use trac_ltl::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
 
 /// States reading at most this many atoms keep their transitions in a dense array of
 /// `2^DENSE_ATOMS` entries at most.
@@ -279,7 +279,7 @@ pub struct LazyMonitor {
 
 impl LazyMonitor {
     /// A monitor for `formula` (an arena handle; the arena is moved in), which should pass
-    /// [`trac_spec::progress::validate`].
+    /// [`trac_ltl::progress::validate`].
     pub fn new(arena: Arena, formula: Formula, policy: ResetPolicy) -> LazyMonitor {
         let auto = Automaton::new(arena, formula, policy);
         let labels = auto
@@ -413,11 +413,11 @@ impl Monitor for LazyMonitor {
     fn residual(&self) -> String {
         let f = self.residual_formula();
         match &self.instance {
-            None => trac_spec::print(&self.auto.arena, f),
+            None => trac_ltl::print(&self.auto.arena, f),
             Some((var, value)) => {
                 let mut arena = self.auto.arena.clone();
                 let g = arena.instantiate(f, var, value);
-                trac_spec::print(&arena, g)
+                trac_ltl::print(&arena, g)
             }
         }
     }
@@ -483,7 +483,7 @@ impl Instantiate for LazyMonitor {
         m.labels = self
             .labels
             .iter()
-            .map(|l| trac_spec::formula::instantiate_name(l, var, value))
+            .map(|l| trac_ltl::formula::instantiate_name(l, var, value))
             .collect();
         m.instance = Some((var.to_string(), value.to_string()));
         m
@@ -494,8 +494,8 @@ impl Instantiate for LazyMonitor {
 mod tests {
     use super::*;
     use crate::engine::parametric::ParametricMonitor;
-    use crate::labels::LabelSet;
     use crate::ProgressionMonitor;
+    use trac_core::labels::LabelSet;
 
     const FORMULAS: &[&str] = &[
         "G(p -> X q)",
@@ -556,7 +556,7 @@ mod tests {
             for policy in POLICIES {
                 for seed in 0..12u64 {
                     let mut arena = Arena::new();
-                    let f = trac_spec::parse(&mut arena, src).unwrap();
+                    let f = trac_ltl::parse(&mut arena, src).unwrap();
                     let mut prog = ProgressionMonitor::new(arena.clone(), f, policy);
                     let mut lazy = LazyMonitor::new(arena, f, policy);
                     assert_eq!(prog.initial(), lazy.initial(), "{src}");
@@ -594,7 +594,7 @@ mod tests {
         use crate::engine::monitor::tests::{violations, PAST_FAILURES};
         for (src, steps, count) in PAST_FAILURES {
             let mut arena = Arena::new();
-            let f = trac_spec::parse(&mut arena, src).unwrap();
+            let f = trac_ltl::parse(&mut arena, src).unwrap();
             let mut m = LazyMonitor::new(arena, f, ResetPolicy::default());
             let got = violations(&mut m, steps);
             assert_eq!(got.len(), count, "{src}: {got:?}");
@@ -604,8 +604,7 @@ mod tests {
     #[test]
     fn step_bits_matches_step() {
         let mut arena = Arena::new();
-        let f =
-            trac_spec::parse(&mut arena, "G((q & !r) -> ((p -> (!r U (s & !r))) W r))").unwrap();
+        let f = trac_ltl::parse(&mut arena, "G((q & !r) -> ((p -> (!r U (s & !r))) W r))").unwrap();
         let mut a = LazyMonitor::new(arena.clone(), f, ResetPolicy::default());
         let mut b = LazyMonitor::new(arena, f, ResetPolicy::default());
         let names: Vec<String> = a.atom_labels().to_vec();
@@ -643,7 +642,7 @@ mod tests {
         .map(|s| s.iter().copied().collect())
         .collect();
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, src).unwrap();
+        let f = trac_ltl::parse(&mut arena, src).unwrap();
         let mut prog = ParametricMonitor::new(arena.clone(), f, "p", ResetPolicy::default());
         let lazy = LazyMonitor::new(arena.clone(), f, ResetPolicy::default());
         let mut lazy = ParametricMonitor::with_template(&arena, f, "p", lazy);

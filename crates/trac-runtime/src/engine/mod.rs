@@ -3,8 +3,8 @@
 //!
 //! Every engine implements [`Monitor`](monitor::Monitor) with the same TRAC / TRAC_R semantics,
 //! witnesses and LTLf verdict, so the audit loop can run any of them ([`EngineMonitor`]). The
-//! compiled engine needs a [`TableCompiler`], complete progression a [`VerdictOracle`] (the
-//! satisfiability checker, which the compiler provides, [`TableCompiler::oracle`]):
+//! compiled engine needs a `trac_ltl::compiler::TableCompiler`, complete progression a
+//! `VerdictOracle` (the satisfiability checker, which the compiler provides):
 //! `trac-runtime` does not depend on the compiler (both depend on the traits and on
 //! `trac-core`'s table format), so the compiler is passed in, e.g.
 //! `trac_compile::Compiler::shared()`.
@@ -32,4 +32,5 @@ mod tests;
 pub use crosscheck::{CrossCheckMonitor, Mismatch, MAX_PROBES};
 pub use rename::rename_residual;
 pub use select::{table_monitor, with_past, Engine, EngineError, EngineMonitor};
-pub use trac_spec::compiler::{TableCompiler, VerdictOracle};
+#[doc(hidden)]
+pub use trac_ltl::compiler::{TableCompiler, VerdictOracle};

@@ -23,13 +23,13 @@
 //! `{a},{a},{},{a}` 2 (steps 0 and 3; plain progression: 1 and 4).
 
 use crate::engine::past::PastCiter;
-use crate::labels::StepInput;
+use trac_core::labels::StepInput;
 pub use trac_core::monitor::{
     Change, CitedStep, Monitor, PastCitation, ResetPolicy, Verdict, MAX_EXPLANATION,
 };
-use trac_spec::compiler::{VerdictOracle, VerdictSession};
-use trac_spec::formula::{Arena, Formula, Sym};
-use trac_spec::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
+use trac_ltl::compiler::{VerdictOracle, VerdictSession};
+use trac_ltl::formula::{Arena, Formula, Sym};
+use trac_ltl::progress::{eval_empty, eval_last, progress, PastState, ResidualVerdict};
 use trac_spec::spec::Semantics;
 
 /// A progression monitor (TRAC / TRAC_R) for one formula, owning its arena.
@@ -83,7 +83,7 @@ struct Complete {
 
 impl ProgressionMonitor {
     /// A monitor for `formula` (an arena handle; the arena is moved in). `formula` should pass
-    /// [`trac_spec::progress::validate`].
+    /// [`trac_ltl::progress::validate`].
     pub fn new(arena: Arena, formula: Formula, policy: ResetPolicy) -> ProgressionMonitor {
         let past = PastState::new(&arena, formula);
         let atoms = arena
@@ -246,7 +246,7 @@ impl ProgressionMonitor {
             .iter()
             .filter(|(_, n)| {
                 self.last_true.iter().any(|&s| {
-                    trac_spec::formula::instantiate_name(self.arena.sym_name(s), var, value) == *n
+                    trac_ltl::formula::instantiate_name(self.arena.sym_name(s), var, value) == *n
                 })
             })
             .map(|(s, _)| *s)
@@ -283,7 +283,7 @@ impl ProgressionMonitor {
             .iter()
             .map(|&s| self.arena.sym_name(s).to_string())
             .collect();
-        let residual = trac_spec::print(&self.arena, after);
+        let residual = trac_ltl::print(&self.arena, after);
         self.record(Change {
             step: input.step,
             text: input.text.to_string(),
@@ -443,7 +443,7 @@ impl Monitor for ProgressionMonitor {
     }
 
     fn residual(&self) -> String {
-        trac_spec::print(&self.arena, self.residual)
+        trac_ltl::print(&self.arena, self.residual)
     }
 
     fn explanation(&self) -> &[Change] {
@@ -563,7 +563,7 @@ pub(crate) mod tests {
     pub(crate) fn oracle(complete: bool) -> Option<&'static dyn VerdictOracle> {
         complete.then_some(&trac_compile::SatOracle as &dyn VerdictOracle)
     }
-    use crate::labels::LabelSet;
+    use trac_core::labels::LabelSet;
 
     fn look_monitor(policy: ResetPolicy) -> ProgressionMonitor {
         let mut a = Arena::new();
@@ -669,7 +669,7 @@ pub(crate) mod tests {
         for (src, steps, count) in PAST_FAILURES {
             for complete in [false, true] {
                 let mut a = Arena::new();
-                let f = trac_spec::parse(&mut a, src).unwrap();
+                let f = trac_ltl::parse(&mut a, src).unwrap();
                 let mut m = ProgressionMonitor::with_options(
                     a,
                     f,
@@ -686,7 +686,7 @@ pub(crate) mod tests {
         }
         // The complete monitor knows a failure one step before its position.
         let mut a = Arena::new();
-        let f = trac_spec::parse(&mut a, "G(Y a)").unwrap();
+        let f = trac_ltl::parse(&mut a, "G(Y a)").unwrap();
         let mut m = ProgressionMonitor::with_options(a, f, ResetPolicy::default(), oracle(true));
         assert_eq!(violations(&mut m, PAST_FAILURES[1].1), vec![0, 3]);
         assert_eq!(m.verdict(), Verdict::Pending);
@@ -696,7 +696,7 @@ pub(crate) mod tests {
         let three: &[&[&str]] = &[&["a"], &["a"], &["a"]];
         for (complete, want) in [(true, vec![0, 1, 2, 3]), (false, vec![1, 2, 3])] {
             let mut a = Arena::new();
-            let f = trac_spec::parse(&mut a, "G(Y a) & G !a").unwrap();
+            let f = trac_ltl::parse(&mut a, "G(Y a) & G !a").unwrap();
             let mut m =
                 ProgressionMonitor::with_options(a, f, ResetPolicy::default(), oracle(complete));
             assert_eq!(violations(&mut m, three), want, "complete: {complete}");

@@ -29,10 +29,10 @@
 //! [`ParametricMonitor`].
 
 use crate::engine::monitor::{Change, ProgressionMonitor, ResetPolicy, Verdict};
-use crate::labels::StepInput;
 use std::collections::{HashMap, HashSet};
+use trac_core::labels::StepInput;
 use trac_core::parametric::Slicing;
-use trac_spec::formula::{Arena, Formula};
+use trac_ltl::formula::{Arena, Formula};
 
 pub use trac_core::parametric::{conjunction, Instantiate};
 
@@ -144,9 +144,9 @@ pub fn slicing_names(arena: &Arena, formula: Formula) -> Vec<String> {
     for s in arena.atoms(formula) {
         let name = arena.sym_name(s);
         out.push(name.to_string());
-        if let Some((q, body)) = trac_spec::parser::split_exists(name) {
+        if let Some((q, body)) = trac_ltl::parser::split_exists(name) {
             let mut inner = Arena::new();
-            if let Ok(b) = trac_spec::parse(&mut inner, body) {
+            if let Ok(b) = trac_ltl::parse(&mut inner, body) {
                 let star = inner.instantiate(b, q, "*");
                 out.extend(slicing_names(&inner, star));
             }
@@ -452,11 +452,11 @@ impl<M: Instantiate> ParametricMonitor<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::labels::LabelSet;
+    use trac_core::labels::LabelSet;
 
     fn run(f: &str, var: &str, steps: &[&[&str]]) -> Vec<(usize, String, Verdict)> {
         let mut arena = Arena::new();
-        let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
+        let formula = trac_ltl::parse(&mut arena, f).expect("test formula parses");
         let mut m = ParametricMonitor::new(arena, formula, var, ResetPolicy::default());
         let mut out = Vec::new();
         for (i, labels) in steps.iter().enumerate() {
@@ -483,7 +483,7 @@ mod tests {
         steps: &[&[&str]],
     ) -> (Vec<(usize, String, Verdict)>, Vec<usize>, ParametricMonitor) {
         let mut arena = Arena::new();
-        let formula = trac_spec::parse(&mut arena, f).expect("test formula parses");
+        let formula = trac_ltl::parse(&mut arena, f).expect("test formula parses");
         let oracle = crate::engine::monitor::tests::oracle(complete);
         let template = ProgressionMonitor::with_options(arena.clone(), formula, policy, oracle);
         let mut m = ParametricMonitor::with_template(&arena, formula, var, template);

@@ -5,7 +5,7 @@
 //! with past-time operators (`G(book -> O confirm)`), the step that *decided* is often not the
 //! one that explains: `O confirm` is false at step 9 because no step 1..9 had `confirm`. A
 //! [`PastCiter`] is a side evaluator of the property's past-time subformulas (the NuSMV
-//! operators `Y Z O H S` of `trac_spec::progress`, nested or not) that keeps, per past node,
+//! operators `Y Z O H S` of `trac_ltl::progress`, nested or not) that keeps, per past node,
 //! the step since which it has had its value and its *anchor*:
 //!
 //! | node | anchor |
@@ -30,12 +30,12 @@
 //! `S` are explained by their anchor steps, not by nested citations. Cited subformulas come in
 //! the order of their text (the same on every engine), each followed by what it reads.
 
-use crate::labels::StepInput;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::sync::Arc;
+use trac_core::labels::StepInput;
 use trac_core::monitor::{CitedStep, PastCitation, PastWitness};
-use trac_spec::formula::{Arena, Formula, Node};
+use trac_ltl::formula::{Arena, Formula, Node};
 
 /// No entry in a dense index.
 const NONE: u32 = u32::MAX;
@@ -129,7 +129,7 @@ impl fmt::Debug for PastCiter {
 
 impl PastCiter {
     /// The citer of `formula` (a handle in `arena`), or `None` when it has no past-time
-    /// operator (nothing to cite). `formula` should pass `trac_spec::progress::validate`.
+    /// operator (nothing to cite). `formula` should pass `trac_ltl::progress::validate`.
     /// O(|formula|).
     pub fn new(arena: &Arena, formula: Formula) -> Option<PastCiter> {
         if !arena.info(formula).has_past {
@@ -202,7 +202,7 @@ impl PastCiter {
             chain[i] = inner[i].iter().map(|&j| chain[j] + 1).max().unwrap_or(0);
         }
         let depth = chain.iter().copied().max().unwrap_or(0);
-        let print = |f: Formula| trac_spec::print(arena, f);
+        let print = |f: Formula| trac_ltl::print(arena, f);
         let texts: Arc<[Texts]> = ops
             .iter()
             .zip(&nodes)
@@ -271,7 +271,7 @@ impl PastCiter {
         c.labels = self
             .labels
             .iter()
-            .map(|l| trac_spec::formula::instantiate_name(l, var, value))
+            .map(|l| trac_ltl::formula::instantiate_name(l, var, value))
             .collect();
         let r = |s: &str| {
             if s.is_empty() {

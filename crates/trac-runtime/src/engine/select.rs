@@ -7,11 +7,11 @@ use crate::engine::monitor::{
 use crate::engine::parametric::Instantiate;
 use crate::engine::past::PastCiter;
 use crate::engine::rename::rename_residual;
-use crate::labels::StepInput;
-use crate::table::{Table, TableMonitor};
 use std::sync::Arc;
+use trac_core::labels::StepInput;
 use trac_core::parametric::Slicing;
-use trac_spec::formula::{Arena, Formula};
+use trac_core::table::{Table, TableMonitor};
+use trac_ltl::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
 
 /// Which monitor runs a property.
@@ -42,7 +42,7 @@ impl Engine {
     }
 }
 
-use trac_spec::compiler::TableCompiler;
+use trac_ltl::compiler::TableCompiler;
 
 /// Why a monitor of an engine could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -53,7 +53,7 @@ pub enum EngineError {
     /// The compiled or cross-check engine was asked for without a table compiler.
     #[error("the compiled and cross-check engines need a table compiler (trac_compile::Compiler)")]
     NoCompiler,
-    /// Complete progression was asked for without a [`VerdictOracle`](trac_spec::compiler::VerdictOracle) (a compiler whose
+    /// Complete progression was asked for without a [`VerdictOracle`](trac_ltl::compiler::VerdictOracle) (a compiler whose
     /// [`TableCompiler::oracle`] gives one).
     #[error("complete progression needs a verdict oracle (trac_compile::Compiler provides one)")]
     NoOracle,

@@ -3,12 +3,12 @@
 use crate::engine::crosscheck::*;
 use crate::engine::monitor::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use crate::engine::select::{Engine, EngineError, EngineMonitor};
-use crate::labels::LabelSet;
-use crate::labels::StepInput;
-use crate::table::{AuxFile, TableFile, FORMAT, LEAF, VERSION};
-use crate::table::{Table, TableMonitor};
 use std::sync::Arc;
-use trac_spec::formula::Arena;
+use trac_core::labels::LabelSet;
+use trac_core::labels::StepInput;
+use trac_core::table::{AuxFile, TableFile, FORMAT, LEAF, VERSION};
+use trac_core::table::{Table, TableMonitor};
+use trac_ltl::formula::Arena;
 use trac_spec::spec::Semantics;
 
 /// `G(p -> X q)` by hand: state 2 = G(p -> X q), 3 = q & G(p -> X q).
@@ -59,7 +59,7 @@ fn response() -> Arc<Table> {
 #[test]
 fn complete_engines_need_the_compiler_and_its_oracle() {
     let mut a = Arena::new();
-    let f = trac_spec::parse(&mut a, "F p & G !p").unwrap();
+    let f = trac_ltl::parse(&mut a, "F p & G !p").unwrap();
     let (p, s) = (ResetPolicy::default(), Semantics::Ltl3);
     let new = |e, c| EngineMonitor::new(e, &a, f, p, s, c).map(|m| m.initial());
     assert_eq!(
@@ -80,7 +80,7 @@ fn complete_engines_need_the_compiler_and_its_oracle() {
 
 fn complete(src: &str, policy: ResetPolicy) -> ProgressionMonitor {
     let mut a = Arena::new();
-    let f = trac_spec::parse(&mut a, src).unwrap();
+    let f = trac_ltl::parse(&mut a, src).unwrap();
     ProgressionMonitor::with_options(a, f, policy, Some(&trac_compile::SatOracle))
 }
 
@@ -139,7 +139,7 @@ fn a_fault_shared_by_compiled_and_complete_progression_is_caught_by_plain_progre
         complete("G(p -> X q)", policy),
     );
     let mut a = Arena::new();
-    let wrong = trac_spec::parse(&mut a, "G(p -> X !q)").unwrap();
+    let wrong = trac_ltl::parse(&mut a, "G(p -> X !q)").unwrap();
     let no_reset = ResetPolicy {
         on_violation: false,
         on_satisfaction: false,

@@ -35,12 +35,12 @@
 //! Not supported (reported by [`DerivedAtoms::new`]): a quantifier nested in another's body,
 //! and a body mentioning two variables of the property's `forall`.
 
-use crate::labels::LabelSet;
 use std::collections::HashMap;
+use trac_core::labels::LabelSet;
 use trac_core::names::split_atom_name;
 use trac_core::parametric::Slicing;
-use trac_spec::formula::{Arena, Formula, Sym};
-use trac_spec::progress::PastState;
+use trac_ltl::formula::{Arena, Formula, Sym};
+use trac_ltl::progress::PastState;
 
 /// One argument of a pattern: alternatives separated by `|`, each a glob.
 fn arg_matches(pattern: &str, value: &str) -> bool {
@@ -238,12 +238,12 @@ struct Memo {
 impl Exists {
     fn new(var: &str, body_src: &str, forall: &[&str]) -> Result<Exists, String> {
         let mut arena = Arena::new();
-        let body = trac_spec::parse(&mut arena, body_src).map_err(|e| e.message.clone())?;
+        let body = trac_ltl::parse(&mut arena, body_src).map_err(|e| e.message.clone())?;
         let mut atoms = Vec::new();
         let mut mentioned: Vec<&str> = Vec::new();
         for s in arena.atoms(body) {
             let name = arena.sym_name(s).to_string();
-            if trac_spec::parser::split_exists(&name).is_some() {
+            if trac_ltl::parser::split_exists(&name).is_some() {
                 return Err(format!(
                     "`exists {var}: ...` has another `exists` in its body; nested quantifiers are not supported yet"
                 ));
@@ -348,7 +348,7 @@ impl Exists {
             }
             fresh.sort();
             for v in fresh {
-                let n = trac_spec::parser::instantiate_exists(name, fv, &v)
+                let n = trac_ltl::parser::instantiate_exists(name, fv, &v)
                     .unwrap_or_else(|| name.to_string());
                 self.per_index.insert(v.clone(), self.per_value.len());
                 self.per_value.push((v, n, self.unseen.clone()));
@@ -608,7 +608,7 @@ impl DerivedAtoms {
                     }
                     continue;
                 }
-                if let Some((var, body)) = trac_spec::parser::split_exists(name) {
+                if let Some((var, body)) = trac_ltl::parser::split_exists(name) {
                     let mut e = Exists::new(var, body, &vars)?;
                     e.add_slicing(&names);
                     atoms.push((name.to_string(), Kind::Exists(Box::new(e))));
@@ -692,7 +692,7 @@ mod tests {
     /// derived atoms that held.
     fn run(formula: &str, steps: &[&[&str]]) -> Vec<Vec<String>> {
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, formula).unwrap();
+        let f = trac_ltl::parse(&mut arena, formula).unwrap();
         let mut d = DerivedAtoms::new([(&arena, f, None)]).unwrap();
         steps
             .iter()
@@ -816,8 +816,8 @@ mod tests {
                 "c(a3)",
             ];
             let mut arena = Arena::new();
-            let f = trac_spec::parse(&mut arena, PLAIN).unwrap();
-            let g = trac_spec::parse(&mut arena, SLICED).unwrap();
+            let f = trac_ltl::parse(&mut arena, PLAIN).unwrap();
+            let g = trac_ltl::parse(&mut arena, SLICED).unwrap();
             let mut fast = DerivedAtoms::new([(&arena, f, None), (&arena, g, Some("a"))]).unwrap();
             let mut slow = fast.clone().unshared();
             steps.iter().all(|step| {
@@ -843,7 +843,7 @@ mod tests {
     #[test]
     fn exists_over_the_forall_variable_keeps_one_slice_per_value() {
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, "G(c(a) -> (exists p: O load(p, a)))").unwrap();
+        let f = trac_ltl::parse(&mut arena, "G(c(a) -> (exists p: O load(p, a)))").unwrap();
         let mut d = DerivedAtoms::new([(&arena, f, Some("a"))]).unwrap();
         let mut held = Vec::new();
         for step in [&["load(p1, a1)"][..], &["c(a2)"], &["load(p2, a2)"]] {
@@ -862,11 +862,11 @@ mod tests {
         // The name with `a` (values not seen yet) never holds: nothing was loaded there.
         assert_eq!(held, vec![vec![a1.clone()], vec![a1.clone()], vec![a1, a2]]);
         // Two forall variables in one body: refused.
-        let f = trac_spec::parse(&mut arena, "G(exists p: O load(p, a, b))").unwrap();
+        let f = trac_ltl::parse(&mut arena, "G(exists p: O load(p, a, b))").unwrap();
         let e = DerivedAtoms::new([(&arena, f, Some("a, b"))]).unwrap_err();
         assert!(e.contains("mentions 2 variables"), "{e}");
         // Nesting stays refused.
-        let f = trac_spec::parse(&mut arena, "G(exists p: O(load(p) & (exists q: O u(q))))");
+        let f = trac_ltl::parse(&mut arena, "G(exists p: O(load(p) & (exists q: O u(q))))");
         if let Ok(f) = f {
             assert!(DerivedAtoms::new([(&arena, f, None)]).is_err());
         }
