@@ -14,7 +14,9 @@ use serde_json::Value;
 use std::io::Cursor;
 use std::path::Path;
 use std::sync::Arc;
-use trac_runtime::audit::driver::{audit_file, Checks, CrossCheckFailure, Driver, ReaderFacts};
+use trac_runtime::audit::driver::{
+    audit_file, Checks, CrossCheckFailure, Driver, FileEnd, ReaderFacts,
+};
 use trac_runtime::audit::jsonl;
 use trac_runtime::audit::sink::{ReadFailure, Sink, TraceEnd, TraceStart};
 use trac_runtime::audit::{AuditError, AuditOptions, AuditPlan, VerdictRecord};
@@ -161,12 +163,21 @@ impl FileAudit {
             .finish(&mut self.records, &ReaderFacts::default());
         AuditOutput {
             records: self.records.0,
-            error: end.error.as_ref().and_then(|e| e.trace_error().cloned()),
+            error: first_error(&end),
             not_audited: end.not_audited,
             violations: end.violations,
             unknown_fields: Vec::new(),
         }
     }
+}
+
+/// The error of an audit's output: the failure that stopped the file, else the first that
+/// ended a session (the CLI's exit code 2 either way).
+fn first_error(end: &FileEnd) -> Option<TraceError> {
+    end.error
+        .iter()
+        .chain(&end.session_failures)
+        .find_map(|e| e.trace_error().cloned())
 }
 
 /// Audits a stream of events named `file`, split by session (a bad event of a known session
@@ -241,7 +252,7 @@ pub fn run_path(
     }
     Ok(AuditOutput {
         records: records.0,
-        error: end.error.as_ref().and_then(|e| e.trace_error().cloned()),
+        error: first_error(&end),
         not_audited: end.not_audited,
         violations: end.violations,
         unknown_fields: end.unknown_fields,

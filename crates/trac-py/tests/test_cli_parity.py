@@ -124,7 +124,7 @@ def _sessions_with_markers_and_a_bad_line(tmp_path):
     malformed line (its later events are skipped), `c` runs to the end of the file."""
     rows = []
     for i in range(4):
-        for sid in ("a", "b", "c"):
+        for sid in ("a", "b", "c") if i < 2 else ("b", "c"):
             rows.append(json.dumps({"session": sid, "labels": ["look"] if i % 2 else ["take"]}))
         if i == 1:
             rows.append(json.dumps({"session": "a", "session_end": True}))

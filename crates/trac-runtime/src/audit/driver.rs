@@ -78,6 +78,8 @@ pub struct FileEnd {
     pub bad_input: bool,
     /// The failure that stopped reading the file, if any.
     pub error: Option<Arc<ReadFailure>>,
+    /// The failures that each ended one session (the others read on), in order.
+    pub session_failures: Vec<Arc<ReadFailure>>,
     /// Why the file, read without error, was not audited, if it was not.
     pub not_audited: Option<String>,
     /// The cross-check engine stopped the audit (no end records were given for open sessions).
@@ -399,6 +401,7 @@ impl<T> Driver<T> {
             return true;
         }
         let failure = Arc::new(failure);
+        self.end.session_failures.push(Arc::clone(&failure));
         sink.notice(Notice::SessionFailed(Arc::clone(&failure)));
         let s = match self.index.remove(&session) {
             Some(i) => *self.sessions.remove(&i).expect("indexed"),
