@@ -109,22 +109,32 @@ pub enum EngineArg {
     CrossCheck,
 }
 
+/// `--complete` with an engine whose verdicts are complete already.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "--complete applies to --engine progression only; the {engine} engine's verdicts are complete already (drop --complete, or add --engine progression)"
+)]
+pub struct CompleteWithoutProgression {
+    /// The engine asked for.
+    pub engine: &'static str,
+}
+
 impl EngineArgs {
     /// [`EngineArgs::engine`], refusing `--complete` with an engine it does not apply to (the
     /// compiled and cross-check engines are complete already): never silently ignored.
     ///
     /// # Errors
-    /// The message for `--complete` without `--engine progression`.
+    /// [`CompleteWithoutProgression`] for `--complete` without `--engine progression`.
     #[allow(clippy::type_complexity)]
-    pub fn engine_checked(&self) -> Result<(Engine, Option<Arc<dyn TableCompiler>>), String> {
+    pub fn engine_checked(
+        &self,
+    ) -> Result<(Engine, Option<Arc<dyn TableCompiler>>), CompleteWithoutProgression> {
         if self.complete && self.engine != EngineArg::Progression {
-            let name = match self.engine {
+            let engine = match self.engine {
                 EngineArg::Compiled => "compiled",
                 _ => "cross-check",
             };
-            return Err(format!(
-                "--complete applies to --engine progression only; the {name} engine's verdicts are complete already (drop --complete, or add --engine progression)"
-            ));
+            return Err(CompleteWithoutProgression { engine });
         }
         Ok(self.engine())
     }

@@ -222,7 +222,7 @@ impl PySpec {
         if !self.tables.is_empty() {
             TableCache::global()
                 .import(&self.tables)
-                .map_err(SpecError::new_err)?;
+                .map_err(|e| SpecError::new_err(e.to_string()))?;
         }
         Ok(())
     }

@@ -25,6 +25,17 @@ pub struct TableCache {
     tables: Mutex<HashMap<TableKey, Arc<Table>>>,
 }
 
+/// A shipped table that does not load.
+#[derive(Debug, thiserror::Error)]
+#[error("compiled table of `{formula}`: {cause}")]
+pub struct ImportError {
+    /// The table's formula.
+    pub formula: String,
+    /// Why it does not load.
+    #[source]
+    pub cause: trac_core::table::TableError,
+}
+
 /// One exported table: its key and its JSON form (`Table::to_json`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportedTable {
@@ -79,11 +90,13 @@ impl TableCache {
     ///
     /// # Errors
     /// A table that does not load (`Table::from_json`), with its formula.
-    pub fn import(&self, tables: &[ExportedTable]) -> Result<(), String> {
+    pub fn import(&self, tables: &[ExportedTable]) -> Result<(), ImportError> {
         let mut loaded = Vec::with_capacity(tables.len());
         for t in tables {
-            let table = Table::from_json(&t.json)
-                .map_err(|e| format!("compiled table of `{}`: {e}", t.formula))?;
+            let table = Table::from_json(&t.json).map_err(|cause| ImportError {
+                formula: t.formula.clone(),
+                cause,
+            })?;
             let sem = if t.ltlf {
                 Semantics::Ltlf
             } else {
@@ -208,7 +221,7 @@ mod tests {
                 json: "{\"version\": 999}".into(),
             }])
             .unwrap_err();
-        assert!(err.contains("`G a`"), "{err}");
+        assert!(err.to_string().contains("`G a`"), "{err}");
         assert!(cache.is_empty());
     }
 }

@@ -11,7 +11,9 @@
 //! [`not_audited`] gives the reason, put in the end records' `error`, why a trace read without
 //! error was not audited; [`session_trace_name`] names the trace of one session of a file.
 
-use crate::audit::{Coverage, PropertyEnd, VerdictRecord};
+use crate::audit::coverage::Coverage;
+use crate::audit::records::{PropertyEnd, VerdictRecord};
+use crate::engine::monitor::{Change, Verdict};
 use serde_json::Value;
 
 /// The JSON object of verdict record `r` of trace `trace` (fields as in the README's schema).
@@ -136,7 +138,7 @@ struct VerdictOut<'a> {
     timestamp: Option<&'a str>,
     trace: &'a str,
     value: Option<&'a str>,
-    verdict: crate::Verdict,
+    verdict: Verdict,
     witness: Vec<ChangeOut<'a>>,
 }
 
@@ -167,7 +169,7 @@ impl<'a> VerdictOut<'a> {
 }
 
 impl<'a> ChangeOut<'a> {
-    fn of(c: &'a crate::Change) -> Self {
+    fn of(c: &'a Change) -> Self {
         ChangeOut {
             held: &c.held,
             residual: &c.residual,
@@ -220,11 +222,11 @@ struct EndOut<'a> {
     end: bool,
     error: Option<&'a str>,
     instances: Vec<InstanceOut<'a>>,
-    ltlf: crate::Verdict,
+    ltlf: Verdict,
     property: &'a str,
     steps: usize,
     trace: &'a str,
-    verdict: crate::Verdict,
+    verdict: Verdict,
     violations: usize,
 }
 
@@ -256,19 +258,18 @@ impl<'a> EndOut<'a> {
 
 #[derive(serde::Serialize)]
 struct InstanceOut<'a> {
-    ltlf: crate::Verdict,
+    ltlf: Verdict,
     residual: &'a str,
     value: Option<&'a str>,
-    verdict: crate::Verdict,
+    verdict: Verdict,
     violations: usize,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::audit::InstanceEnd;
+    use crate::audit::records::InstanceEnd;
     use crate::engine::monitor::{CitedStep, PastCitation};
-    use crate::{Change, Verdict};
     use serde_json::json;
 
     /// The records as they were built before (`json!` objects), the reference for both the

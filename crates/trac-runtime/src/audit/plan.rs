@@ -8,7 +8,8 @@ use crate::engine::monitor::{Monitor, ResetPolicy};
 use crate::engine::parametric::ParametricMonitor;
 use crate::engine::{Engine, EngineMonitor};
 use crate::label::derived::DerivedAtoms;
-use crate::label::labeler::RuleLabeler;
+use crate::label::derived::QuantifierError;
+use crate::label::labeler::{LabelerError, RuleLabeler};
 use crate::trace::TraceError;
 use std::sync::Arc;
 use trac_ltl::compiler::TableCompiler;
@@ -58,9 +59,26 @@ pub enum AuditError {
     /// The trace could not be opened.
     #[error("{0}")]
     Trace(#[from] TraceError),
-    /// A property or labeling rule is unusable.
-    #[error("{0}")]
-    Spec(String),
+    /// A spec's labeling rules cannot be built.
+    #[error(transparent)]
+    Labeler(#[from] LabelerError),
+    /// Two specs declare the same property id (namespace them first:
+    /// [`crate::audit::specs::combine`]).
+    #[error("duplicate property id `{0}` across specs")]
+    DuplicateId(String),
+    /// A property cannot be monitored: a past-time operator over a future one, a table that
+    /// does not compile, an engine without the compiler it needs.
+    #[error("property {id}: {cause}")]
+    Property {
+        /// The property's id.
+        id: String,
+        /// Why.
+        #[source]
+        cause: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A property's `exists` quantifier cannot be evaluated.
+    #[error(transparent)]
+    Quantifier(#[from] QuantifierError),
 }
 
 /// Everything an audit builds once per set of specs and options: the validated properties, their
@@ -135,17 +153,18 @@ impl Auditor {
         let mut ids = std::collections::HashSet::new();
         for spec in specs {
             let descriptions = spec.descriptions();
-            labelers
-                .push(RuleLabeler::new(&spec.spec).map_err(|e| AuditError::Spec(e.to_string()))?);
+            labelers.push(RuleLabeler::new(&spec.spec)?);
             for p in &spec.properties {
                 if !ids.insert(p.decl.id.clone()) {
-                    return Err(AuditError::Spec(format!(
-                        "duplicate property id `{}` across specs",
-                        p.decl.id
-                    )));
+                    return Err(AuditError::DuplicateId(p.decl.id.clone()));
                 }
+                let property =
+                    |cause: Box<dyn std::error::Error + Send + Sync>| AuditError::Property {
+                        id: p.decl.id.clone(),
+                        cause,
+                    };
                 trac_ltl::progress::validate(&p.arena, p.formula)
-                    .map_err(|e| AuditError::Spec(format!("property {}: {e}", p.decl.id)))?;
+                    .map_err(|e| property(e.into()))?;
                 let policy = ResetPolicy {
                     on_violation: opts.reset,
                     on_satisfaction: opts.reset && p.decl.reset_on_satisfaction,
@@ -179,7 +198,7 @@ impl Auditor {
                         opts.compiler.as_deref(),
                     ),
                 }
-                .map_err(|e| AuditError::Spec(format!("property {}: {e}", p.decl.id)))?;
+                .map_err(|e| property(Box::new(e)))?;
                 let runner = match &p.var {
                     Some(v) => Runner::Param(ParametricMonitor::with_template(
                         &p.arena, p.formula, v, monitor,
@@ -213,8 +232,7 @@ impl Auditor {
             s.properties
                 .iter()
                 .map(|p| (&p.arena, p.formula, p.var.as_deref()))
-        }))
-        .map_err(AuditError::Spec)?;
+        }))?;
         // The valuation path: each label read by a compiled monitor gets an id once, and each
         // step is looked up once per label of the step instead of once per proposition per
         // property (`TableMonitor::step_valuation`).

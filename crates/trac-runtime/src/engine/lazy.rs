@@ -1,6 +1,6 @@
 //! A lazy automaton: progression with a memo of (state, valuation) → next state.
 //!
-//! [`LazyMonitor`] reports exactly what plain progression ([`crate::ProgressionMonitor::new`]) reports
+//! [`LazyMonitor`] reports exactly what plain progression ([`crate::engine::monitor::ProgressionMonitor::new`]) reports
 //! (TRAC / TRAC_R, sound but not complete verdicts, the same LTLf verdict), but it interns every
 //! monitor state it meets, a residual formula with the bits of the property's past-time
 //! subformulas, and caches every transition it takes, keyed by the state and the valuation of the
@@ -23,7 +23,7 @@
 //! and transitions met: at most the size of the property's progression automaton.
 //!
 //! No witnesses are kept: [`Monitor::explanation`] and [`Monitor::witness`] are empty. Use
-//! [`crate::ProgressionMonitor`] or [`trac_core::table::TableMonitor`] to explain verdicts.
+//! [`crate::engine::monitor::ProgressionMonitor`] or [`trac_core::table::TableMonitor`] to explain verdicts.
 
 use crate::engine::monitor::{Change, Monitor, ResetPolicy, Verdict};
 use crate::engine::parametric::Instantiate;
@@ -493,8 +493,8 @@ impl Instantiate for LazyMonitor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::monitor::ProgressionMonitor;
     use crate::engine::parametric::ParametricMonitor;
-    use crate::ProgressionMonitor;
     use trac_core::labels::LabelSet;
 
     const FORMULAS: &[&str] = &[

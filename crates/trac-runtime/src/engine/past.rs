@@ -19,7 +19,7 @@
 //! per step; built once per property (at plan time) and attached only to properties with past
 //! operators, so the others pay nothing. Both the compiled engine
 //! ([`trac_core::table::TableMonitor::with_past`]) and progression
-//! ([`crate::ProgressionMonitor`]) use it, so their citations are the same.
+//! ([`crate::engine::monitor::ProgressionMonitor`]) use it, so their citations are the same.
 //!
 //! **Which subformulas are cited** at a verdict at step `t`: the property's *step formulas* are
 //! its maximal subformulas without future operators that contain a past node (for

@@ -78,6 +78,34 @@ fn ground_holds(name: &str, labels: &LabelSet) -> bool {
     })
 }
 
+/// Why an `exists p: ψ` quantifier of a property cannot be evaluated.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum QuantifierError {
+    /// Its body does not parse (the parser's message; the position is the body's own).
+    #[error("{}", .0.message)]
+    Body(#[source] trac_ltl::ParseError),
+    /// Its body has another `exists`.
+    #[error(
+        "`exists {var}: ...` has another `exists` in its body; nested quantifiers are not supported yet"
+    )]
+    Nested {
+        /// The quantifier's variable.
+        var: String,
+    },
+    /// Its body mentions several variables of the property's `forall`.
+    #[error(
+        "`exists {var}: ...` mentions {} variables of the property's `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
+        vars.len(),
+        vars.join(", ")
+    )]
+    SeveralForall {
+        /// The quantifier's variable.
+        var: String,
+        /// The `forall` variables its body mentions.
+        vars: Vec<String>,
+    },
+}
+
 /// One argument of a body atom.
 #[derive(Clone, Debug)]
 enum BodyArg {
@@ -236,17 +264,17 @@ struct Memo {
 }
 
 impl Exists {
-    fn new(var: &str, body_src: &str, forall: &[&str]) -> Result<Exists, String> {
+    fn new(var: &str, body_src: &str, forall: &[&str]) -> Result<Exists, QuantifierError> {
         let mut arena = Arena::new();
-        let body = trac_ltl::parse(&mut arena, body_src).map_err(|e| e.message.clone())?;
+        let body = trac_ltl::parse(&mut arena, body_src).map_err(QuantifierError::Body)?;
         let mut atoms = Vec::new();
         let mut mentioned: Vec<&str> = Vec::new();
         for s in arena.atoms(body) {
             let name = arena.sym_name(s).to_string();
             if trac_ltl::parser::split_exists(&name).is_some() {
-                return Err(format!(
-                    "`exists {var}: ...` has another `exists` in its body; nested quantifiers are not supported yet"
-                ));
+                return Err(QuantifierError::Nested {
+                    var: var.to_string(),
+                });
             }
             let kind = match split_atom_name(&name) {
                 Some((base, args)) if args.split(", ").any(|a| a == var || forall.contains(&a)) => {
@@ -274,11 +302,10 @@ impl Exists {
             atoms.push((s, kind));
         }
         if mentioned.len() > 1 {
-            return Err(format!(
-                "`exists {var}: ...` mentions {} variables of the property's `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
-                mentioned.len(),
-                mentioned.join(", ")
-            ));
+            return Err(QuantifierError::SeveralForall {
+                var: var.to_string(),
+                vars: mentioned.iter().map(|v| v.to_string()).collect(),
+            });
         }
         let template = PastState::new(&arena, body);
         Ok(Exists {
@@ -595,7 +622,7 @@ impl DerivedAtoms {
     /// variables of the property's `forall` (not supported yet).
     pub fn new<'a>(
         formulas: impl IntoIterator<Item = (&'a Arena, Formula, Option<&'a str>)>,
-    ) -> Result<DerivedAtoms, String> {
+    ) -> Result<DerivedAtoms, QuantifierError> {
         let mut atoms: Vec<(String, Kind)> = Vec::new();
         for (arena, f, forall) in formulas {
             let vars: Vec<&str> = forall.map_or(Vec::new(), |v| v.split(", ").collect());
@@ -864,7 +891,7 @@ mod tests {
         // Two forall variables in one body: refused.
         let f = trac_ltl::parse(&mut arena, "G(exists p: O load(p, a, b))").unwrap();
         let e = DerivedAtoms::new([(&arena, f, Some("a, b"))]).unwrap_err();
-        assert!(e.contains("mentions 2 variables"), "{e}");
+        assert!(e.to_string().contains("mentions 2 variables"), "{e}");
         // Nesting stays refused.
         let f = trac_ltl::parse(&mut arena, "G(exists p: O(load(p) & (exists q: O u(q))))");
         if let Ok(f) = f {

@@ -11,7 +11,7 @@
 //! output never reads as the user's words. Each event keeps the line its message starts on,
 //! also in a pretty-printed document.
 
-use super::{Event, ToolCall};
+use super::event::{strip_json_position, Event, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -170,7 +170,7 @@ pub(super) fn parse_arguments(name: &str, v: Option<&Value>) -> Result<Value, St
         Some(Value::String(s)) => serde_json::from_str(s).map_err(|e| {
             format!(
                 "tool call `{name}`: its `arguments` string is not valid JSON: {} (at line {} column {} of the string)",
-                super::strip_json_position(&e.to_string()),
+                strip_json_position(&e.to_string()),
                 e.line(),
                 e.column()
             )

@@ -26,7 +26,7 @@
 //! ...)`), as is `span.name`.
 
 use super::chat::{id_text, parse_arguments, Links};
-use super::{Event, ToolCall};
+use super::event::{strip_json_position, Event, ToolCall};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -109,7 +109,7 @@ fn strict_json(key: &str, v: &Value) -> Result<Value, String> {
         Value::String(s) => serde_json::from_str(s).map_err(|e| {
             format!(
                 "attribute `{key}` is not valid JSON: {} (at line {} column {} of the string)",
-                super::strip_json_position(&e.to_string()),
+                strip_json_position(&e.to_string()),
                 e.line(),
                 e.column()
             )
@@ -475,7 +475,7 @@ fn span_lines(doc: &str, first: usize) -> Option<Vec<usize>> {
         spans: Vec<&'a RawValue>,
     }
     let e: Export<'_> = serde_json::from_str(doc).ok()?;
-    let mut at = super::LineCounter::new(doc, first);
+    let mut at = super::lines::LineCounter::new(doc, first);
     let mut out = Vec::new();
     for r in &e.resource {
         for s in &r.scopes {
