@@ -133,6 +133,23 @@ impl Sink for Reports {
     }
 }
 
+/// The plan of `specs`, the coverage checks against them, and an empty report sink.
+fn setup(
+    specs: &[CheckedSpec],
+    opts: &AuditOptions,
+) -> Result<(AuditPlan, Checks, Reports), AuditError> {
+    let plan = AuditPlan::new(specs, opts)?;
+    let sink = Reports {
+        properties: plan.properties(),
+        done: Vec::new(),
+    };
+    let checks = Checks {
+        specs: specs.to_vec().into(),
+        ..Checks::default()
+    };
+    Ok((plan, checks, sink))
+}
+
 /// Audits a stream of events named `name` by the audit driver ([`Driver`]): one report per
 /// trace (session), in the order the traces ended. A bad event of a known session ends that
 /// session; any other stops the stream, keeping what was computed.
@@ -145,15 +162,7 @@ pub fn audit_events(
     events: impl IntoIterator<Item = Result<Event, TraceError>>,
     opts: &AuditOptions,
 ) -> Result<Vec<TraceReport>, AuditError> {
-    let plan = AuditPlan::new(specs, opts)?;
-    let mut sink = Reports {
-        properties: plan.properties(),
-        done: Vec::new(),
-    };
-    let checks = Checks {
-        specs: specs.to_vec().into(),
-        ..Checks::default()
-    };
+    let (plan, checks, mut sink) = setup(specs, opts)?;
     let mut driver = Driver::new(plan, checks, name);
     // A cross-check mismatch ends the audit there, as in the CLI: the reports of the traces
     // that ended are returned.
@@ -177,16 +186,7 @@ pub fn audit_path(
     path: &Path,
     opts: &AuditOptions,
 ) -> Result<Vec<TraceReport>, AuditError> {
-    let specs = std::slice::from_ref(spec);
-    let plan = AuditPlan::new(specs, opts)?;
-    let mut sink = Reports {
-        properties: plan.properties(),
-        done: Vec::new(),
-    };
-    let checks = Checks {
-        specs: specs.to_vec().into(),
-        ..Checks::default()
-    };
+    let (plan, checks, mut sink) = setup(std::slice::from_ref(spec), opts)?;
     audit_file(
         plan,
         checks,

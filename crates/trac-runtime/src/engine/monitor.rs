@@ -264,18 +264,26 @@ impl ProgressionMonitor {
             on_violation: false,
             on_satisfaction: false,
         };
-        m.residual = m.original;
-        m.verdict = Verdict::of_residual(m.original);
-        m.steps = 0;
-        m.prev_unreset = m.original;
-        m.last_true.clear();
-        m.run_prev = None;
-        m.first_decision = None;
-        m.explanation.clear();
-        m.dropped = 0;
-        m.witness.clear();
-        m.past_cited.clear();
+        m.fresh_run_state();
         m
+    }
+
+    /// The state of a monitor that has read no step, its buffers kept: residual and verdict
+    /// of the original formula, no step, no witness, no citation. The past-time state, the
+    /// citer and the complete mode's state are the callers' ([`Monitor::reset`] resets them;
+    /// [`ProgressionMonitor::plain_run_from_here`] keeps the past).
+    fn fresh_run_state(&mut self) {
+        self.residual = self.original;
+        self.verdict = Verdict::of_residual(self.original);
+        self.steps = 0;
+        self.prev_unreset = self.original;
+        self.last_true.clear();
+        self.run_prev = None;
+        self.first_decision = None;
+        self.explanation.clear();
+        self.dropped = 0;
+        self.witness.clear();
+        self.past_cited.clear();
     }
 
     fn record_step(&mut self, input: &StepInput<'_>, true_syms: &[Sym], after: Formula) {
@@ -490,18 +498,8 @@ impl Monitor for ProgressionMonitor {
     }
 
     fn reset(&mut self) {
-        self.residual = self.original;
+        self.fresh_run_state();
         self.past.reset(&self.arena);
-        self.verdict = Verdict::of_residual(self.original);
-        self.steps = 0;
-        self.prev_unreset = self.original;
-        self.last_true.clear();
-        self.run_prev = None;
-        self.first_decision = None;
-        self.explanation.clear();
-        self.dropped = 0;
-        self.witness.clear();
-        self.past_cited.clear();
         if let Some(c) = &mut self.citer {
             c.reset_state();
         }
