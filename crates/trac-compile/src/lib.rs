@@ -105,8 +105,8 @@ impl Default for CompileOptions {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CompileError {
     /// A past-time operator contains a future-time one.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] trac_ltl::progress::FutureInPast),
 }
 
 /// Sizes measured during a compilation.
@@ -149,7 +149,7 @@ pub fn compile(
     formula: Formula,
     opts: &CompileOptions,
 ) -> Result<Compiled, CompileError> {
-    validate(arena, formula).map_err(CompileError::Invalid)?;
+    validate(arena, formula)?;
     let acc0 = eval_empty(arena, formula);
     let mut b = Builder::new(arena, formula);
     let bits0 = b.initial_bits();
@@ -810,7 +810,7 @@ impl trac_spec::compiler::TableCompiler for Compiler {
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String> {
+    ) -> Result<Arc<Table>, trac_ltl::compiler::CompileError> {
         let key = (trac_spec::print(arena, formula), semantics);
         if let Some(t) = self
             .cache
@@ -825,7 +825,8 @@ impl trac_spec::compiler::TableCompiler for Compiler {
             semantics,
             minimize: Minimize::Language,
         };
-        let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
+        let c =
+            compile(&mut arena, formula, &opts).map_err(trac_ltl::compiler::CompileError::new)?;
         let t = Arc::new(c.table);
         self.cache
             .lock()

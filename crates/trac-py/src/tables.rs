@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use trac_compile::{compile, CompileOptions, Minimize};
 use trac_runtime::engine::{TableCompiler, VerdictOracle};
 use trac_runtime::table::Table;
+use trac_spec::compiler::CompileError;
 use trac_spec::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
 
@@ -105,7 +106,7 @@ impl TableCompiler for TableCache {
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String> {
+    ) -> Result<Arc<Table>, CompileError> {
         let key = (trac_spec::print(arena, formula), semantics);
         if let Some(t) = self.lock().get(&key) {
             return Ok(t.clone());
@@ -117,7 +118,7 @@ impl TableCompiler for TableCache {
             semantics,
             minimize: Minimize::Language,
         };
-        let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
+        let c = compile(&mut arena, formula, &opts).map_err(CompileError::new)?;
         Ok(self.lock().entry(key).or_insert(Arc::new(c.table)).clone())
     }
 
@@ -155,7 +156,7 @@ impl TableCompiler for Recording {
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String> {
+    ) -> Result<Arc<Table>, CompileError> {
         let t = self.inner.compile(arena, formula, semantics)?;
         let key = (trac_spec::print(arena, formula), semantics);
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());

@@ -53,9 +53,9 @@ pub use trac_spec::compiler::{TableCompiler, VerdictOracle};
 /// Why a monitor of an engine could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
-    /// The table compiler failed, with its message.
-    #[error("{0}")]
-    Compile(String),
+    /// The table compiler failed (its message; its cause is the compiler's own error).
+    #[error(transparent)]
+    Compile(trac_spec::compiler::CompileError),
     /// The compiled or cross-check engine was asked for without a table compiler.
     #[error("the compiled and cross-check engines need a table compiler (trac_compile::Compiler)")]
     NoCompiler,
