@@ -998,209 +998,316 @@ impl<'a> CheckCx<'a> {
 
     fn check_properties(&mut self) -> Vec<CheckedProperty> {
         let spec = self.spec;
+        let declared = Declared::new(spec);
         let mut out = Vec::new();
         let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (i, decl) in spec.properties.iter().enumerate() {
+            let item = self.property_item(i).cloned();
+            self.check_property_id(i, decl, item.as_ref(), &mut seen);
+            out.extend(self.check_property(decl, item.as_ref(), &declared));
+        }
+        out
+    }
+
+    /// The id of property `i`: not empty, not declared before (`seen`: the first index of each
+    /// id so far).
+    fn check_property_id<'s>(
+        &mut self,
+        i: usize,
+        decl: &'s PropertyDecl,
+        item: Option<&Item>,
+        seen: &mut HashMap<&'s str, usize>,
+    ) {
+        let id_at = item.map(|it| it.value_start("id"));
+        if decl.id.trim().is_empty() {
+            self.error(id_at, "empty property id".into());
+        }
+        if let Some(&first) = seen.get(decl.id.as_str()) {
+            let first_at = self
+                .property_item(first)
+                .map(|it| line_col(self.text, it.value_start("id")));
+            let msg = match first_at {
+                Some((l, c)) => format!(
+                    "duplicate property id `{}` (first declared at {l}:{c})",
+                    decl.id
+                ),
+                None => format!("duplicate property id `{}`", decl.id),
+            };
+            self.error(id_at, msg);
+        } else {
+            seen.insert(&decl.id, i);
+        }
+    }
+
+    /// One property: its formula parsed, its atoms checked against the declared propositions
+    /// and its quantified variables; `None` if the formula does not parse.
+    fn check_property(
+        &mut self,
+        decl: &PropertyDecl,
+        item: Option<&Item>,
+        declared: &Declared<'_>,
+    ) -> Option<CheckedProperty> {
+        let lit = item
+            .and_then(|it| it.fields.get("formula"))
+            .and_then(|f| f.strings.first().cloned());
+        let text = self.text;
+        let locate =
+            |off: usize| -> Option<usize> { lit.as_ref().map(|l| l.source_offset(text, off)) };
+        let mut arena = Arena::new();
+        let parsed = match parse_property(&mut arena, &decl.formula) {
+            Ok(p) => p,
+            Err(e) => {
+                let at = locate(e.span.start);
+                // The caret rendering shows the spec file's line, under the error's column.
+                let in_file = at.zip(locate(e.span.end)).map(|(start, end)| ParseError {
+                    message: e.message.clone(),
+                    span: start..end.max(start),
+                });
+                let msg = match &in_file {
+                    Some(fe) => parse_message(&decl.id, fe, self.text),
+                    None => parse_message(&decl.id, &e, &decl.formula),
+                };
+                self.error(at, msg);
+                return None;
+            }
+        };
+        let vars: Vec<String> = parsed.vars().into_iter().map(String::from).collect();
+        let mut pcx = PropertyCx {
+            pid: &decl.id,
+            formula: &decl.formula,
+            text,
+            lit: lit.clone(),
+            used: vec![false; vars.len()],
+            vars,
+            quantified: parsed.var.as_deref(),
+        };
+        let todo = self.atoms_to_check(&arena, parsed.body, &mut pcx);
+        for (parts, bound) in todo {
+            self.check_atom(&mut pcx, &parts, bound.as_deref(), declared);
+        }
+        for (var, used) in pcx.vars.iter().zip(&pcx.used) {
+            if !used {
+                let pid = pcx.pid;
+                self.error(
+                    pcx.locate(find_atom(pcx.formula, var, var)),
+                    format!(
+                        "property `{pid}`: quantified variable `{var}` is not used in the formula"
+                    ),
+                );
+            }
+        }
+        Some(CheckedProperty {
+            decl: decl.clone(),
+            arena,
+            var: parsed.var,
+            formula: parsed.body,
+        })
+    }
+
+    /// The atoms of a property to check, with the variables bound where they occur: the
+    /// property's `forall` variable, and inside `exists v: body` also `v` (the atoms of the
+    /// body). Checks the `exists` quantifiers themselves.
+    fn atoms_to_check(
+        &mut self,
+        arena: &Arena,
+        body: Formula,
+        pcx: &mut PropertyCx<'_>,
+    ) -> Vec<(AtomName, Option<String>)> {
+        let pid = pcx.pid;
+        let mut todo: Vec<(AtomName, Option<String>)> = Vec::new();
+        for sym in arena.atoms(body) {
+            let parts = arena.sym_parts(sym).clone();
+            let Some((evar, body)) = trac_ltl::parser::split_exists(&parts.name) else {
+                todo.push((parts, None));
+                continue;
+            };
+            let at = pcx.locate(pcx.formula.find("exists").unwrap_or(0));
+            let mut inner = Arena::new();
+            match trac_ltl::parse(&mut inner, body) {
+                Ok(b) => {
+                    if pcx.is_var(evar) {
+                        self.error(at, format!(
+                        "property `{pid}`: `exists {evar}: ...` reuses `{evar}`, a variable of the `forall`: name the quantifier's variable differently"
+                    ));
+                    }
+                    let mut mentioned: Vec<String> = Vec::new();
+                    for s in inner.atoms(b) {
+                        let ip = inner.sym_parts(s).clone();
+                        let args = ip.arg.clone().unwrap_or_default();
+                        // The body may mention a `forall` variable: the quantifier is
+                        // then evaluated per value of it (`trac_runtime::derived`).
+                        for a in args.split(", ") {
+                            if a != evar {
+                                pcx.mark(a);
+                                if pcx.is_var(a) && !mentioned.iter().any(|m| m == a) {
+                                    mentioned.push(a.to_string());
+                                }
+                            }
+                        }
+                        todo.push((ip, Some(evar.to_string())));
+                    }
+                    if mentioned.len() > 1 {
+                        self.error(at, format!(
+                        "property `{pid}`: `exists {evar}: ...` mentions {} variables of the `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
+                        mentioned.len(),
+                        mentioned.join(", ")
+                    ));
+                    }
+                }
+                Err(e) => self.error(at, format!("property `{pid}`: {}", e.message)),
+            }
+        }
+        todo
+    }
+
+    /// One atom of a property (`bound`: the variable of the `exists` it is in): a declared
+    /// proposition, with as many arguments as it has parameters, each a quantified variable or
+    /// a value.
+    fn check_atom(
+        &mut self,
+        pcx: &mut PropertyCx<'_>,
+        parts: &AtomName,
+        bound: Option<&str>,
+        declared: &Declared<'_>,
+    ) {
+        let pid = pcx.pid;
+        let at = pcx.locate(find_atom(pcx.formula, &parts.name, &parts.base));
+        let args: Vec<&str> = parts
+            .arg
+            .as_deref()
+            .map(|a| a.split(", ").collect())
+            .unwrap_or_default();
+        if bound.is_none() {
+            for a in &args {
+                pcx.mark(a);
+            }
+        }
+        if declared.props.is_empty() {
+            return;
+        }
+        let Some(p) = declared.props.get(parts.base.as_str()) else {
+            self.error(
+                at,
+                format!(
+                    "property `{pid}`: unknown proposition `{}`; declared: {}",
+                    parts.base,
+                    declared.names.join(", ")
+                ),
+            );
+            return;
+        };
+        let want = p.params();
+        match (&p.param, &parts.arg) {
+            (None, Some(arg)) => self.error(
+                at,
+                format!(
+                    "property `{pid}`: proposition `{}` has no parameter, but is used as `{}({arg})`",
+                    p.name, p.name
+                ),
+            ),
+            (Some(param), None) => self.error(
+                at,
+                format!(
+                    "property `{pid}`: proposition `{}` has parameter `{param}`: write `{}(<value>)`, or quantify it: `forall {param}: ... {}({param}) ...`",
+                    p.name, p.name, p.name
+                ),
+            ),
+            (Some(param), Some(_)) if args.len() != want.len() => self.error(
+                at,
+                format!(
+                    "property `{pid}`: proposition `{}` has {} parameter{} ({param}), but `{}` gives {}",
+                    p.name,
+                    want.len(),
+                    if want.len() == 1 { "" } else { "s" },
+                    parts.name,
+                    args.len()
+                ),
+            ),
+            (Some(_), Some(_)) => {
+                for arg in &args {
+                    let is_bound = pcx.is_var(arg) || Some(*arg) == bound;
+                    if !is_bound && declared.params.contains(arg) {
+                        self.error(
+                            at,
+                            format!(
+                                "property `{pid}`: variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`{}",
+                                parts.name,
+                                match pcx.quantified {
+                                    Some(v) => format!(" (the formula quantifies `{v}`)"),
+                                    None => String::new(),
+                                }
+                            ),
+                        )
+                    }
+                }
+            }
+            (None, None) => {}
+        }
+    }
+}
+
+/// The declared propositions of a spec, as the checks of the properties' atoms read them.
+struct Declared<'s> {
+    /// By name.
+    props: HashMap<&'s str, &'s PropositionDecl>,
+    /// The parameters of the parametric ones.
+    params: HashSet<&'s str>,
+    /// Their names, sorted (for messages).
+    names: Vec<&'s str>,
+}
+
+impl<'s> Declared<'s> {
+    fn new(spec: &'s Spec) -> Declared<'s> {
         let props: HashMap<&str, &PropositionDecl> = spec
             .propositions
             .iter()
             .map(|p| (p.name.as_str(), p))
             .collect();
         let params: HashSet<&str> = spec.propositions.iter().flat_map(|p| p.params()).collect();
-        let mut declared: Vec<&str> = props.keys().copied().collect();
-        declared.sort_unstable();
-        for (i, decl) in spec.properties.iter().enumerate() {
-            let item = self.property_item(i).cloned();
-            let id_at = item.as_ref().map(|it| it.value_start("id"));
-            if decl.id.trim().is_empty() {
-                self.error(id_at, "empty property id".into());
-            }
-            if let Some(&first) = seen.get(decl.id.as_str()) {
-                let first_at = self
-                    .property_item(first)
-                    .map(|it| line_col(self.text, it.value_start("id")));
-                let msg = match first_at {
-                    Some((l, c)) => format!(
-                        "duplicate property id `{}` (first declared at {l}:{c})",
-                        decl.id
-                    ),
-                    None => format!("duplicate property id `{}`", decl.id),
-                };
-                self.error(id_at, msg);
-            } else {
-                seen.insert(&decl.id, i);
-            }
-            let lit = item
-                .as_ref()
-                .and_then(|it| it.fields.get("formula"))
-                .and_then(|f| f.strings.first().cloned());
-            let locate = |off: usize| -> Option<usize> {
-                lit.as_ref().map(|l| l.source_offset(self.text, off))
-            };
-            let mut arena = Arena::new();
-            let parsed = match parse_property(&mut arena, &decl.formula) {
-                Ok(p) => p,
-                Err(e) => {
-                    let at = locate(e.span.start);
-                    // The caret rendering shows the spec file's line, under the error's column.
-                    let in_file = at.zip(locate(e.span.end)).map(|(start, end)| ParseError {
-                        message: e.message.clone(),
-                        span: start..end.max(start),
-                    });
-                    let msg = match &in_file {
-                        Some(fe) => parse_message(&decl.id, fe, self.text),
-                        None => parse_message(&decl.id, &e, &decl.formula),
-                    };
-                    self.error(at, msg);
-                    continue;
-                }
-            };
-            let pid = &decl.id;
-            let vars: Vec<String> = parsed.vars().into_iter().map(String::from).collect();
-            let is_var = |a: &str| vars.iter().any(|v| v == a);
-            // Per variable of the `forall`: whether some atom uses it.
-            let mut used = vec![false; vars.len()];
-            let mut mark = |a: &str| {
-                if let Some(i) = vars.iter().position(|v| v == a) {
-                    used[i] = true;
-                }
-            };
-            // Atoms to check, with the variables bound where they occur: the property's
-            // `forall` variable, and inside `exists v: body` also `v`.
-            let mut todo: Vec<(AtomName, Option<String>)> = Vec::new();
-            for sym in arena.atoms(parsed.body) {
-                let parts = arena.sym_parts(sym).clone();
-                let Some((evar, body)) = trac_ltl::parser::split_exists(&parts.name) else {
-                    todo.push((parts, None));
-                    continue;
-                };
-                let at = locate(decl.formula.find("exists").unwrap_or(0));
-                let mut inner = Arena::new();
-                match trac_ltl::parse(&mut inner, body) {
-                    Ok(b) => {
-                        if is_var(evar) {
-                            self.error(at, format!(
-                                "property `{pid}`: `exists {evar}: ...` reuses `{evar}`, a variable of the `forall`: name the quantifier's variable differently"
-                            ));
-                        }
-                        let mut mentioned: Vec<String> = Vec::new();
-                        for s in inner.atoms(b) {
-                            let ip = inner.sym_parts(s).clone();
-                            let args = ip.arg.clone().unwrap_or_default();
-                            // The body may mention a `forall` variable: the quantifier is
-                            // then evaluated per value of it (`trac_runtime::derived`).
-                            for a in args.split(", ") {
-                                if a != evar {
-                                    mark(a);
-                                    if is_var(a) && !mentioned.iter().any(|m| m == a) {
-                                        mentioned.push(a.to_string());
-                                    }
-                                }
-                            }
-                            todo.push((ip, Some(evar.to_string())));
-                        }
-                        if mentioned.len() > 1 {
-                            self.error(at, format!(
-                                "property `{pid}`: `exists {evar}: ...` mentions {} variables of the `forall` ({}): a quantifier's body may mention one of them (not supported yet)",
-                                mentioned.len(),
-                                mentioned.join(", ")
-                            ));
-                        }
-                    }
-                    Err(e) => self.error(at, format!("property `{pid}`: {}", e.message)),
-                }
-            }
-            for (parts, bound) in todo {
-                let at = locate(find_atom(&decl.formula, &parts.name, &parts.base));
-                let args: Vec<&str> = parts
-                    .arg
-                    .as_deref()
-                    .map(|a| a.split(", ").collect())
-                    .unwrap_or_default();
-                if bound.is_none() {
-                    for a in &args {
-                        mark(a);
-                    }
-                }
-                if props.is_empty() {
-                    continue;
-                }
-                let Some(p) = props.get(parts.base.as_str()) else {
-                    self.error(
-                        at,
-                        format!(
-                            "property `{pid}`: unknown proposition `{}`; declared: {}",
-                            parts.base,
-                            declared.join(", ")
-                        ),
-                    );
-                    continue;
-                };
-                let want = p.params();
-                match (&p.param, &parts.arg) {
-                    (None, Some(arg)) => self.error(
-                        at,
-                        format!(
-                            "property `{pid}`: proposition `{}` has no parameter, but is used as `{}({arg})`",
-                            p.name, p.name
-                        ),
-                    ),
-                    (Some(param), None) => self.error(
-                        at,
-                        format!(
-                            "property `{pid}`: proposition `{}` has parameter `{param}`: write `{}(<value>)`, or quantify it: `forall {param}: ... {}({param}) ...`",
-                            p.name, p.name, p.name
-                        ),
-                    ),
-                    (Some(param), Some(_)) if args.len() != want.len() => self.error(
-                        at,
-                        format!(
-                            "property `{pid}`: proposition `{}` has {} parameter{} ({param}), but `{}` gives {}",
-                            p.name,
-                            want.len(),
-                            if want.len() == 1 { "" } else { "s" },
-                            parts.name,
-                            args.len()
-                        ),
-                    ),
-                    (Some(_), Some(_)) => {
-                        for arg in &args {
-                            let is_bound = is_var(arg) || Some(*arg) == bound.as_deref();
-                            if !is_bound && params.contains(arg) {
-                                self.error(
-                                    at,
-                                    format!(
-                                        "property `{pid}`: variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`{}",
-                                        parts.name,
-                                        match &parsed.var {
-                                            Some(v) => format!(" (the formula quantifies `{v}`)"),
-                                            None => String::new(),
-                                        }
-                                    ),
-                                )
-                            }
-                        }
-                    }
-                    (None, None) => {}
-                }
-            }
-            for (var, used) in vars.iter().zip(&used) {
-                if !used {
-                    self.error(
-                        locate(find_atom(&decl.formula, var, var)),
-                        format!(
-                            "property `{pid}`: quantified variable `{var}` is not used in the formula"
-                        ),
-                    );
-                }
-            }
-            out.push(CheckedProperty {
-                decl: decl.clone(),
-                arena,
-                var: parsed.var,
-                formula: parsed.body,
-            });
+        let mut names: Vec<&str> = props.keys().copied().collect();
+        names.sort_unstable();
+        Declared {
+            props,
+            params,
+            names,
         }
-        out
+    }
+}
+
+/// What the checks of one property's atoms share.
+struct PropertyCx<'p> {
+    /// The property's id.
+    pid: &'p str,
+    /// The property's formula.
+    formula: &'p str,
+    /// The spec file's text.
+    text: &'p str,
+    /// The formula's string literal in the file, if known.
+    lit: Option<Lit>,
+    /// The variables of the `forall`.
+    vars: Vec<String>,
+    /// Per variable of the `forall`: whether some atom uses it.
+    used: Vec<bool>,
+    /// The `forall` variables as written (`x, y`), for messages.
+    quantified: Option<&'p str>,
+}
+
+impl PropertyCx<'_> {
+    /// The file offset of byte `off` of the formula, if the formula's literal is known.
+    fn locate(&self, off: usize) -> Option<usize> {
+        self.lit.as_ref().map(|l| l.source_offset(self.text, off))
+    }
+
+    /// Whether `a` is a variable of the `forall`.
+    fn is_var(&self, a: &str) -> bool {
+        self.vars.iter().any(|v| v == a)
+    }
+
+    /// Marks the `forall` variable `a` (if it is one) used.
+    fn mark(&mut self, a: &str) {
+        if let Some(i) = self.vars.iter().position(|v| v == a) {
+            self.used[i] = true;
+        }
     }
 }
 
