@@ -4,8 +4,8 @@ use crate::model::{Model, Property};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use trac_core::table::Table;
-use trac_spec::formula::AtomName;
-use trac_spec::spec::Semantics;
+use trac_core::Semantics;
+use trac_ltl::formula::AtomName;
 
 fn u32s(v: &[u32]) -> TokenStream {
     let lits = v.iter().map(|&n| Literal::u32_unsuffixed(n));

@@ -60,7 +60,7 @@ pub mod model;
 use proc_macro2::TokenStream;
 use quote::quote;
 use trac_core::table::Table;
-use trac_spec::formula::{Arena, Formula};
+use trac_ltl::formula::{Arena, Formula};
 use trac_spec::spec::{CheckedSpec, Semantics};
 
 pub use model::{camel_ident, snake_ident, GenerateError, SpecOptions};

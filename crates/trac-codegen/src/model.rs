@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use syn::{Attribute, Ident, LitStr, Visibility};
 use trac_core::table::Table;
-use trac_spec::formula::{Arena, Formula};
+use trac_ltl::formula::{Arena, Formula};
+use trac_ltl::ParseError;
 use trac_spec::spec::{CheckedSpec, Semantics, Spec};
-use trac_spec::ParseError;
 
 /// Method names of the generated monitor that a property accessor must not take.
 const RESERVED: &[&str] = &[
@@ -198,18 +198,18 @@ fn compile(
         }
         for s in arena.atoms(f) {
             let name = arena.sym_name(s);
-            let parts = trac_spec::formula::AtomName::parse(name);
+            let parts = trac_ltl::formula::AtomName::parse(name);
             let multi = parts
                 .arg
                 .as_deref()
                 .is_some_and(|a| a.contains(", ") && a.split(", ").any(|x| x == var));
-            let derived = trac_spec::parser::split_exists(name).is_some()
+            let derived = trac_ltl::parser::split_exists(name).is_some()
                 || parts
                     .arg
                     .as_deref()
                     .is_some_and(|a| a.contains(['*', '?', '|']));
             if multi
-                || (derived && trac_spec::parser::instantiate_exists(name, var, "v").is_some())
+                || (derived && trac_ltl::parser::instantiate_exists(name, var, "v").is_some())
                 || (derived && name != trac_core::names::instantiate_name(name, var, "v"))
             {
                 return Err(format!(
@@ -494,7 +494,7 @@ fn inline_property(
         table: None,
         specials: Vec::new(),
     };
-    let parsed = match trac_spec::parse_property(&mut arena, &src) {
+    let parsed = match trac_ltl::parse_property(&mut arena, &src) {
         Ok(p) => p,
         Err(e) => {
             errors.push(span, formula_message(&id, &e, &src));
@@ -541,7 +541,7 @@ fn inline_property(
 /// they are all fine and whether the quantified variable is used.
 fn check_atoms(
     arena: &Arena,
-    parsed: &trac_spec::ParsedProperty,
+    parsed: &trac_ltl::ParsedProperty,
     declared: &Declared<'_>,
     (id, src, span): (&str, &str, Span),
     errors: &mut Errors,
@@ -668,8 +668,8 @@ fn spec_into(
     for cp in &spec.properties {
         for sym in cp.arena.atoms(cp.formula) {
             let name = cp.arena.sym_name(sym);
-            let derived = trac_spec::parser::split_exists(name).is_some()
-                || trac_spec::formula::split_atom_name(name)
+            let derived = trac_ltl::parser::split_exists(name).is_some()
+                || trac_ltl::formula::split_atom_name(name)
                     .is_some_and(|(_, args)| args.contains(['*', '?', '|']));
             if !derived || model.props.iter().any(|p| p.name == name) {
                 continue;

@@ -8,9 +8,9 @@ use super::model::{
 };
 use super::rules::{is_identifier, is_word_char, Rule, RuleCompiler, SyntaxRules};
 use super::source::{line_col, Item, Lit, SourceMap};
-use crate::formula::{Arena, AtomName, Formula};
-use crate::parser::{parse_property, ParseError};
 use std::collections::{HashMap, HashSet};
+use trac_ltl::formula::{Arena, AtomName, Formula};
+use trac_ltl::parser::{parse_property, ParseError};
 
 impl Spec {
     /// Parses every property's formula (each in a fresh [`Arena`]) and checks the spec.

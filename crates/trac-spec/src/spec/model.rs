@@ -3,11 +3,11 @@
 
 use super::rules::Rule;
 use super::source::{is_blank_ron, line_col, SourceMap};
-use crate::formula::{Arena, Formula};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
+use trac_ltl::formula::{Arena, Formula};
 
 /// A spec file: propositions with their labeling rules, and the properties to monitor.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
