@@ -35,7 +35,11 @@ pub fn run(root: &Path, write: bool) -> Result<String, Error> {
     if write {
         let path = root.join("BENCHMARKS.md");
         let doc = std::fs::read_to_string(&path).map_err(io(&path))?;
-        let updated = replace(&doc, &table).ok_or_else(|| Error::NoMarkers(path.clone()))?;
+        let updated = replace(&doc, &table).ok_or_else(|| Error::NoMarkers {
+            path: path.clone(),
+            begin: BEGIN,
+            end: END,
+        })?;
         std::fs::write(&path, updated).map_err(io(&path))?;
     }
     Ok(table)

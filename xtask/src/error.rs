@@ -57,8 +57,15 @@ pub enum Error {
     #[error("the report printed no table (no bench-report markers)")]
     NoTable,
     /// `BENCHMARKS.md` has no markers to put the table between.
-    #[error("{}: no {} ... {} markers", .0.display(), crate::bench_report::BEGIN, crate::bench_report::END)]
-    NoMarkers(PathBuf),
+    #[error("{}: no {begin} ... {end} markers", path.display())]
+    NoMarkers {
+        /// `BENCHMARKS.md`.
+        path: PathBuf,
+        /// The opening marker.
+        begin: &'static str,
+        /// The closing marker.
+        end: &'static str,
+    },
 }
 
 /// An [`Error::Io`] for `path`, as a `map_err` argument.

@@ -177,6 +177,21 @@ pub fn camel_ident(name: &str) -> String {
     out
 }
 
+/// Compiles one property body into a minimized table.
+fn compile_table(
+    arena: &mut Arena,
+    formula: Formula,
+    semantics: Semantics,
+) -> Result<Table, String> {
+    let opts = trac_compile::CompileOptions {
+        semantics,
+        minimize: trac_compile::Minimize::Language,
+    };
+    trac_compile::compile(arena, formula, &opts)
+        .map(|c| c.table)
+        .map_err(|e| e.to_string())
+}
+
 /// The compiled tables of one property: its body, and for a parametric one the instances of
 /// the values written in the formula.
 type Compiled = (Table, Vec<(String, Table)>);
@@ -218,12 +233,12 @@ fn compile(
             }
         }
     }
-    let table = crate::compile_table(arena, f, semantics)?;
+    let table = compile_table(arena, f, semantics)?;
     let mut specials = Vec::new();
     if let Some(var) = var {
         for c in trac_core::generated::special_values(table.prop_names(), var) {
             let g = arena.instantiate(f, var, &c);
-            let t = crate::compile_table(arena, g, semantics)
+            let t = compile_table(arena, g, semantics)
                 .map_err(|e| format!("the instance `{var} = {c}`: {e}"))?;
             specials.push((c, t));
         }
