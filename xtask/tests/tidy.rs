@@ -6,7 +6,8 @@
 //! - [`no_function_over_150_lines`]: no function body over 150 lines, outside generated code.
 //! - [`no_public_string_error`]: no `pub fn ... -> Result<_, String>`.
 //!
-//! Each test prints every offender, sorted, and fails if there is one.
+//! Each test prints every offender, sorted, and fails if there is one. `TIDY_ROOT=path` checks
+//! another checkout (`TIDY_ROOT=../main cargo test -p xtask --test tidy`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,11 @@ use std::path::{Path, PathBuf};
 /// `fn` line to the closing brace (as `shared/tools/long_functions.py` counts them).
 const MAX_FN_LINES: usize = 150;
 
+/// The workspace root; `TIDY_ROOT` names another checkout to check.
 fn root() -> PathBuf {
+    if let Some(r) = std::env::var_os("TIDY_ROOT") {
+        return PathBuf::from(r);
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask is in the workspace root")
@@ -371,10 +376,11 @@ fn no_function_over_150_lines() {
 // Public `Result<_, String>`.
 
 /// The public functions of stripped code whose return type is `Result<_, String>`: `(line,
-/// name)`. `pub(crate)` and `pub(super)` functions are not public.
+/// name)`. Public: `pub fn`, and the methods of a `pub trait`; `pub(crate)` and `pub(super)`
+/// functions are not public.
 fn string_errors(code: &str) -> Vec<(usize, String)> {
     let toks = tokens(code);
-    let mut out = Vec::new();
+    let mut fns: BTreeSet<usize> = BTreeSet::new();
     for (k, t) in toks.iter().enumerate() {
         if t.text != "pub" {
             continue;
@@ -386,9 +392,16 @@ fn string_errors(code: &str) -> Vec<(usize, String)> {
         {
             j += 1;
         }
-        if toks.get(j).map(|q| q.text.as_str()) != Some("fn") {
-            continue;
+        match toks.get(j).map(|q| q.text.as_str()) {
+            Some("fn") => {
+                fns.insert(j);
+            }
+            Some("trait") => fns.extend(trait_methods(&toks, j)),
+            _ => {}
         }
+    }
+    let mut out = Vec::new();
+    for j in fns {
         let Some(name) = toks.get(j + 1) else {
             continue;
         };
@@ -411,7 +424,30 @@ fn string_errors(code: &str) -> Vec<(usize, String)> {
             }
         }
         if ret.is_some_and(|r| is_string_result(&r)) {
-            out.push((t.line, name.text.clone()));
+            out.push((toks[j].line, name.text.clone()));
+        }
+    }
+    out
+}
+
+/// The `fn` tokens of the methods of the trait declared at token `trait_at`.
+fn trait_methods(toks: &[Token], trait_at: usize) -> Vec<usize> {
+    let Some(open) = body_open(toks, trait_at + 1) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    for (j, t) in toks.iter().enumerate().skip(open) {
+        match t.text.as_str() {
+            "{" => depth += 1,
+            "}" => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            "fn" if depth == 1 => out.push(j),
+            _ => {}
         }
     }
     out
@@ -817,9 +853,13 @@ fn the_checks_see_their_offenders() {
     assert_eq!(f[0].lines, MAX_FN_LINES + 2);
     let errs = string_errors(&strip(
         "pub fn a() -> Result<(), String> {}\npub(crate) fn b() -> Result<(), String> {}\n\
-         pub fn c() -> Result<Vec<u8>, std::string::String>;\npub fn d() -> Result<String, E> {}",
+         pub fn c() -> Result<Vec<u8>, std::string::String>;\npub fn d() -> Result<String, E> {}\n\
+         pub trait T {\n    fn e(&self) -> Result<(), String>;\n    fn f(&self) {}\n}",
     ));
-    assert_eq!(errs, [(1, "a".to_string()), (3, "c".to_string())]);
+    assert_eq!(
+        errs,
+        [(1, "a".into()), (3, "c".into()), (6, "e".into())] as [(usize, String); 3]
+    );
     let dir = std::env::temp_dir().join(format!("tidy-{}", std::process::id()));
     let src = dir.join("src");
     std::fs::create_dir_all(src.join("b")).unwrap();

@@ -56,6 +56,6 @@ pub use model::{
     PropositionDecl, Semantics, Spec, SpecError, SpecSource,
 };
 pub use rules::{
-    glob_match, parse_arg_path, regex_group_names, words_placeholders, words_tokens, PathStep,
-    Rule, RuleCompiler, RuleError, SyntaxRules, WordsError, WordsToken,
+    glob_match, parse_arg_path, regex_group_names, words_placeholders, words_tokens, ArgPathError,
+    ArgPathErrorKind, PathStep, Rule, RuleCompiler, RuleError, SyntaxRules, WordsError, WordsToken,
 };

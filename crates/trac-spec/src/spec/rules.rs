@@ -59,15 +59,52 @@ pub enum PathStep {
     Any,
 }
 
+/// A malformed [`Rule::Arg`] path: what is wrong, where (`… at byte 3 of "$.a["`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} at byte {at} of {path:?}")]
+pub struct ArgPathError {
+    /// The path.
+    pub path: String,
+    /// The byte offset of the malformed step.
+    pub at: usize,
+    /// What is wrong there.
+    pub kind: ArgPathErrorKind,
+}
+
+/// What is wrong in a malformed [`Rule::Arg`] path.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArgPathErrorKind {
+    /// The path does not start with `$`.
+    #[error("a path starts with `$`")]
+    NoDollar,
+    /// A `.` without a field name (or `*`) after it.
+    #[error("expected a field name after `.`")]
+    NoFieldName,
+    /// A `[` without its `]`.
+    #[error("unclosed `[`")]
+    Unclosed,
+    /// A bracket that is not `[N]`, `[*]` or `['name']`; its contents.
+    #[error("expected `[N]`, `[*]` or `['name']`, found `[{0}]`")]
+    BadBracket(String),
+    /// A character that starts no step.
+    #[error("unexpected `{0}`: expected `.name`, `[N]`, `[*]` or `['name']`")]
+    Unexpected(char),
+}
+
 /// Parses the JSONPath subset of [`Rule::Arg`]: `$` followed by steps `.name` (an identifier:
 /// letters, digits, `_`, `-`), `['name']` / `["name"]`, `[N]`, `[*]` or `.*`.
 ///
 /// # Errors
-/// `(byte offset, message)` for the first malformed step.
-pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, (usize, String)> {
+/// [`ArgPathError`]: the first malformed step, with its byte offset.
+pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, ArgPathError> {
+    let err = |at: usize, kind: ArgPathErrorKind| ArgPathError {
+        path: path.to_string(),
+        at,
+        kind,
+    };
     let b = path.as_bytes();
     if b.first() != Some(&b'$') {
-        return Err((0, "a path starts with `$`".into()));
+        return Err(err(0, ArgPathErrorKind::NoDollar));
     }
     let mut i = 1;
     let mut out = Vec::new();
@@ -86,7 +123,7 @@ pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, (usize, String)> {
                     i += 1;
                 }
                 if start == i {
-                    return Err((start, "expected a field name after `.`".into()));
+                    return Err(err(start, ArgPathErrorKind::NoFieldName));
                 }
                 out.push(PathStep::Key(path[start..i].to_string()));
             }
@@ -94,7 +131,7 @@ pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, (usize, String)> {
                 let close = path[i..]
                     .find(']')
                     .map(|k| i + k)
-                    .ok_or((i, "unclosed `[`".to_string()))?;
+                    .ok_or_else(|| err(i, ArgPathErrorKind::Unclosed))?;
                 let inner = path[i + 1..close].trim();
                 let step = if inner == "*" {
                     PathStep::Any
@@ -106,21 +143,15 @@ pub fn parse_arg_path(path: &str) -> Result<Vec<PathStep>, (usize, String)> {
                 {
                     PathStep::Key(inner[1..inner.len() - 1].to_string())
                 } else {
-                    return Err((
-                        i,
-                        format!("expected `[N]`, `[*]` or `['name']`, found `[{inner}]`"),
-                    ));
+                    return Err(err(i, ArgPathErrorKind::BadBracket(inner.to_string())));
                 };
                 out.push(step);
                 i = close + 1;
             }
             _ => {
-                return Err((
+                return Err(err(
                     i,
-                    format!(
-                        "unexpected `{}`: expected `.name`, `[N]`, `[*]` or `['name']`",
-                        &path[i..].chars().next().unwrap_or(' ')
-                    ),
+                    ArgPathErrorKind::Unexpected(path[i..].chars().next().unwrap_or(' ')),
                 ))
             }
         }
@@ -238,7 +269,7 @@ pub enum RuleError {
     Regex(String),
     /// A malformed `Arg` path.
     #[error("invalid argument path: {0}")]
-    Path(String),
+    Path(ArgPathError),
 }
 
 /// The tokens of a `Words` pattern such as `"take {item...} from {place}"`.
@@ -368,8 +399,7 @@ impl RuleCompiler for SyntaxRules {
             Rule::Words(w) => Ok(words_placeholders(w)?),
             Rule::Regex(r) | Rule::Field(_, r) => Ok(regex_group_names(r)),
             Rule::Arg { path, capture, .. } => {
-                parse_arg_path(path)
-                    .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
+                parse_arg_path(path).map_err(RuleError::Path)?;
                 Ok(capture.iter().cloned().collect())
             }
             _ => Ok(Vec::new()),
