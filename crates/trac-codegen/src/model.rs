@@ -760,15 +760,16 @@ fn spec_into(
 }
 
 /// Why no monitor could be generated for a spec ([`crate::generate_spec`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum GenerateError {
     /// The crate path given for the generated code does not parse as a Rust path.
-    #[error("bad crate path `{path}`: {message}")]
+    #[error("bad crate path `{path}`: {source}")]
     CratePath {
         /// The path as given.
         path: String,
-        /// The parser's message.
-        message: String,
+        /// Why it does not parse.
+        #[source]
+        source: syn::Error,
     },
     /// The type name given is not a Rust identifier.
     #[error("`{0}` is not a type name")]
@@ -788,9 +789,9 @@ pub fn from_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<Model, Ge
     let krate = if opts.krate.is_empty() {
         default_krate()
     } else {
-        syn::parse_str(opts.krate).map_err(|e| GenerateError::CratePath {
+        syn::parse_str(opts.krate).map_err(|source| GenerateError::CratePath {
             path: opts.krate.to_string(),
-            message: e.to_string(),
+            source,
         })?
     };
     let ident = syn::parse_str::<Ident>(opts.type_name)
