@@ -19,7 +19,8 @@ pub(crate) fn print(arena: &Arena, f: Formula, exists_parses: ExistsParses) -> S
 }
 
 /// How an atomic proposition named `name` is written in a formula (see
-/// [`crate::printer::atom_text`]): bare (`take_1`), parametric (`take(item)`, `delivered("red hot pepper")`) or double-quoted (`"package 1"`).
+/// [`crate::printer::atom_text`]): bare (`take_1`), parametric (`take(item)`,
+/// `delivered("red hot pepper")`) or double-quoted (`"package 1"`).
 pub(crate) fn atom_text(name: &str, exists_parses: ExistsParses) -> String {
     if is_plain_ident(name) {
         return name.to_string();
