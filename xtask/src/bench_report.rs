@@ -6,6 +6,7 @@
 //! `cargo bench --bench report` so that it is built with optimizations whatever profile the
 //! xtask runs in. It takes about a minute and a half on 2 cores, plus the build.
 
+use crate::error::{io, Error};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -18,29 +19,28 @@ pub const END: &str = "<!-- bench-report:end -->";
 ///
 /// # Errors
 /// The build or run failed, or `BENCHMARKS.md` has no markers to replace between.
-pub fn run(root: &Path, write: bool) -> Result<String, String> {
+pub fn run(root: &Path, write: bool) -> Result<String, Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let out = Command::new(cargo)
         .args(["bench", "--bench", "report"])
         .current_dir(root)
         .stderr(Stdio::inherit())
         .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
+        .map_err(Error::Cargo)?;
     if !out.status.success() {
-        return Err(format!(
-            "cargo bench --bench report failed ({})",
-            out.status
-        ));
+        return Err(Error::BenchFailed(out.status));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let table = extract(&stdout)
-        .ok_or_else(|| "the report printed no table (no bench-report markers)".to_string())?;
+    let table = extract(&stdout).ok_or(Error::NoTable)?;
     if write {
         let path = root.join("BENCHMARKS.md");
-        let doc = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let updated = replace(&doc, &table)
-            .ok_or_else(|| format!("{}: no {BEGIN} ... {END} markers", path.display()))?;
-        std::fs::write(&path, updated).map_err(|e| format!("{}: {e}", path.display()))?;
+        let doc = std::fs::read_to_string(&path).map_err(io(&path))?;
+        let updated = replace(&doc, &table).ok_or_else(|| Error::NoMarkers {
+            path: path.clone(),
+            begin: BEGIN,
+            end: END,
+        })?;
+        std::fs::write(&path, updated).map_err(io(&path))?;
     }
     Ok(table)
 }

@@ -6,6 +6,7 @@
 //! ([`tests::generated_files_are_fresh`]) fails when one differs from what the generator produces
 //! now, so `cargo test` catches a stale or hand-edited file.
 
+use crate::error::{io, Error};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use trac_codegen::{camel_ident, generate_spec, snake_ident, SpecOptions};
@@ -41,10 +42,10 @@ pub fn out_dir(root: &Path) -> PathBuf {
 ///
 /// # Errors
 /// A spec that does not load, check or compile, with its path.
-pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
+pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
     let spec_dir = root.join("examples/specs");
     let mut specs: Vec<PathBuf> = std::fs::read_dir(&spec_dir)
-        .map_err(|e| format!("{}: {e}", spec_dir.display()))?
+        .map_err(io(&spec_dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .collect();
@@ -62,7 +63,10 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
         let rel = format!("examples/specs/{stem}.ron");
         let spec = Spec::from_path(path)
             .and_then(|s| s.check())
-            .map_err(|e| format!("{rel}:\n{e}"))?;
+            .map_err(|source| Error::Spec {
+                file: rel.clone(),
+                source,
+            })?;
         let module = snake_ident(&stem);
         let type_name = camel_ident(&stem);
         let opts = SpecOptions {
@@ -70,9 +74,14 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
             krate: "::trac_core",
             file: Some(&rel),
         };
-        let tokens = generate_spec(&spec, &opts).map_err(|e| format!("{rel}: {e}"))?;
-        let file: syn::File = syn::parse2(tokens)
-            .map_err(|e| format!("{rel}: generated code does not parse: {e}"))?;
+        let tokens = generate_spec(&spec, &opts).map_err(|source| Error::Generate {
+            file: rel.clone(),
+            source,
+        })?;
+        let file: syn::File = syn::parse2(tokens).map_err(|source| Error::Unparsable {
+            file: rel.clone(),
+            source,
+        })?;
         let body = prettyplease::unparse(&file);
         let text = format!(
             "{HEADER}\n// Source: {rel}\n//! The monitor of `{rel}`: `{type_name}`.\n\n{body}"
@@ -92,7 +101,7 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, String> {
 /// # Errors
 /// A spec that does not generate, a file that cannot be written, or in [`Mode::Check`] the
 /// list of stale files (`path is stale: run `cargo xtask codegen``).
-pub fn run(mode: Mode) -> Result<String, String> {
+pub fn run(mode: Mode) -> Result<String, Error> {
     let root = root();
     let files = generate(&root)?;
     let mut stale = Vec::new();
@@ -106,9 +115,9 @@ pub fn run(mode: Mode) -> Result<String, String> {
             Mode::Check => stale.push(path.clone()),
             Mode::Write => {
                 if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                    std::fs::create_dir_all(dir).map_err(io(dir))?;
                 }
-                std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                std::fs::write(path, text).map_err(io(path))?;
                 written += 1;
             }
         }
@@ -139,15 +148,12 @@ pub fn run(mode: Mode) -> Result<String, String> {
             if msgs.is_empty() {
                 Ok(format!("{} generated files are up to date", files.len()))
             } else {
-                Err(format!(
-                    "{}\nrun `cargo xtask codegen` to regenerate (generated files must not be edited by hand)",
-                    msgs.join("\n")
-                ))
+                Err(Error::Stale(msgs))
             }
         }
         Mode::Write => {
             for p in &extra {
-                std::fs::remove_file(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                std::fs::remove_file(p).map_err(io(p))?;
             }
             Ok(format!(
                 "{written} of {} generated files rewritten, {} removed",

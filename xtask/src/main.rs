@@ -8,6 +8,7 @@
 
 mod bench_report;
 mod codegen;
+mod error;
 
 use std::process::ExitCode;
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
 use trac_llm::testserver::{prompt_step, rule_answer, Reply, TestServer};
-use trac_runtime::labeler::RuleLabeler;
+use trac_runtime::label::labeler::RuleLabeler;
 use trac_spec::spec::Spec;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");

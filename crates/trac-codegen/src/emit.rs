@@ -4,8 +4,8 @@ use crate::model::{Model, Property};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 use trac_core::table::Table;
-use trac_spec::formula::AtomName;
-use trac_spec::spec::Semantics;
+use trac_core::Semantics;
+use trac_ltl::formula::AtomName;
 
 fn u32s(v: &[u32]) -> TokenStream {
     let lits = v.iter().map(|&n| Literal::u32_unsuffixed(n));
@@ -130,31 +130,109 @@ fn table_expr(model: &Model, table: &Table) -> TokenStream {
     }
 }
 
+/// The names and flags that the parts of a model's code share.
+struct Cx<'m> {
+    model: &'m Model,
+    /// Emit the same items with bodies that are never run (the model has errors).
+    stub: bool,
+    /// The path of the runtime crate.
+    k: &'m syn::Path,
+    vis: &'m syn::Visibility,
+    /// The monitor type.
+    ident: &'m syn::Ident,
+    /// The monitor type's name.
+    name: String,
+    /// The valuation type.
+    val: syn::Ident,
+    /// The verdicts type.
+    verdicts: syn::Ident,
+    /// Whether a proposition is parametric (the valuation then has a lifetime).
+    has_params: bool,
+    lt_def: TokenStream,
+    lt_use: TokenStream,
+    lt_any: TokenStream,
+    /// The runtime crate's path as text (`trac_core`), for docs.
+    krate_name: String,
+    /// The number of properties.
+    n_lit: Literal,
+    /// The body of a stub item.
+    unreachable: TokenStream,
+}
+
+impl<'m> Cx<'m> {
+    fn new(model: &'m Model) -> Cx<'m> {
+        let stub = model.properties.iter().any(|p| p.table.is_none());
+        let k = &model.krate;
+        let vis = &model.vis;
+        let ident = &model.ident;
+        let name = ident.to_string();
+        let val = format_ident!("{}Valuation", ident);
+        let verdicts = format_ident!("{}Verdicts", ident);
+        let has_params = model.has_params();
+        let (lt_def, lt_use, lt_any) = if has_params {
+            (quote!(<'a>), quote!(<'a>), quote!(<'_>))
+        } else {
+            (quote!(), quote!(), quote!())
+        };
+        let krate_name = quote!(#k)
+            .to_string()
+            .replace(" ", "")
+            .trim_start_matches("::")
+            .to_string();
+        let n = model.properties.len();
+        let n_lit = Literal::usize_unsuffixed(n);
+        let unreachable = quote!(::core::unreachable!("trac_monitor! input has errors"));
+        Cx {
+            model,
+            stub,
+            k,
+            vis,
+            ident,
+            name,
+            val,
+            verdicts,
+            has_params,
+            lt_def,
+            lt_use,
+            lt_any,
+            krate_name,
+            n_lit,
+            unreachable,
+        }
+    }
+}
+
 /// The code of a model; `stub`: the same items with bodies that are never run (after errors).
 pub fn emit(model: &Model) -> TokenStream {
-    let stub = model.properties.iter().any(|p| p.table.is_none());
-    let k = &model.krate;
-    let vis = &model.vis;
-    let ident = &model.ident;
-    let name = ident.to_string();
-    let val = format_ident!("{}Valuation", ident);
-    let verdicts = format_ident!("{}Verdicts", ident);
-    let has_params = model.has_params();
-    let (lt_def, lt_use, lt_any) = if has_params {
-        (quote!(<'a>), quote!(<'a>), quote!(<'_>))
-    } else {
-        (quote!(), quote!(), quote!())
+    let cx = Cx::new(model);
+    let valuation = valuation(&cx);
+    let verdicts_def = verdicts_def(&cx);
+    let monitor = monitor(&cx);
+    let include = match &model.include {
+        Some(path) => quote!(
+            const _: &[u8] = ::core::include_bytes!(#path);
+        ),
+        None => quote!(),
     };
-    let krate_name = quote!(#k)
-        .to_string()
-        .replace(" ", "")
-        .trim_start_matches("::")
-        .to_string();
-    let n = model.properties.len();
-    let n_lit = Literal::usize_unsuffixed(n);
-    let unreachable = quote!(::core::unreachable!("trac_monitor! input has errors"));
 
-    // ---- The valuation.
+    quote! {
+        #monitor
+        #valuation
+        #verdicts_def
+        #include
+    }
+}
+
+/// The valuation: one field per proposition, and `from_labels`.
+fn valuation(cx: &Cx<'_>) -> TokenStream {
+    let k = cx.k;
+    let model = cx.model;
+    let vis = cx.vis;
+    let name = &cx.name;
+    let val = &cx.val;
+    let has_params = cx.has_params;
+    let lt_def = &cx.lt_def;
+    let lt_use = &cx.lt_use;
     let val_fields = model.props.iter().map(|p| {
         let f = &p.field;
         let d = docs(&p.doc.lines().map(str::to_string).collect::<Vec<_>>());
@@ -208,8 +286,17 @@ pub fn emit(model: &Model) -> TokenStream {
             }
         }
     };
+    valuation
+}
 
-    // ---- The verdicts of one step.
+/// The verdicts of one step: one field per property.
+fn verdicts_def(cx: &Cx<'_>) -> TokenStream {
+    let k = cx.k;
+    let model = cx.model;
+    let vis = cx.vis;
+    let name = &cx.name;
+    let verdicts = &cx.verdicts;
+    let n_lit = &cx.n_lit;
     let verdict_fields = model.properties.iter().map(|p| {
         let f = &p.field;
         let d = format!(
@@ -246,8 +333,32 @@ pub fn emit(model: &Model) -> TokenStream {
             }
         }
     };
+    verdicts_def
+}
 
-    // ---- The monitor.
+/// The method bodies of the monitor that read or reset every property (a stub's are
+/// `unreachable!`).
+struct Bodies {
+    step_labels: TokenStream,
+    initial: TokenStream,
+    verdicts: TokenStream,
+    ltlf: TokenStream,
+    residuals: TokenStream,
+    reset: TokenStream,
+    events: TokenStream,
+}
+
+/// The monitor: the struct, its constants, constructors, step methods and accessors.
+fn monitor(cx: &Cx<'_>) -> TokenStream {
+    let k = cx.k;
+    let model = cx.model;
+    let vis = cx.vis;
+    let ident = cx.ident;
+    let name = &cx.name;
+    let val = &cx.val;
+    let verdicts = &cx.verdicts;
+    let lt_any = &cx.lt_any;
+    let n_lit = &cx.n_lit;
     let ids = model.properties.iter().map(|p| &p.id);
     let formulas = model.properties.iter().map(|p| &p.formula);
     let prop_names = model.props.iter().map(|p| match &p.param {
@@ -265,6 +376,139 @@ pub fn emit(model: &Model) -> TokenStream {
             quote!(#[doc = #d] #f: #k::generated::StaticTableMonitor,)
         }
     });
+    let struct_doc = struct_doc(cx);
+    let attrs = &model.attrs;
+    let (tables_body, specials_body) = table_bodies(cx);
+    let ctor_body = ctor_body(cx);
+    let step_body = step_body(cx);
+    let Bodies {
+        step_labels: step_labels_body,
+        initial: initial_body,
+        verdicts: verdicts_body,
+        ltlf: ltlf_body,
+        residuals: residuals_body,
+        reset: reset_body,
+        events: events_body,
+    } = bodies(cx);
+    let accessors = accessors(cx);
+    let monitor_impl = monitor_impl(cx);
+
+    let tables_doc =
+        format!(" The compiled tables, in property order (as [`{name}::PROPERTIES`]); `static`.");
+    let monitor = quote! {
+        #(#attrs)*
+        #struct_doc
+        #[derive(Clone, Debug)]
+        #vis struct #ident {
+            #(#monitor_fields)*
+            /// The verdicts reached at the last step.
+            last: #verdicts,
+        }
+
+        impl #ident {
+            /// The property ids, in declaration order.
+            pub const PROPERTIES: [&'static str; #n_lit] = [#(#ids),*];
+            /// The properties' formulas as written, in property order.
+            pub const FORMULAS: [&'static str; #n_lit] = [#(#formulas),*];
+            /// The propositions (`name(param)` for a parametric one), in declaration order.
+            pub const PROPOSITIONS: [&'static str; #m_lit] = [#(#prop_names),*];
+
+            #[doc = #tables_doc]
+            pub fn tables() -> [&'static #k::generated::StaticTable; #n_lit] {
+                #tables_body
+            }
+
+            /// For each property, in property order: the tables of its instances for the values
+            /// written in its formula (`(value, table)`; see
+            /// `trac_core::generated::ParamTableMonitor::with_specials`), `static`.
+            pub fn special_tables() -> [&'static [(&'static str, &'static #k::generated::StaticTable)]; #n_lit] {
+                #specials_body
+            }
+
+            /// A monitor in TRAC_R mode: each property restarts after a violation (and after a
+            /// satisfaction if it is declared `reset_on_satisfaction`).
+            pub fn new() -> Self {
+                Self::with_reset(true)
+            }
+
+            /// A monitor in TRAC_R mode if `reset`, else in plain TRAC mode (a violated property
+            /// stays violated).
+            pub fn with_reset(reset: bool) -> Self {
+                #ctor_body
+            }
+
+            /// The verdicts decided before the first step.
+            pub fn initial(&self) -> #verdicts {
+                #initial_body
+            }
+
+            /// Reads one step; returns the verdict each property reached at this step. No
+            /// allocation (except when a parametric property meets a new value); records no
+            /// witness.
+            pub fn step(&mut self, v: &#val #lt_any) -> #verdicts {
+                #step_body
+            }
+
+            /// Reads one step given as labels, through each property's `Monitor::step` (so
+            /// witnesses are recorded).
+            pub fn step_labels(&mut self, input: &#k::StepInput<'_>) -> #verdicts {
+                #step_labels_body
+            }
+
+            /// The current verdict of each property, in property order.
+            pub fn verdicts(&self) -> [#k::Verdict; #n_lit] {
+                #verdicts_body
+            }
+
+            /// The residual formula of each property's current state (for a parametric
+            /// property: of the template instance, the formula with its variable), in property
+            /// order.
+            pub fn residuals(&self) -> [&'static str; #n_lit] {
+                #residuals_body
+            }
+
+            /// The finite-trace (LTLf) verdict of each property on the trace read so far.
+            pub fn ltlf(&self) -> [#k::Verdict; #n_lit] {
+                #ltlf_body
+            }
+
+            /// Back to the state before the first step.
+            pub fn reset(&mut self) {
+                #reset_body
+            }
+
+            /// The verdicts reached at the last step read.
+            pub fn last_verdicts(&self) -> #verdicts {
+                self.last
+            }
+
+            /// Calls `f(property id, value, verdict)` for every verdict reached at the last step
+            /// read, in property order (`value`: the parameter value of a parametric property's
+            /// instance, in instance order).
+            pub fn for_each_event(&self, mut f: impl FnMut(&'static str, ::core::option::Option<&str>, #k::Verdict)) {
+                #events_body
+            }
+
+            #(#accessors)*
+        }
+
+        impl ::core::default::Default for #ident {
+            fn default() -> Self {
+                Self::new()
+            }
+        }
+
+        #monitor_impl
+    };
+    monitor
+}
+
+/// The monitor struct's documentation: the user's lines, then the generated summary.
+fn struct_doc(cx: &Cx<'_>) -> TokenStream {
+    let model = cx.model;
+    let name = &cx.name;
+    let val = &cx.val;
+    let krate_name = &cx.krate_name;
     let mut struct_doc = model.doc.clone();
     if !struct_doc.is_empty() {
         struct_doc.push(String::new());
@@ -282,9 +526,15 @@ pub fn emit(model: &Model) -> TokenStream {
             p.formula.replace('`', "'")
         ));
     }
-    let struct_doc = docs(&struct_doc);
-    let attrs = &model.attrs;
+    docs(&struct_doc)
+}
 
+/// The bodies of `tables()` and `special_tables()`: the `static` tables.
+fn table_bodies(cx: &Cx<'_>) -> (TokenStream, TokenStream) {
+    let k = cx.k;
+    let model = cx.model;
+    let stub = cx.stub;
+    let unreachable = &cx.unreachable;
     let statics: Vec<TokenStream> = model
         .properties
         .iter()
@@ -311,7 +561,6 @@ pub fn emit(model: &Model) -> TokenStream {
             [#(#static_refs),*]
         }
     };
-    let any_specials = model.properties.iter().any(|p| !p.specials.is_empty());
     let special_statics: Vec<TokenStream> = model
         .properties
         .iter()
@@ -358,7 +607,17 @@ pub fn emit(model: &Model) -> TokenStream {
             [#(#special_refs),*]
         }
     };
+    (tables_body, specials_body)
+}
 
+/// The body of `with_reset`: one monitor per property, over its tables.
+fn ctor_body(cx: &Cx<'_>) -> TokenStream {
+    let k = cx.k;
+    let verdicts = &cx.verdicts;
+    let model = cx.model;
+    let stub = cx.stub;
+    let unreachable = &cx.unreachable;
+    let any_specials = model.properties.iter().any(|p| !p.specials.is_empty());
     let ctor_fields = model.properties.iter().enumerate().map(|(i, p)| {
         let f = &p.field;
         let i = Literal::usize_unsuffixed(i);
@@ -395,7 +654,7 @@ pub fn emit(model: &Model) -> TokenStream {
     } else {
         quote!()
     };
-    let ctor_body = if stub {
+    if stub {
         unreachable.clone()
     } else {
         quote! {
@@ -403,8 +662,16 @@ pub fn emit(model: &Model) -> TokenStream {
             #specials_let
             Self { #(#ctor_fields)* last: #verdicts::default() }
         }
-    };
+    }
+}
 
+/// The body of `step` (typed valuation). `value` is unused in the bits of a non-parametric
+/// property: no closure there.
+fn step_body(cx: &Cx<'_>) -> TokenStream {
+    let model = cx.model;
+    let stub = cx.stub;
+    let verdicts = &cx.verdicts;
+    let unreachable = &cx.unreachable;
     let step_fields = model.properties.iter().map(|p| {
         let f = &p.field;
         let Some(table) = &p.table else {
@@ -444,15 +711,23 @@ pub fn emit(model: &Model) -> TokenStream {
             }
         }
     });
-    let step_body = if stub {
+    if stub {
         unreachable.clone()
     } else {
         quote! {
             self.last = #verdicts { #(#step_fields)* };
             self.last
         }
-    };
-    // `value` is unused in the bits of a non-parametric property: no closure there.
+    }
+}
+
+/// The bodies of the methods that read or reset every property (see [`Bodies`]).
+fn bodies(cx: &Cx<'_>) -> Bodies {
+    let k = cx.k;
+    let model = cx.model;
+    let stub = cx.stub;
+    let verdicts = &cx.verdicts;
+    let unreachable = &cx.unreachable;
 
     let per = |f: &dyn Fn(&syn::Ident, bool) -> TokenStream| -> Vec<TokenStream> {
         model
@@ -565,9 +840,24 @@ pub fn emit(model: &Model) -> TokenStream {
                 },
             )
         };
+    Bodies {
+        step_labels: step_labels_body,
+        initial: initial_body,
+        verdicts: verdicts_body,
+        ltlf: ltlf_body,
+        residuals: residuals_body,
+        reset: reset_body,
+        events: events_body,
+    }
+}
 
-    // A clashing name is an error already: no accessor, so no follow-on error.
-    let accessors = model
+/// The accessors of the properties' monitors. A clashing name is an error already: no
+/// accessor, so no follow-on error.
+fn accessors(cx: &Cx<'_>) -> Vec<TokenStream> {
+    let k = cx.k;
+    let model = cx.model;
+    let krate_name = &cx.krate_name;
+    model
         .properties
         .iter()
         .filter(|p| !crate::model::is_reserved(&p.field.to_string()))
@@ -603,9 +893,15 @@ pub fn emit(model: &Model) -> TokenStream {
                     &mut self.#f
                 }
             }
-        });
+        })
+        .collect()
+}
 
-    // A single non-parametric property: the monitor itself is a `Monitor`.
+/// A single non-parametric property: the monitor itself is a `Monitor`.
+fn monitor_impl(cx: &Cx<'_>) -> TokenStream {
+    let k = cx.k;
+    let model = cx.model;
+    let ident = cx.ident;
     let monitor_impl = match model.properties.as_slice() {
         [p] if p.var.is_none() => {
             let f = &p.field;
@@ -640,126 +936,5 @@ pub fn emit(model: &Model) -> TokenStream {
         }
         _ => quote!(),
     };
-
-    let include = match &model.include {
-        Some(path) => quote!(
-            const _: &[u8] = ::core::include_bytes!(#path);
-        ),
-        None => quote!(),
-    };
-
-    let tables_doc =
-        format!(" The compiled tables, in property order (as [`{name}::PROPERTIES`]); `static`.");
-    let monitor = quote! {
-        #(#attrs)*
-        #struct_doc
-        #[derive(Clone, Debug)]
-        #vis struct #ident {
-            #(#monitor_fields)*
-            /// The verdicts reached at the last step.
-            last: #verdicts,
-        }
-
-        impl #ident {
-            /// The property ids, in declaration order.
-            pub const PROPERTIES: [&'static str; #n_lit] = [#(#ids),*];
-            /// The properties' formulas as written, in property order.
-            pub const FORMULAS: [&'static str; #n_lit] = [#(#formulas),*];
-            /// The propositions (`name(param)` for a parametric one), in declaration order.
-            pub const PROPOSITIONS: [&'static str; #m_lit] = [#(#prop_names),*];
-
-            #[doc = #tables_doc]
-            pub fn tables() -> [&'static #k::generated::StaticTable; #n_lit] {
-                #tables_body
-            }
-
-            /// For each property, in property order: the tables of its instances for the values
-            /// written in its formula (`(value, table)`; see
-            /// `trac_core::generated::ParamTableMonitor::with_specials`), `static`.
-            pub fn special_tables() -> [&'static [(&'static str, &'static #k::generated::StaticTable)]; #n_lit] {
-                #specials_body
-            }
-
-            /// A monitor in TRAC_R mode: each property restarts after a violation (and after a
-            /// satisfaction if it is declared `reset_on_satisfaction`).
-            pub fn new() -> Self {
-                Self::with_reset(true)
-            }
-
-            /// A monitor in TRAC_R mode if `reset`, else in plain TRAC mode (a violated property
-            /// stays violated).
-            pub fn with_reset(reset: bool) -> Self {
-                #ctor_body
-            }
-
-            /// The verdicts decided before the first step.
-            pub fn initial(&self) -> #verdicts {
-                #initial_body
-            }
-
-            /// Reads one step; returns the verdict each property reached at this step. No
-            /// allocation (except when a parametric property meets a new value); records no
-            /// witness.
-            pub fn step(&mut self, v: &#val #lt_any) -> #verdicts {
-                #step_body
-            }
-
-            /// Reads one step given as labels, through each property's `Monitor::step` (so
-            /// witnesses are recorded).
-            pub fn step_labels(&mut self, input: &#k::StepInput<'_>) -> #verdicts {
-                #step_labels_body
-            }
-
-            /// The current verdict of each property, in property order.
-            pub fn verdicts(&self) -> [#k::Verdict; #n_lit] {
-                #verdicts_body
-            }
-
-            /// The residual formula of each property's current state (for a parametric
-            /// property: of the template instance, the formula with its variable), in property
-            /// order.
-            pub fn residuals(&self) -> [&'static str; #n_lit] {
-                #residuals_body
-            }
-
-            /// The finite-trace (LTLf) verdict of each property on the trace read so far.
-            pub fn ltlf(&self) -> [#k::Verdict; #n_lit] {
-                #ltlf_body
-            }
-
-            /// Back to the state before the first step.
-            pub fn reset(&mut self) {
-                #reset_body
-            }
-
-            /// The verdicts reached at the last step read.
-            pub fn last_verdicts(&self) -> #verdicts {
-                self.last
-            }
-
-            /// Calls `f(property id, value, verdict)` for every verdict reached at the last step
-            /// read, in property order (`value`: the parameter value of a parametric property's
-            /// instance, in instance order).
-            pub fn for_each_event(&self, mut f: impl FnMut(&'static str, ::core::option::Option<&str>, #k::Verdict)) {
-                #events_body
-            }
-
-            #(#accessors)*
-        }
-
-        impl ::core::default::Default for #ident {
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        #monitor_impl
-    };
-
-    quote! {
-        #monitor
-        #valuation
-        #verdicts_def
-        #include
-    }
+    monitor_impl
 }

@@ -59,26 +59,9 @@ pub mod model;
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use trac_core::table::Table;
-use trac_spec::formula::{Arena, Formula};
-use trac_spec::spec::{CheckedSpec, Semantics};
+use trac_spec::spec::CheckedSpec;
 
 pub use model::{camel_ident, snake_ident, GenerateError, SpecOptions};
-
-/// Compiles one property body into a minimized table.
-pub(crate) fn compile_table(
-    arena: &mut Arena,
-    formula: Formula,
-    semantics: Semantics,
-) -> Result<Table, String> {
-    let opts = trac_compile::CompileOptions {
-        semantics,
-        minimize: trac_compile::Minimize::Language,
-    };
-    trac_compile::compile(arena, formula, &opts)
-        .map(|c| c.table)
-        .map_err(|e| e.to_string())
-}
 
 /// The expansion of `trac_monitor!` input (the proc macro is `trac_codegen::expand(input)`).
 /// Never fails: errors become `compile_error!`s next to stub items.

@@ -1,15 +1,15 @@
 //! The checked model of a monitor: propositions, properties and their compiled tables, built
 //! from inline macro input or from a spec file, with every error collected.
 
-use crate::input::{Body, Inline, MonitorInput};
+use crate::input::{Body, Inline, MonitorInput, PropertyInput};
 use proc_macro2::Span;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use syn::{Attribute, Ident, LitStr, Visibility};
 use trac_core::table::Table;
-use trac_spec::formula::{Arena, Formula};
+use trac_ltl::formula::{Arena, Formula};
+use trac_ltl::ParseError;
 use trac_spec::spec::{CheckedSpec, Semantics, Spec};
-use trac_spec::ParseError;
 
 /// Method names of the generated monitor that a property accessor must not take.
 const RESERVED: &[&str] = &[
@@ -177,6 +177,21 @@ pub fn camel_ident(name: &str) -> String {
     out
 }
 
+/// Compiles one property body into a minimized table.
+fn compile_table(
+    arena: &mut Arena,
+    formula: Formula,
+    semantics: Semantics,
+) -> Result<Table, String> {
+    let opts = trac_compile::CompileOptions {
+        semantics,
+        minimize: trac_compile::Minimize::Language,
+    };
+    trac_compile::compile(arena, formula, &opts)
+        .map(|c| c.table)
+        .map_err(|e| e.to_string())
+}
+
 /// The compiled tables of one property: its body, and for a parametric one the instances of
 /// the values written in the formula.
 type Compiled = (Table, Vec<(String, Table)>);
@@ -190,7 +205,7 @@ fn compile(
 ) -> Result<Compiled, String> {
     if let Some(var) = var {
         // Generated monitors (`ParamTableMonitor`) slice by one variable given by one-argument
-        // propositions; the runtime's audit (`trac_runtime::parametric`) runs the rest.
+        // propositions; the runtime's audit (`trac_runtime::engine::parametric`) runs the rest.
         if var.contains(", ") {
             return Err(format!(
                 "`forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
@@ -198,18 +213,18 @@ fn compile(
         }
         for s in arena.atoms(f) {
             let name = arena.sym_name(s);
-            let parts = trac_spec::formula::AtomName::parse(name);
+            let parts = trac_ltl::formula::AtomName::parse(name);
             let multi = parts
                 .arg
                 .as_deref()
                 .is_some_and(|a| a.contains(", ") && a.split(", ").any(|x| x == var));
-            let derived = trac_spec::parser::split_exists(name).is_some()
+            let derived = trac_ltl::parser::split_exists(name).is_some()
                 || parts
                     .arg
                     .as_deref()
                     .is_some_and(|a| a.contains(['*', '?', '|']));
             if multi
-                || (derived && trac_spec::parser::instantiate_exists(name, var, "v").is_some())
+                || (derived && trac_ltl::parser::instantiate_exists(name, var, "v").is_some())
                 || (derived && name != trac_core::names::instantiate_name(name, var, "v"))
             {
                 return Err(format!(
@@ -218,12 +233,12 @@ fn compile(
             }
         }
     }
-    let table = crate::compile_table(arena, f, semantics)?;
+    let table = compile_table(arena, f, semantics)?;
     let mut specials = Vec::new();
     if let Some(var) = var {
         for c in trac_core::generated::special_values(table.prop_names(), var) {
             let g = arena.instantiate(f, var, &c);
-            let t = crate::compile_table(arena, g, semantics)
+            let t = compile_table(arena, g, semantics)
                 .map_err(|e| format!("the instance `{var} = {c}`: {e}"))?;
             specials.push((c, t));
         }
@@ -347,6 +362,39 @@ pub fn from_input(input: MonitorInput) -> (Model, Option<syn::Error>) {
 }
 
 fn inline_model(model: &mut Model, inline: Inline, errors: &mut Errors) {
+    inline_props(model, &inline, errors);
+    let declared = Declared::new(&model.props);
+    let mut seen_ids: HashMap<String, Span> = HashMap::new();
+    let mut properties = Vec::new();
+    for pi in &inline.properties {
+        let id = pi.ident.to_string();
+        let dup = seen_ids.contains_key(&id);
+        if dup {
+            errors.push(pi.ident.span(), format!("duplicate property `{id}`"));
+        } else {
+            seen_ids.insert(id.clone(), pi.ident.span());
+        }
+        let property = inline_property(pi, id, &declared, errors);
+        if !dup {
+            properties.push(property);
+        }
+    }
+    if inline.properties.is_empty() {
+        errors.push(
+            inline.props_span,
+            "no property: declare at least one as `id: \"formula\"`",
+        );
+    }
+    model.properties = properties;
+    if !errors.is_empty() {
+        for p in &mut model.properties {
+            p.table = None;
+        }
+    }
+}
+
+/// The declared propositions of an inline monitor, into `model.props`.
+fn inline_props(model: &mut Model, inline: &Inline, errors: &mut Errors) {
     let mut seen: HashMap<String, Span> = HashMap::new();
     for p in &inline.props {
         let name = p.ident.to_string();
@@ -373,170 +421,185 @@ fn inline_model(model: &mut Model, inline: Inline, errors: &mut Errors) {
             doc,
         });
     }
-    let declared: HashMap<&str, &Prop> = model.props.iter().map(|p| (p.name.as_str(), p)).collect();
-    let mut names: Vec<&str> = declared.keys().copied().collect();
-    names.sort_unstable();
-    let declared_list = if names.is_empty() {
-        "none (declare them in `props { .. }`)".to_string()
-    } else {
-        names
-            .iter()
-            .map(|n| format!("`{n}`"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let params: Vec<&str> = model
-        .props
-        .iter()
-        .filter_map(|p| p.param.as_deref())
-        .collect();
-    let mut seen_ids: HashMap<String, Span> = HashMap::new();
-    let mut properties = Vec::new();
-    for pi in &inline.properties {
-        let id = pi.ident.to_string();
-        let span = pi.formula.span();
-        let src = pi.formula.value();
-        let dup = seen_ids.contains_key(&id);
-        if dup {
-            errors.push(pi.ident.span(), format!("duplicate property `{id}`"));
+}
+
+/// The declared propositions, as the checks of the properties' atoms read them.
+struct Declared<'a> {
+    /// By name.
+    props: HashMap<&'a str, &'a Prop>,
+    /// Their names, sorted, for messages (`` `a`, `b` ``, or "none ...").
+    list: String,
+    /// The parameters of the parametric ones.
+    params: Vec<&'a str>,
+}
+
+impl<'a> Declared<'a> {
+    fn new(props: &'a [Prop]) -> Declared<'a> {
+        let declared: HashMap<&str, &Prop> = props.iter().map(|p| (p.name.as_str(), p)).collect();
+        let mut names: Vec<&str> = declared.keys().copied().collect();
+        names.sort_unstable();
+        let declared_list = if names.is_empty() {
+            "none (declare them in `props { .. }`)".to_string()
         } else {
-            seen_ids.insert(id.clone(), pi.ident.span());
-        }
-        if is_reserved(&id) {
-            errors.push(
-                pi.ident.span(),
-                format!("property `{id}`: the name clashes with a method of the generated monitor; rename it"),
-            );
-        }
-        let mut semantics = Semantics::Ltl3;
-        let mut reset_on_satisfaction = false;
-        for a in &pi.attrs {
-            if a.path().is_ident("doc") {
-                continue;
-            }
-            if a.path().is_ident("ltlf") && matches!(a.meta, syn::Meta::Path(_)) {
-                semantics = Semantics::Ltlf;
-            } else if a.path().is_ident("reset_on_satisfaction")
-                && matches!(a.meta, syn::Meta::Path(_))
-            {
-                reset_on_satisfaction = true;
-            } else {
-                errors.add(syn::Error::new_spanned(
-                    a,
-                    "unknown attribute on a property; expected doc comments, `#[ltlf]` or `#[reset_on_satisfaction]`",
-                ));
-            }
-        }
-        let mut doc = doc_lines(&pi.attrs);
-        doc.push(String::new());
-        doc.push(format!("Formula: `{src}`"));
-        let mut arena = Arena::new();
-        let mut property = Property {
-            id: id.clone(),
-            field: pi.ident.clone(),
-            doc,
-            formula: src.clone(),
-            var: None,
-            reset_on_satisfaction,
-            table: None,
-            specials: Vec::new(),
+            names
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
-        let parsed = match trac_spec::parse_property(&mut arena, &src) {
-            Ok(p) => p,
-            Err(e) => {
-                errors.push(span, formula_message(&id, &e, &src));
-                if !dup {
-                    properties.push(property);
-                }
-                continue;
-            }
-        };
-        property.var = parsed.var.clone();
-        let mut ok = true;
-        let mut used_var = false;
-        for sym in arena.atoms(parsed.body) {
-            let parts = arena.sym_parts(sym).clone();
-            let mut bad = |message: String| {
-                errors.push(span, atom_message(&id, &src, &parts.name, message));
-                ok = false;
-            };
-            if parts.arg.is_some() && parts.arg == parsed.var {
-                used_var = true;
-            }
-            let Some(p) = declared.get(parts.base.as_str()) else {
-                bad(format!(
-                    "unknown proposition `{}`; declared: {declared_list}",
-                    parts.base
-                ));
-                continue;
-            };
-            match (&p.param, &parts.arg) {
-                (None, Some(arg)) => bad(format!(
-                    "proposition `{}` has no parameter, but is used as `{}({arg})`",
-                    p.name, p.name
-                )),
-                (Some(param), None) => bad(format!(
-                    "proposition `{}` has parameter `{param}`: write `{}(<value>)`, or quantify it: `forall {param}: ... {}({param}) ...`",
-                    p.name, p.name, p.name
-                )),
-                (Some(_), Some(arg)) => {
-                    if Some(arg) != parsed.var.as_ref() && params.contains(&arg.as_str()) {
-                        bad(format!(
-                            "variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`",
-                            parts.name
-                        ));
-                    }
-                }
-                (None, None) => {}
-            }
+        let params: Vec<&str> = props.iter().filter_map(|p| p.param.as_deref()).collect();
+        Declared {
+            props: declared,
+            list: declared_list,
+            params,
         }
-        if let Some(var) = parsed.var.as_ref().filter(|v| v.contains(", ")) {
+    }
+}
+
+/// The semantics and `reset_on_satisfaction` flag of an inline property, from its attributes.
+fn property_attrs(pi: &PropertyInput, errors: &mut Errors) -> (Semantics, bool) {
+    let mut semantics = Semantics::Ltl3;
+    let mut reset_on_satisfaction = false;
+    for a in &pi.attrs {
+        if a.path().is_ident("doc") {
+            continue;
+        }
+        if a.path().is_ident("ltlf") && matches!(a.meta, syn::Meta::Path(_)) {
+            semantics = Semantics::Ltlf;
+        } else if a.path().is_ident("reset_on_satisfaction") && matches!(a.meta, syn::Meta::Path(_))
+        {
+            reset_on_satisfaction = true;
+        } else {
+            errors.add(syn::Error::new_spanned(
+                a,
+                "unknown attribute on a property; expected doc comments, `#[ltlf]` or `#[reset_on_satisfaction]`",
+            ));
+        }
+    }
+    (semantics, reset_on_satisfaction)
+}
+
+/// One inline property, checked and compiled (`table` is `None` after an error).
+fn inline_property(
+    pi: &PropertyInput,
+    id: String,
+    declared: &Declared<'_>,
+    errors: &mut Errors,
+) -> Property {
+    let span = pi.formula.span();
+    let src = pi.formula.value();
+    if is_reserved(&id) {
+        errors.push(
+            pi.ident.span(),
+            format!("property `{id}`: the name clashes with a method of the generated monitor; rename it"),
+        );
+    }
+    let (semantics, reset_on_satisfaction) = property_attrs(pi, errors);
+    let mut doc = doc_lines(&pi.attrs);
+    doc.push(String::new());
+    doc.push(format!("Formula: `{src}`"));
+    let mut arena = Arena::new();
+    let mut property = Property {
+        id: id.clone(),
+        field: pi.ident.clone(),
+        doc,
+        formula: src.clone(),
+        var: None,
+        reset_on_satisfaction,
+        table: None,
+        specials: Vec::new(),
+    };
+    let parsed = match trac_ltl::parse_property(&mut arena, &src) {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(span, formula_message(&id, &e, &src));
+            return property;
+        }
+    };
+    property.var = parsed.var.clone();
+    let (mut ok, used_var) = check_atoms(&arena, &parsed, declared, (&id, &src, span), errors);
+    if let Some(var) = parsed.var.as_ref().filter(|v| v.contains(", ")) {
+        errors.push(
+            span,
+            format!(
+                "property `{id}`: `forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
+            ),
+        );
+        ok = false;
+    } else if let Some(var) = &parsed.var {
+        if !used_var {
             errors.push(
                 span,
-                format!(
-                    "property `{id}`: `forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
+                atom_message(
+                    &id,
+                    &src,
+                    var,
+                    format!("quantified variable `{var}` is not used in the formula"),
                 ),
             );
             ok = false;
-        } else if let Some(var) = &parsed.var {
-            if !used_var {
-                errors.push(
-                    span,
-                    atom_message(
-                        &id,
-                        &src,
-                        var,
-                        format!("quantified variable `{var}` is not used in the formula"),
-                    ),
-                );
-                ok = false;
-            }
         }
-        if ok {
-            match compile(&mut arena, parsed.body, parsed.var.as_deref(), semantics) {
-                Ok((t, sp)) => {
-                    property.table = Some(t);
-                    property.specials = sp;
+    }
+    if ok {
+        match compile(&mut arena, parsed.body, parsed.var.as_deref(), semantics) {
+            Ok((t, sp)) => {
+                property.table = Some(t);
+                property.specials = sp;
+            }
+            Err(m) => errors.push(span, format!("property `{id}`: {m}")),
+        }
+    }
+    property
+}
+
+/// Checks the atoms of an inline property against the declared propositions; returns whether
+/// they are all fine and whether the quantified variable is used.
+fn check_atoms(
+    arena: &Arena,
+    parsed: &trac_ltl::ParsedProperty,
+    declared: &Declared<'_>,
+    (id, src, span): (&str, &str, Span),
+    errors: &mut Errors,
+) -> (bool, bool) {
+    let mut ok = true;
+    let mut used_var = false;
+    for sym in arena.atoms(parsed.body) {
+        let parts = arena.sym_parts(sym).clone();
+        let mut bad = |message: String| {
+            errors.push(span, atom_message(id, src, &parts.name, message));
+            ok = false;
+        };
+        if parts.arg.is_some() && parts.arg == parsed.var {
+            used_var = true;
+        }
+        let Some(p) = declared.props.get(parts.base.as_str()) else {
+            bad(format!(
+                "unknown proposition `{}`; declared: {}",
+                parts.base, declared.list
+            ));
+            continue;
+        };
+        match (&p.param, &parts.arg) {
+            (None, Some(arg)) => bad(format!(
+                "proposition `{}` has no parameter, but is used as `{}({arg})`",
+                p.name, p.name
+            )),
+            (Some(param), None) => bad(format!(
+                "proposition `{}` has parameter `{param}`: write `{}(<value>)`, or quantify it: `forall {param}: ... {}({param}) ...`",
+                p.name, p.name, p.name
+            )),
+            (Some(_), Some(arg)) => {
+                if Some(arg) != parsed.var.as_ref() && declared.params.contains(&arg.as_str()) {
+                    bad(format!(
+                        "variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`",
+                        parts.name
+                    ));
                 }
-                Err(m) => errors.push(span, format!("property `{id}`: {m}")),
             }
-        }
-        if !dup {
-            properties.push(property);
+            (None, None) => {}
         }
     }
-    if inline.properties.is_empty() {
-        errors.push(
-            inline.props_span,
-            "no property: declare at least one as `id: \"formula\"`",
-        );
-    }
-    model.properties = properties;
-    if !errors.is_empty() {
-        for p in &mut model.properties {
-            p.table = None;
-        }
-    }
+    (ok, used_var)
 }
 
 fn file_model(model: &mut Model, lit: &LitStr, errors: &mut Errors) {
@@ -616,12 +679,12 @@ fn spec_into(
     }
     // Derived atoms (`exists p: ...` quantifiers, argument patterns such as `call(update_*)`):
     // one boolean field each, holding iff its name is among the labels, as
-    // `trac_runtime::derived::DerivedAtoms::extend` inserts it.
+    // `trac_runtime::label::derived::DerivedAtoms::extend` inserts it.
     for cp in &spec.properties {
         for sym in cp.arena.atoms(cp.formula) {
             let name = cp.arena.sym_name(sym);
-            let derived = trac_spec::parser::split_exists(name).is_some()
-                || trac_spec::formula::split_atom_name(name)
+            let derived = trac_ltl::parser::split_exists(name).is_some()
+                || trac_ltl::formula::split_atom_name(name)
                     .is_some_and(|(_, args)| args.contains(['*', '?', '|']));
             if !derived || model.props.iter().any(|p| p.name == name) {
                 continue;
@@ -642,7 +705,7 @@ fn spec_into(
                 field: Ident::new(&f, Span::call_site()),
                 param: None,
                 doc: format!(
-                    "Derived atom `{name}`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name)."
+                    "Derived atom `{name}`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name)."
                 ),
             });
         }
@@ -697,15 +760,16 @@ fn spec_into(
 }
 
 /// Why no monitor could be generated for a spec ([`crate::generate_spec`]).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum GenerateError {
     /// The crate path given for the generated code does not parse as a Rust path.
-    #[error("bad crate path `{path}`: {message}")]
+    #[error("bad crate path `{path}`: {source}")]
     CratePath {
         /// The path as given.
         path: String,
-        /// The parser's message.
-        message: String,
+        /// Why it does not parse.
+        #[source]
+        source: syn::Error,
     },
     /// The type name given is not a Rust identifier.
     #[error("`{0}` is not a type name")]
@@ -725,9 +789,9 @@ pub fn from_spec(spec: &CheckedSpec, opts: &SpecOptions<'_>) -> Result<Model, Ge
     let krate = if opts.krate.is_empty() {
         default_krate()
     } else {
-        syn::parse_str(opts.krate).map_err(|e| GenerateError::CratePath {
+        syn::parse_str(opts.krate).map_err(|source| GenerateError::CratePath {
             path: opts.krate.to_string(),
-            message: e.to_string(),
+            source,
         })?
     };
     let ident = syn::parse_str::<Ident>(opts.type_name)

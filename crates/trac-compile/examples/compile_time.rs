@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 use trac_compile::{compile, CompileOptions, Minimize};
-use trac_spec::Arena;
+use trac_ltl::Arena;
 
 fn main() {
     let mut opts = CompileOptions::default();
@@ -19,7 +19,7 @@ fn main() {
     }
     for src in args {
         let mut arena = Arena::new();
-        let f = match trac_spec::parse(&mut arena, &src) {
+        let f = match trac_ltl::parse(&mut arena, &src) {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("{e}");

@@ -2,7 +2,7 @@
 //!
 //! A state is a key `(residual, past bits, accepting)`. Its transition diagram is one
 //! progression step computed symbolically: [`Builder::sprg`] follows the rules of
-//! [`trac_spec::progress::progress`] with every atom replaced by its decision diagram `p ? true :
+//! [`trac_ltl::progress::progress`] with every atom replaced by its decision diagram `p ? true :
 //! false` and every connective applied leafwise (so each leaf holds exactly the formula concrete
 //! progression would compute for the valuations reaching it), then the leaves are combined with
 //! the diagrams of the next past bits (and, when needed, of the end-of-trace evaluation) into
@@ -13,8 +13,8 @@ use crate::dd::{Dd, Op, Ref};
 use crate::sat::{Bits, SatChecker};
 use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
-use trac_spec::formula::{Arena, Formula, Node, Sym};
-use trac_spec::progress::PastState;
+use trac_ltl::formula::{Arena, Formula, Node, Sym};
+use trac_ltl::progress::PastState;
 
 /// A state: residual, past bits, and whether the trace read so far is accepted (LTLf).
 pub(crate) type Key = (Formula, Bits, bool);
@@ -471,7 +471,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// Symbolic end-of-trace evaluation ([`trac_spec::progress::eval_last`]; bool leaves).
+    /// Symbolic end-of-trace evaluation ([`trac_ltl::progress::eval_last`]; bool leaves).
     fn slast(&mut self, f: Formula, bits: &Bits, pd: &PastDds) -> Ref {
         let masked = self.ctx.sat.mask(self.ctx.arena, f, bits);
         if let Some(&r) = self.last_memo.get(&(f, masked.clone())) {

@@ -35,7 +35,7 @@
 //!    bits).
 //!
 //! The satisfiability checker ([`sat`]) also decides complete progression's verdicts at run
-//! time: [`SatOracle`] implements `trac_spec::compiler::VerdictOracle` for `trac-runtime`.
+//! time: [`SatOracle`] implements `trac_ltl::compiler::VerdictOracle` for `trac-runtime`.
 //!
 //! Exports: [`export::dot`] (Graphviz; [`export::dot_clusters`] for several tables in one
 //! document), [`export::hoa`] (HOA v1, verdicts in state names), and the table's own RON / JSON
@@ -45,20 +45,26 @@
 mod build;
 mod dd;
 pub mod export;
+mod layout;
 mod minimize;
+mod partition;
 pub mod sat;
+mod verdicts;
 
-use build::{Builder, Explored, Kind};
+use build::{Builder, Kind};
 use dd::{Dd, Ref};
-use petgraph::graph::{DiGraph, NodeIndex};
+use layout::{flatten, main_acceptance, renumber, renumber_plain};
+pub use partition::EQUIVALENCE_BUDGET;
+use partition::{language_partition, sink_partition};
 use sat::SatChecker;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use trac_core::table::{Table, TableParts, LEAF};
-use trac_spec::compiler::{VerdictOracle, VerdictSession};
-use trac_spec::formula::{Arena, Formula};
-use trac_spec::progress::{eval_empty, validate};
-pub use trac_spec::spec::Semantics;
+use trac_core::table::{Table, TableParts};
+pub use trac_core::Semantics;
+use trac_ltl::compiler::{VerdictOracle, VerdictSession};
+use trac_ltl::formula::{Arena, Formula};
+use trac_ltl::progress::{eval_empty, validate};
+use verdicts::{ltl3_verdicts, ltlf_verdicts, StateGraph};
 
 /// Which pending states [`compile`] merges. Decided states always merge into the two sinks.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -105,8 +111,8 @@ impl Default for CompileOptions {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CompileError {
     /// A past-time operator contains a future-time one.
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] trac_ltl::progress::FutureInPast),
 }
 
 /// Sizes measured during a compilation.
@@ -149,7 +155,7 @@ pub fn compile(
     formula: Formula,
     opts: &CompileOptions,
 ) -> Result<Compiled, CompileError> {
-    validate(arena, formula).map_err(CompileError::Invalid)?;
+    validate(arena, formula)?;
     let acc0 = eval_empty(arena, formula);
     let mut b = Builder::new(arena, formula);
     let bits0 = b.initial_bits();
@@ -234,8 +240,8 @@ pub fn compile(
             0 => "false".to_string(),
             1 => "true".to_string(),
             // The initial state shows the property as written.
-            _ if id as u32 == initial => trac_spec::print(b.ctx.arena, formula),
-            _ => trac_spec::print(b.ctx.arena, main.keys[rep].0),
+            _ if id as u32 == initial => trac_ltl::print(b.ctx.arena, formula),
+            _ => trac_ltl::print(b.ctx.arena, main.keys[rep].0),
         };
         strings.push_str(&text);
         ends.push(strings.len() as u32);
@@ -253,7 +259,7 @@ pub fn compile(
     let parts = TableParts {
         semantics: opts.semantics,
         minimized: opts.minimize != Minimize::None,
-        formula: trac_spec::print(b.ctx.arena, formula),
+        formula: trac_ltl::print(b.ctx.arena, formula),
         props: b.ctx.props.len() as u32,
         strings,
         string_ends: ends,
@@ -272,439 +278,6 @@ pub fn compile(
             .expect("one acceptance flag per state");
     }
     Ok(Compiled { table, stats })
-}
-
-/// LTLf tables: per main state (new ids, `n` of them), whether the run that reached it accepts
-/// the trace it read (the `accepting` part of the explored keys), when that is a function of
-/// the minimized state (always for [`Minimize::Language`], whose outputs include it, and
-/// [`Minimize::None`]; for [`Minimize::Verdict`] only if no class mixes both). The ⊥ sink is
-/// not accepting and the ⊤ sink is (LTLf verdicts). `None` for LTL3 tables, whose keys do not
-/// track acceptance.
-fn main_acceptance(
-    kind: Kind,
-    main: &Explored,
-    class: &[u32],
-    new_id: &[u32],
-    n: usize,
-) -> Option<Vec<bool>> {
-    if kind != Kind::Ltlf {
-        return None;
-    }
-    let mut acc: Vec<Option<bool>> = vec![None; n];
-    acc[0] = Some(false);
-    acc[1] = Some(true);
-    for (s, (_, _, a)) in main.keys.iter().enumerate() {
-        let id = new_id[class[s] as usize] as usize;
-        if id <= 1 {
-            continue;
-        }
-        match acc[id] {
-            None => acc[id] = Some(*a),
-            Some(b) if b != *a => return None,
-            Some(_) => {}
-        }
-    }
-    acc.into_iter().collect()
-}
-
-/// The partition of [`Minimize::Language`]: Moore refinement with the output (table verdict,
-/// LTL3 verdict, LTLf acceptance of the trace so far, LTLf acceptance diagram of the next step),
-/// then each class split by language equivalence over infinite words, repeated until stable
-/// (the intersection of two right congruences is one, but a split can make successors
-/// distinguishable). Decided states keep their sinks: equal verdicts ⊥/⊤ mean equal languages.
-/// A pair is decided by the satisfiability checker only if [`minimize::Languages`] (what the
-/// transitions and earlier answers imply) does not know it equivalent already: every question
-/// that does merge states has the same answer either way, except where the checker would have
-/// run out of its budget ([`EQUIVALENCE_BUDGET`]) and kept the states apart.
-fn language_partition(
-    b: &mut Builder<'_>,
-    ex: &Explored,
-    verdicts: &[u8],
-    ltl3: &[u8],
-) -> Vec<u32> {
-    let n = ex.keys.len();
-    let mut outputs: Vec<u64> = Vec::with_capacity(n);
-    for s in 0..n {
-        let (f, bits, acc) = ex.keys[s].clone();
-        let last = if verdicts[s] <= 1 {
-            0
-        } else {
-            u64::from(b.last_diagram(f, &bits))
-        };
-        outputs.push(
-            u64::from(verdicts[s]) | u64::from(ltl3[s]) << 2 | u64::from(acc) << 4 | last << 5,
-        );
-    }
-    // Built at the first equivalence question (most compilations ask none).
-    let mut known: Option<minimize::Languages> = None;
-    let mut equiv: HashMap<(usize, usize), bool> = HashMap::new();
-    loop {
-        let class = minimize::refine(&mut b.dd, &ex.roots, &outputs);
-        // Split each pending class into groups of pairwise equivalent residuals.
-        let mut groups: HashMap<u32, Vec<usize>> = HashMap::new();
-        let mut group_of = vec![0u64; n];
-        let mut count = 0u64;
-        for s in 0..n {
-            if verdicts[s] <= 1 {
-                group_of[s] = u64::from(class[s]);
-                continue;
-            }
-            let reps = groups.entry(class[s]).or_default();
-            let found = reps.iter().copied().find(|&r| {
-                *equiv.entry((r, s)).or_insert_with(|| {
-                    let (x, y) = (&ex.keys[r], &ex.keys[s]);
-                    if !comparable(b, x, y) {
-                        return false;
-                    }
-                    let known = known.get_or_insert_with(|| {
-                        minimize::Languages::new(&mut b.dd, &ex.roots, ltl3)
-                    });
-                    if known.same(r, s) {
-                        return true;
-                    }
-                    if !equal_models(b, x, y) {
-                        return false;
-                    }
-                    known.merge(&mut b.dd, &ex.roots, r, s);
-                    true
-                })
-            });
-            match found {
-                Some(r) => group_of[s] = group_of[r],
-                None => {
-                    reps.push(s);
-                    group_of[s] = u64::from(u32::MAX) + count;
-                    count += 1;
-                }
-            }
-        }
-        let split = groups.values().any(|r| r.len() > 1);
-        if !split {
-            return class;
-        }
-        outputs = group_of;
-    }
-}
-
-/// The most tableau product states one equivalence check of [`Minimize::Language`] explores;
-/// past it the two states are kept apart (a larger table, never a wrong residual). The largest
-/// check of the 55 Dwyer patterns explores about 220.
-pub const EQUIVALENCE_BUDGET: usize = 2048;
-
-/// Whether two pending states may be merged by [`Minimize::Language`] at all: equal past-time
-/// bits and past-time cones (so a residual shown with the trace's actual bits means the same).
-/// They merge if, in addition, their models over infinite words are the same (known from the
-/// transitions, [`minimize::Languages`], or decided by [`equal_models`]).
-fn comparable(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
-    let ((f, fb, _), (g, gb, _)) = (x, y);
-    if fb != gb {
-        return false;
-    }
-    let all = vec![true; fb.len()];
-    let (cf, cg) = (
-        b.ctx.sat.mask(b.ctx.arena, *f, &all),
-        b.ctx.sat.mask(b.ctx.arena, *g, &all),
-    );
-    cf == cg
-}
-
-/// Whether two comparable states (equal bits) have the same models over infinite words:
-/// `ψ1 & !ψ2` and `ψ2 & !ψ1` unsatisfiable, each within [`EQUIVALENCE_BUDGET`] tableau states.
-fn equal_models(b: &mut Builder<'_>, x: &build::Key, y: &build::Key) -> bool {
-    let ((f, fb, _), (g, _, _)) = (x, y);
-    // f = C & f', g = C & g' with common conjuncts C: f & !g is equivalent to f & !g' (C holds
-    // wherever f does), which spares the tableau the branches of !C.
-    let conjuncts = |a: &Arena, x: Formula| -> Vec<Formula> {
-        match a.node(x) {
-            trac_spec::Node::And(xs) => xs.to_vec(),
-            _ => vec![x],
-        }
-    };
-    let (cf, cg) = (conjuncts(b.ctx.arena, *f), conjuncts(b.ctx.arena, *g));
-    let rest = |a: &mut Arena, xs: &[Formula], ys: &[Formula]| {
-        let r: Vec<Formula> = xs.iter().copied().filter(|x| !ys.contains(x)).collect();
-        a.and(r)
-    };
-    let (rf, rg) = (rest(b.ctx.arena, &cf, &cg), rest(b.ctx.arena, &cg, &cf));
-    for (x, y) in [(*f, rg), (*g, rf)] {
-        let ny = b.ctx.arena.not(y);
-        let d = b.ctx.arena.and2(x, ny);
-        let sat = b
-            .ctx
-            .sat
-            .inf_satisfiable_within(b.ctx.arena, d, fb, EQUIVALENCE_BUDGET);
-        if sat != Some(false) {
-            return false;
-        }
-    }
-    true
-}
-
-/// The explored automaton as a petgraph graph: node `i` is explored state `i`, one edge per
-/// successor state (the guards stay in the decision diagrams), with its SCCs (petgraph's
-/// Tarjan: every SCC listed after the SCCs its edges reach). Built once per compilation and
-/// shared by the LTL3 and LTLf verdicts. O(states + edges).
-struct StateGraph {
-    graph: DiGraph<(), ()>,
-    sccs: Vec<Vec<NodeIndex>>,
-    /// Per state: its SCC's index in `sccs`.
-    scc_of: Vec<usize>,
-}
-
-impl StateGraph {
-    fn new(dd: &Dd, ex: &Explored) -> StateGraph {
-        let n = ex.keys.len();
-        let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, n);
-        let ids: Vec<_> = (0..n).map(|_| graph.add_node(())).collect();
-        for (s, &r) in ex.roots.iter().enumerate() {
-            for t in dd.leaves(r) {
-                graph.add_edge(ids[s], ids[t as usize], ());
-            }
-        }
-        let sccs = petgraph::algo::tarjan_scc(&graph);
-        let mut scc_of = vec![0usize; n];
-        for (c, scc) in sccs.iter().enumerate() {
-            for v in scc {
-                scc_of[v.index()] = c;
-            }
-        }
-        StateGraph {
-            graph,
-            sccs,
-            scc_of,
-        }
-    }
-}
-
-/// LTL3 verdicts per SCC of the state graph (petgraph's Tarjan, successors first). All states
-/// of an SCC are equally satisfiable (each reaches the others, and progression preserves
-/// satisfiability backwards: a state with a satisfiable successor is satisfiable) and equally
-/// valid. So an SCC is satisfiable if a successor SCC is, else one satisfiability check of its
-/// smallest residual decides; it is valid only if every successor SCC is, and then one check of the
-/// negation decides. Most states need no tableau at all.
-fn ltl3_verdicts(b: &mut Builder<'_>, ex: &Explored, sg: &StateGraph) -> Vec<u8> {
-    let n = ex.keys.len();
-    let (g, sccs, scc_of) = (&sg.graph, &sg.sccs, &sg.scc_of);
-    let mut sat = vec![false; sccs.len()];
-    let mut valid = vec![false; sccs.len()];
-    for (c, scc) in sccs.iter().enumerate() {
-        let (mut succ_sat, mut succ_valid) = (false, true);
-        for v in scc {
-            for w in g.neighbors(*v) {
-                let d = scc_of[w.index()];
-                if d != c {
-                    succ_sat |= sat[d];
-                    succ_valid &= valid[d];
-                }
-            }
-        }
-        let rep = scc
-            .iter()
-            .map(|v| v.index())
-            .min_by_key(|&s| b.ctx.arena.info(ex.keys[s].0).size)
-            .expect("SCCs are not empty");
-        let (f, bits, _) = &ex.keys[rep];
-        sat[c] = succ_sat || b.ctx.sat.inf_satisfiable(b.ctx.arena, *f, bits);
-        valid[c] = sat[c] && succ_valid && {
-            let nf = b.ctx.arena.not(*f);
-            !b.ctx.sat.inf_satisfiable(b.ctx.arena, nf, bits)
-        };
-    }
-    (0..n)
-        .map(|s| {
-            let c = scc_of[s];
-            if !sat[c] {
-                0
-            } else if valid[c] {
-                1
-            } else {
-                2
-            }
-        })
-        .collect()
-}
-
-/// LTLf verdicts: ⊥ iff no accepting state is reachable (the state itself included), ⊤ iff
-/// every reachable state accepts. SCCs in reverse topological order (petgraph's Tarjan), then
-/// one pass. O(states + edges).
-fn ltlf_verdicts(ex: &Explored, sg: &StateGraph) -> Vec<u8> {
-    let n = ex.keys.len();
-    let (g, sccs, scc_of) = (&sg.graph, &sg.sccs, &sg.scc_of);
-    let mut acc = vec![false; sccs.len()];
-    let mut rej = vec![false; sccs.len()];
-    for (c, scc) in sccs.iter().enumerate() {
-        for v in scc {
-            if ex.keys[v.index()].2 {
-                acc[c] = true;
-            } else {
-                rej[c] = true;
-            }
-            for w in g.neighbors(*v) {
-                let d = scc_of[w.index()];
-                if d != c {
-                    acc[c] |= acc[d];
-                    rej[c] |= rej[d];
-                }
-            }
-        }
-    }
-    (0..n)
-        .map(|s| {
-            let c = scc_of[s];
-            if !acc[c] {
-                0
-            } else if !rej[c] {
-                1
-            } else {
-                2
-            }
-        })
-        .collect()
-}
-
-/// Without minimization: ⊥ states in one class, ⊤ states in another, every other state alone.
-fn sink_partition(verdicts: &[u8]) -> Vec<u32> {
-    let (mut bot, mut top) = (None, None);
-    let mut next = 0u32;
-    verdicts
-        .iter()
-        .map(|&v| {
-            let slot = match v {
-                0 => &mut bot,
-                1 => &mut top,
-                _ => {
-                    next += 1;
-                    return next - 1;
-                }
-            };
-            *slot.get_or_insert_with(|| {
-                next += 1;
-                next - 1
-            })
-        })
-        .collect()
-}
-
-/// Numbers the classes of the main automaton: the ⊥ class 0, the ⊤ class 1, then the others
-/// breadth first from state `start`, then the rest by first state. Returns the new id per class
-/// and the representative (first) state per new id (`usize::MAX` for an empty sink).
-fn renumber(
-    dd: &Dd,
-    roots: &[Ref],
-    class: &[u32],
-    verdicts: &[u8],
-    start: usize,
-) -> (Vec<u32>, Vec<usize>) {
-    let n_classes = class.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
-    let mut first = vec![usize::MAX; n_classes];
-    for (s, &c) in class.iter().enumerate() {
-        if first[c as usize] == usize::MAX {
-            first[c as usize] = s;
-        }
-    }
-    let mut new_id = vec![u32::MAX; n_classes];
-    let mut reps = vec![usize::MAX, usize::MAX];
-    for (s, &v) in verdicts.iter().enumerate() {
-        if v <= 1 && new_id[class[s] as usize] == u32::MAX {
-            new_id[class[s] as usize] = u32::from(v);
-            reps[v as usize] = s;
-        }
-    }
-    let mut queue = VecDeque::new();
-    let visit =
-        |s: usize, new_id: &mut Vec<u32>, reps: &mut Vec<usize>, q: &mut VecDeque<usize>| {
-            let c = class[s] as usize;
-            if new_id[c] == u32::MAX {
-                new_id[c] = reps.len() as u32;
-                reps.push(first[c]);
-                q.push_back(first[c]);
-            }
-        };
-    let mut order: Vec<usize> = vec![start];
-    order.extend(0..class.len());
-    for s in order {
-        visit(s, &mut new_id, &mut reps, &mut queue);
-        while let Some(x) = queue.pop_front() {
-            for t in dd.leaves(roots[x]) {
-                visit(t as usize, &mut new_id, &mut reps, &mut queue);
-            }
-        }
-    }
-    (new_id, reps)
-}
-
-/// Numbers classes breadth first from state 0, then the rest (auxiliary automaton).
-fn renumber_plain(dd: &Dd, roots: &[Ref], class: &[u32]) -> (Vec<u32>, Vec<usize>) {
-    let n_classes = class.iter().map(|&c| c as usize + 1).max().unwrap_or(0);
-    let mut new_id = vec![u32::MAX; n_classes];
-    let mut reps = Vec::new();
-    let mut queue = VecDeque::new();
-    for s0 in 0..class.len() {
-        let c = class[s0] as usize;
-        if new_id[c] != u32::MAX {
-            continue;
-        }
-        new_id[c] = reps.len() as u32;
-        reps.push(s0);
-        queue.push_back(s0);
-        while let Some(x) = queue.pop_front() {
-            for t in dd.leaves(roots[x]) {
-                let c = class[t as usize] as usize;
-                if new_id[c] == u32::MAX {
-                    new_id[c] = reps.len() as u32;
-                    reps.push(t as usize);
-                    queue.push_back(t as usize);
-                }
-            }
-        }
-    }
-    (new_id, reps)
-}
-
-/// Lays out the diagrams reachable from `roots` as flat `(prop, lo, hi)` triples, parents before
-/// children (reverse post-order), with leaves as `LEAF | state`. Returns the nodes and the roots.
-fn flatten(dd: &Dd, roots: &[Ref]) -> (Vec<u32>, Vec<u32>) {
-    let mut post: Vec<Ref> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for &r in roots {
-        // Iterative post-order.
-        let mut stack = vec![(r, false)];
-        while let Some((x, expanded)) = stack.pop() {
-            if Dd::is_leaf(x) {
-                continue;
-            }
-            if expanded {
-                post.push(x);
-                continue;
-            }
-            if !seen.insert(x) {
-                continue;
-            }
-            stack.push((x, true));
-            let (_, lo, hi) = dd.node(x);
-            stack.push((hi, false));
-            stack.push((lo, false));
-        }
-    }
-    post.reverse();
-    let index: HashMap<Ref, u32> = post
-        .iter()
-        .enumerate()
-        .map(|(i, &x)| (x, i as u32))
-        .collect();
-    let conv = |x: Ref| {
-        if Dd::is_leaf(x) {
-            LEAF | Dd::payload(x)
-        } else {
-            index[&x]
-        }
-    };
-    let mut nodes = Vec::with_capacity(post.len() * 3);
-    for &x in &post {
-        let (v, lo, hi) = dd.node(x);
-        nodes.extend_from_slice(&[v, conv(lo), conv(hi)]);
-    }
-    (nodes, roots.iter().map(|&r| conv(r)).collect())
 }
 
 /// The monitorability class of a property (Peled & Havelund, "Refining the safety–liveness
@@ -785,7 +358,7 @@ pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Mon
     }
 }
 
-/// A [`trac_spec::compiler::TableCompiler`] backed by [`compile`], caching tables by formula
+/// A [`trac_ltl::compiler::TableCompiler`] backed by [`compile`], caching tables by formula
 /// text and semantics (parametric instances share their template's table anyway).
 #[derive(Debug, Default)]
 pub struct Compiler {
@@ -799,19 +372,19 @@ impl Compiler {
     }
 
     /// A shared compiler, to put in `trac_runtime::audit::AuditOptions::compiler`.
-    pub fn shared() -> Arc<dyn trac_spec::compiler::TableCompiler> {
+    pub fn shared() -> Arc<dyn trac_ltl::compiler::TableCompiler> {
         Arc::new(Compiler::new())
     }
 }
 
-impl trac_spec::compiler::TableCompiler for Compiler {
+impl trac_ltl::compiler::TableCompiler for Compiler {
     fn compile(
         &self,
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String> {
-        let key = (trac_spec::print(arena, formula), semantics);
+    ) -> Result<Arc<Table>, trac_ltl::compiler::CompileError> {
+        let key = (trac_ltl::print(arena, formula), semantics);
         if let Some(t) = self
             .cache
             .lock()
@@ -825,7 +398,8 @@ impl trac_spec::compiler::TableCompiler for Compiler {
             semantics,
             minimize: Minimize::Language,
         };
-        let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
+        let c =
+            compile(&mut arena, formula, &opts).map_err(trac_ltl::compiler::CompileError::new)?;
         let t = Arc::new(c.table);
         self.cache
             .lock()
@@ -845,7 +419,7 @@ impl trac_spec::compiler::TableCompiler for Compiler {
 pub struct SatOracle;
 
 impl SatOracle {
-    /// The oracle, shared, to pass to `trac_runtime::monitor::ProgressionMonitor::with_semantics`.
+    /// The oracle, shared, to pass to `trac_runtime::engine::monitor::ProgressionMonitor::with_semantics`.
     pub fn shared() -> Arc<dyn VerdictOracle> {
         Arc::new(SatOracle)
     }

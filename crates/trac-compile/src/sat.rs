@@ -51,9 +51,9 @@
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::rc::Rc;
-use trac_spec::formula::{Arena, Formula, Node, Sym};
-use trac_spec::progress::{eval_last, progress, PastState};
-use trac_spec::spec::Semantics;
+use trac_core::Semantics;
+use trac_ltl::formula::{Arena, Formula, Node, Sym};
+use trac_ltl::progress::{eval_last, progress, PastState};
 
 /// The bits of the past-time subformulas of a property, one per node of [`PastState::nodes`].
 pub type Bits = Box<[bool]>;
@@ -121,7 +121,7 @@ pub struct SatChecker {
 
 impl SatChecker {
     /// A checker for the residuals of `property` (which fixes the past-time subformulas and the
-    /// meaning of the bits). `property` should pass [`trac_spec::progress::validate`].
+    /// meaning of the bits). `property` should pass [`trac_ltl::progress::validate`].
     pub fn new(arena: &Arena, property: Formula) -> SatChecker {
         let past = PastState::new(arena, property);
         let n = past.nodes().len();
@@ -306,7 +306,7 @@ impl SatChecker {
 
     /// The LTLf verdict of a state: `accepting` tells whether the trace read so far satisfies the
     /// property (the end-of-trace evaluation of the previous residual on the last step, or
-    /// [`trac_spec::progress::eval_empty`] before the first step); `f` and `bits` are the state after
+    /// [`trac_ltl::progress::eval_empty`] before the first step); `f` and `bits` are the state after
     /// it. ⊥ (`Some(false)`) iff neither the trace so far nor any non-empty extension satisfies
     /// the property; ⊤ (`Some(true)`) iff the trace so far and every non-empty extension do.
     pub fn ltlf_verdict(

@@ -5,11 +5,11 @@ use std::sync::Arc;
 use trac_compile::{compile, CompileOptions, Minimize, Semantics};
 use trac_core::table::TableMonitor;
 use trac_core::{LabelSet, Monitor, ResetPolicy, StepInput, Verdict};
-use trac_spec::formula::Arena;
+use trac_ltl::formula::Arena;
 
 fn table(src: &str, semantics: Semantics, minimize: Minimize) -> trac_core::table::Table {
     let mut a = Arena::new();
-    let f = trac_spec::parse(&mut a, src).unwrap();
+    let f = trac_ltl::parse(&mut a, src).unwrap();
     compile(
         &mut a,
         f,

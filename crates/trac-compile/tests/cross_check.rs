@@ -7,13 +7,14 @@
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use trac_core::labels::{LabelSet, StepInput};
+use trac_core::table::TableMonitor;
+use trac_ltl::Arena;
 use trac_runtime::audit::{AuditOptions, Auditor};
+use trac_runtime::engine::parametric::ParametricMonitor;
 use trac_runtime::engine::{CrossCheckMonitor, Engine, EngineMonitor};
-use trac_runtime::parametric::ParametricMonitor;
-use trac_runtime::table::TableMonitor;
-use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput};
+use trac_runtime::{Monitor, ProgressionMonitor, ResetPolicy};
 use trac_spec::spec::{Semantics, Spec};
-use trac_spec::Arena;
 
 fn shared_dir() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/paper-traces");
@@ -70,7 +71,7 @@ fn three_engines_agree_on_the_shared_logs() {
                     .properties
                     .iter()
                     .map(|p| {
-                        let c = Some(compiler.as_ref() as &dyn trac_runtime::engine::TableCompiler);
+                        let c = Some(compiler.as_ref() as &dyn trac_ltl::compiler::TableCompiler);
                         let sem = p.decl.semantics;
                         let r = match &p.var {
                             None => Runner::Plain(
@@ -223,7 +224,7 @@ impl Arbitrary for Case {
 /// `Some(number of plain progression verdicts compared)`, or the mismatch.
 fn cross_check(c: &Case) -> Result<usize, String> {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, &c.formula).map_err(|e| e.to_string())?;
+    let f = trac_ltl::parse(&mut arena, &c.formula).map_err(|e| e.to_string())?;
     let policy = ResetPolicy {
         on_violation: c.reset,
         on_satisfaction: false,

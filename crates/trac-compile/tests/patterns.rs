@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 use trac_compile::{compile, monitorability, CompileOptions, Minimize, Monitorability};
-use trac_spec::Arena;
+use trac_ltl::Arena;
 
 const DAC: [&str; 55] = [
     // Absence.
@@ -148,7 +148,7 @@ fn the_dwyer_patterns_compile() {
     let start = Instant::now();
     for (i, src) in DAC.iter().enumerate() {
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let f = trac_ltl::parse(&mut arena, src).unwrap_or_else(|e| panic!("{src}: {e}"));
         let c = compile(&mut arena, f, &CompileOptions::default()).unwrap();
         let by_verdict = compile(
             &mut arena,
@@ -204,7 +204,7 @@ fn the_dwyer_patterns_compile() {
 #[test]
 fn nested_eventualities_do_not_blow_up() {
     let mut arena = Arena::new();
-    let mut f = trac_spec::Formula::TRUE;
+    let mut f = trac_ltl::Formula::TRUE;
     // F(a1 & X F(a2 & X F(... F a20))), a_i over 8 propositions.
     for i in (1..=20).rev() {
         let a = arena.atom(&format!("a{}", i % 8));
@@ -255,7 +255,7 @@ fn wide_disjunctions_and_conjunctions_compile() {
     ];
     for (src, lang, verdict, aux) in cases {
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, &src).unwrap();
+        let f = trac_ltl::parse(&mut arena, &src).unwrap();
         let start = Instant::now();
         let c = compile(&mut arena, f, &CompileOptions::default()).unwrap();
         let took = start.elapsed();

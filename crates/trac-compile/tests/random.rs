@@ -8,10 +8,11 @@ use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use std::sync::Arc;
 use trac_compile::sat::SatChecker;
 use trac_compile::{compile, CompileOptions, Minimize, Semantics};
-use trac_runtime::table::{Table, TableMonitor};
-use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
-use trac_spec::progress::{eval_last, progress, PastState};
-use trac_spec::{Arena, Formula, Sym};
+use trac_core::labels::{LabelSet, StepInput};
+use trac_core::table::{Table, TableMonitor};
+use trac_ltl::progress::{eval_last, progress, PastState};
+use trac_ltl::{Arena, Formula, Sym};
+use trac_runtime::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 
 const PROPS: [&str; 4] = ["a", "b", "c", "d"];
 
@@ -228,7 +229,7 @@ fn check(c: Case) -> TestResult {
     if std::env::var("TRAC_TRACE").is_ok() && start.elapsed().as_millis() > 500 {
         let mut a = Arena::new();
         let f = build(&mut a, &c.formula);
-        eprintln!("slow ({:?}): {}", start.elapsed(), trac_spec::print(&a, f));
+        eprintln!("slow ({:?}): {}", start.elapsed(), trac_ltl::print(&a, f));
     }
     r
 }
@@ -246,7 +247,7 @@ fn check_case(c: &Case) -> TestResult {
     } else {
         Semantics::Ltl3
     };
-    let printed = trac_spec::print(&arena, f);
+    let printed = trac_ltl::print(&arena, f);
     let mut tables = Vec::new();
     for minimize in [Minimize::Language, Minimize::None, Minimize::Verdict] {
         let mut a = arena.clone();
@@ -409,7 +410,7 @@ fn residuals_mean_the_obligation(c: ResidualCase) -> TestResult {
     if arena.info(f).size > MAX_NODES {
         return TestResult::discard();
     }
-    let printed = trac_spec::print(&arena, f);
+    let printed = trac_ltl::print(&arena, f);
     let table = {
         let mut a = arena.clone();
         Arc::new(
@@ -446,11 +447,11 @@ fn residuals_mean_the_obligation(c: ResidualCase) -> TestResult {
             past.step(&arena, &holds);
         }
         let (rc, rp) = (compiled.residual(), plain.residual());
-        let gc = match trac_spec::parse(&mut arena, &rc) {
+        let gc = match trac_ltl::parse(&mut arena, &rc) {
             Ok(g) => g,
             Err(e) => return TestResult::error(format!("{printed}: residual {rc:?}: {e}")),
         };
-        let gp = trac_spec::parse(&mut arena, &rp).expect("progression residuals parse");
+        let gp = trac_ltl::parse(&mut arena, &rp).expect("progression residuals parse");
         let bc = behaviour(&mut arena, gc, &past, &c.words, &mut sat);
         let bp = behaviour(&mut arena, gp, &past, &c.words, &mut sat);
         let decided = compiled.verdict() != Verdict::Pending;
@@ -490,7 +491,7 @@ fn compiled_residuals_mean_what_progression_residuals_mean() {
 #[test]
 fn verdict_minimization_hides_the_obligation() {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, "G(c -> F b)").unwrap();
+    let f = trac_ltl::parse(&mut arena, "G(c -> F b)").unwrap();
     let shown = |m: Minimize| {
         let mut a = arena.clone();
         let opts = CompileOptions {
@@ -517,15 +518,15 @@ fn verdict_minimization_hides_the_obligation() {
     let expected = plain.residual();
     // What progression shows, by hand: the pending `F b` and the invariant.
     let mut a = arena.clone();
-    let by_hand = trac_spec::parse(&mut a, "F b & G(c -> F b)").unwrap();
-    assert_eq!(expected, trac_spec::print(&a, by_hand));
+    let by_hand = trac_ltl::parse(&mut a, "F b & G(c -> F b)").unwrap();
+    assert_eq!(expected, trac_ltl::print(&a, by_hand));
     let lang = shown(Minimize::Language);
-    let g = trac_spec::parse(&mut a, &lang).unwrap();
+    let g = trac_ltl::parse(&mut a, &lang).unwrap();
     let mut sat = SatChecker::new(&a, f);
     let d = a.xor(g, by_hand);
     assert!(
         !sat.inf_satisfiable(&mut a, d, &[]),
         "language minimization shows {lang}"
     );
-    assert_eq!(shown(Minimize::Verdict), trac_spec::print(&arena, f));
+    assert_eq!(shown(Minimize::Verdict), trac_ltl::print(&arena, f));
 }

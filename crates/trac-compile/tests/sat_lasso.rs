@@ -9,8 +9,8 @@
 
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use trac_compile::sat::SatChecker;
-use trac_spec::progress::{eval_last, progress, PastState};
-use trac_spec::{Arena, Formula, Sym};
+use trac_ltl::progress::{eval_last, progress, PastState};
+use trac_ltl::{Arena, Formula, Sym};
 
 const PROPS: [&str; 4] = ["a", "b", "c", "d"];
 const MAX_NODES: usize = 30;
@@ -314,7 +314,7 @@ fn check(c: Case) -> TestResult {
     let mut arena = Arena::new();
     let f = build(&mut arena, &c.formula);
     let syms = prop_syms(&mut arena);
-    let shown = trac_spec::print(&arena, f);
+    let shown = trac_ltl::print(&arena, f);
     let mut sat = SatChecker::new(&arena, f);
     let bits0 = sat.initial_bits();
     let v0 = sat.verdict(&mut arena, f, &bits0);
@@ -347,7 +347,7 @@ fn check(c: Case) -> TestResult {
                     "{shown}: after {:?} the residual {} is {vk:?}, but the rest of u = {u:?}, \
                      v = {v:?} gives {truth}",
                     &u[..=k],
-                    trac_spec::print(&arena, cur)
+                    trac_ltl::print(&arena, cur)
                 ));
             }
         }

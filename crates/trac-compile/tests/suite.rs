@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 use trac_compile::{compile, CompileOptions, Minimize, Semantics};
+use trac_core::labels::{LabelSet, StepInput};
+use trac_core::table::{Table, TableMonitor};
+use trac_ltl::Arena;
 use trac_runtime::engine::CrossCheckMonitor;
-use trac_runtime::table::{Table, TableMonitor};
-use trac_runtime::{LabelSet, Monitor, ProgressionMonitor, ResetPolicy, StepInput, Verdict};
-use trac_spec::Arena;
+use trac_runtime::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 
 const TRAC: ResetPolicy = ResetPolicy {
     on_violation: false,
@@ -131,7 +132,7 @@ fn run(m: &mut dyn Monitor, steps: &[LabelSet]) -> Outcome {
 
 fn monitors(c: &Case, policy: ResetPolicy) -> Vec<(&'static str, Box<dyn Monitor>)> {
     let mut arena = Arena::new();
-    let f = trac_spec::parse(&mut arena, c.formula).unwrap();
+    let f = trac_ltl::parse(&mut arena, c.formula).unwrap();
     let mut out: Vec<(&'static str, Box<dyn Monitor>)> = Vec::new();
     out.push((
         "complete progression",
@@ -193,7 +194,7 @@ fn every_engine_passes_the_suite() {
         assert_eq!(steps.len() + 1, c.complete.len(), "{}: bad case", c.formula);
         // Plain progression: its own expectations.
         let mut arena = Arena::new();
-        let f = trac_spec::parse(&mut arena, c.formula).unwrap();
+        let f = trac_ltl::parse(&mut arena, c.formula).unwrap();
         let mut p = ProgressionMonitor::new(arena, f, TRAC);
         let (got, _, p_ltlf) = run(&mut p, &steps);
         let want = c.progression.unwrap_or(c.complete);

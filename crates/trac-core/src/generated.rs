@@ -7,7 +7,7 @@
 //! - [`Values`]: the values for which a parametric proposition (`take(item)`) holds at one step,
 //!   the field type of such a proposition in a generated valuation.
 //! - [`ParamTableMonitor`]: a `forall x: φ` property run on ONE compiled table of `φ` (trace
-//!   slicing, as `trac_runtime::parametric::ParametricMonitor` does with progression): `φ[x:=v]` read
+//!   slicing, as `trac_runtime::engine::parametric::ParametricMonitor` does with progression): `φ[x:=v]` read
 //!   on a trace is `φ` read on the trace with `p(v)` renamed `p(x)`, so every instance shares the
 //!   table and holds only its own state.
 
@@ -165,7 +165,7 @@ pub fn special_values<'a>(prop_names: impl IntoIterator<Item = &'a str>, var: &s
 /// A monitor for `forall var: φ` running one compiled table of `φ`: a template instance for the
 /// values not seen yet, and one instance per value seen, created as a copy of the template's
 /// state when the value first appears in a label `p(value)` of a parametric proposition `p(var)`
-/// of `φ` (Chen & Roşu's trace slicing, as `trac_runtime::parametric::ParametricMonitor`).
+/// of `φ` (Chen & Roşu's trace slicing, as `trac_runtime::engine::parametric::ParametricMonitor`).
 ///
 /// # Values written in the formula
 /// For a value `v` not written in `φ`, `φ[var:=v]` on a trace is `φ` on the trace renamed, with
@@ -342,7 +342,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
 
     /// Reads one step from a label set, with witnesses ([`Monitor::step`] on every instance);
     /// returns the verdicts reached, with their values, in instance order (as
-    /// `trac_runtime::parametric::ParametricMonitor::step`); [`ParamTableMonitor::reached`] then
+    /// `trac_runtime::engine::parametric::ParametricMonitor::step`); [`ParamTableMonitor::reached`] then
     /// tells the verdict of the whole property reached at this step.
     pub fn step(&mut self, input: &StepInput<'_>) -> Vec<(String, Verdict)> {
         let whole_before = self.verdict();

@@ -3,7 +3,7 @@
 //! [`PastCitation`]s of past-time subformulas, tracked by a [`PastWitness`]).
 //!
 //! The semantics of TRAC and TRAC_R (Alamdari, Klassen & McIlraith, arXiv 2605.16198, §4), and
-//! the rule that each failing position counts once, are described in `trac_runtime::monitor`,
+//! the rule that each failing position counts once, are described in `trac_runtime::engine::monitor`,
 //! beside the progression monitor that defines them.
 
 use crate::labels::StepInput;
@@ -128,7 +128,7 @@ pub struct CitedStep {
 }
 
 /// A side evaluator of a property's past-time subformulas that explains verdicts
-/// ([`PastCitation`]); implemented by `trac_runtime::past::PastCiter`, built from the property's
+/// ([`PastCitation`]); implemented by `trac_runtime::engine::past::PastCiter`, built from the property's
 /// formula, and attached to monitors of properties with past-time operators only, so properties
 /// without them pay nothing. Engines step it with the same inputs as the monitor.
 pub trait PastWitness: Send + Sync + fmt::Debug {

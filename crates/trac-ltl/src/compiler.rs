@@ -4,6 +4,7 @@
 //! needs the compiler without the runtime's trace readers).
 
 use crate::formula::{Arena, Formula};
+use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
 use trac_core::table::Table;
@@ -14,13 +15,14 @@ pub trait TableCompiler: Send + Sync + fmt::Debug {
     /// The table of `formula` (a handle in `arena`) with verdicts of `semantics`.
     ///
     /// # Errors
-    /// A message if the formula cannot be compiled.
+    /// [`CompileError`], the implementation's own error as its cause, if the formula cannot be
+    /// compiled.
     fn compile(
         &self,
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String>;
+    ) -> Result<Arc<Table>, CompileError>;
 
     /// The decision procedure for complete verdicts that comes with this compiler, if any (the
     /// engines use it for complete progression; `trac_compile::Compiler` returns its
@@ -29,6 +31,53 @@ pub trait TableCompiler: Send + Sync + fmt::Debug {
         None
     }
 }
+
+/// Why [`TableCompiler::compile`] failed: the implementation's own error (for
+/// `trac_compile::Compiler`, a `trac_compile::CompileError`), kept as the cause.
+///
+/// It reads as its cause, like thiserror's `#[error(transparent)]`: [`fmt::Display`] is the
+/// cause's message and [`Error::source`] the cause's source, so a chain of causes prints each
+/// message once. [`CompileError::cause`] and [`CompileError::downcast_ref`] give the cause back.
+/// Two errors are equal when their messages are.
+#[derive(Clone, Debug)]
+pub struct CompileError(Arc<dyn Error + Send + Sync + 'static>);
+
+impl CompileError {
+    /// A compile error caused by `cause`.
+    pub fn new<E: Error + Send + Sync + 'static>(cause: E) -> CompileError {
+        CompileError(Arc::new(cause))
+    }
+
+    /// The implementation's error.
+    pub fn cause(&self) -> &(dyn Error + Send + Sync + 'static) {
+        &*self.0
+    }
+
+    /// The implementation's error as an `E`, if it is one.
+    pub fn downcast_ref<E: Error + 'static>(&self) -> Option<&E> {
+        self.0.downcast_ref::<E>()
+    }
+}
+
+impl fmt::Display for CompileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl Error for CompileError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.0.source()
+    }
+}
+
+impl PartialEq for CompileError {
+    fn eq(&self, other: &CompileError) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for CompileError {}
 
 /// The decision procedure behind complete verdicts (implemented by `trac_compile::SatOracle`,
 /// the satisfiability checker; `trac-runtime`'s complete progression calls it).
@@ -74,5 +123,31 @@ pub trait VerdictSession: fmt::Debug {
 impl Clone for Box<dyn VerdictSession> {
     fn clone(&self) -> Self {
         self.clone_session()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Inner;
+
+    impl fmt::Display for Inner {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("inner")
+        }
+    }
+
+    impl Error for Inner {}
+
+    #[test]
+    fn a_compile_error_reads_as_its_cause() {
+        let e = CompileError::new(Inner);
+        assert_eq!(e.to_string(), "inner");
+        assert_eq!(e.downcast_ref::<Inner>(), Some(&Inner));
+        assert!(e.source().is_none());
+        assert_eq!(e.cause().to_string(), "inner");
+        assert_eq!(e, CompileError::new(Inner));
     }
 }

@@ -146,8 +146,8 @@ impl Renderer<'_> {
             False => phrase("false".into(), Kind::Simple),
             Atom(_) => match (self.description(f), self.atom_name(f)) {
                 (Some(d), _) => phrase(d, Kind::Simple),
-                (None, Some(name)) if crate::parser::split_exists(name).is_some() => {
-                    let (var, body) = crate::parser::split_exists(name).unwrap_or_default();
+                (None, Some(name)) if crate::lexical::split_exists(name).is_some() => {
+                    let (var, body) = crate::lexical::split_exists(name).unwrap_or_default();
                     let mut arena = Arena::new();
                     match crate::parser::parse(&mut arena, body) {
                         Ok(b) => {

@@ -660,35 +660,6 @@ impl Arena {
         }
         out.push(f);
     }
-
-    /// Replaces every atom `base(var)` by `base(value)` (the instantiation of a parametric
-    /// formula for one value of its quantified variable).
-    ///
-    /// Several parameters and variables as [`instantiate_name`] reads them: `var` may be a list
-    /// `x, y` and `value` a tuple `v, w` (simultaneous substitution), and every argument equal
-    /// to a variable is replaced (`load(p, a1)`). The body of an `exists q: ψ` atom is
-    /// instantiated too, except for its own variable `q` (see
-    /// [`crate::parser::instantiate_exists`]). The result is normalized, so instantiation may
-    /// merge two atoms into one (`p(x) & !p(y)` for `x, y := a, a` is `false`).
-    pub fn instantiate(&mut self, f: Formula, var: &str, value: &str) -> Formula {
-        let var = var.to_string();
-        let value = value.to_string();
-        self.map_bottom_up(f, &mut |a: &mut Arena, x: Formula| {
-            if let Node::Atom(s) = a.node(x) {
-                let name = a.sym_name(*s);
-                let renamed = if a.sym_parts(*s).arg.is_some() {
-                    instantiate_name(name, &var, &value)
-                } else {
-                    crate::parser::instantiate_exists(name, &var, &value)
-                        .unwrap_or_else(|| name.to_string())
-                };
-                if renamed != name {
-                    return a.atom(&renamed);
-                }
-            }
-            x
-        })
-    }
 }
 
 #[cfg(test)]

@@ -14,9 +14,11 @@
 pub mod compiler;
 pub mod english;
 pub mod formula;
+mod lexical;
 pub mod parser;
 pub mod printer;
 pub mod progress;
+mod render;
 
 pub use formula::{Arena, Formula, Node, Sym};
 pub use parser::{parse, parse_property, ParseError, Property as ParsedProperty};

@@ -97,7 +97,10 @@
 //! - **Next.** `X` is weak next and `X[!]` strong next on finite traces (Spot's LTLf reading);
 //!   `()` is Spot's (Spin's) spelling of `X`.
 
-use crate::formula::{Arena, Formula};
+use crate::formula::{instantiate_name, Arena, Formula, Node};
+pub use crate::lexical::split_exists;
+use crate::lexical::{ident_len, is_plain_ident, is_value_byte};
+use crate::render;
 use std::fmt;
 use std::ops::Range;
 
@@ -525,35 +528,22 @@ fn quantifier(src: &str) -> Result<Option<Quantifier>, ParseError> {
     }))
 }
 
-/// Length of the identifier-character run `[A-Za-z0-9_.]*` at the start of `s`.
-fn ident_len(s: &str) -> usize {
-    s.bytes()
-        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'.')
-        .count()
+/// Prints `f` as [`crate::printer::print`] does (the printer sits above the parser; both use
+/// the engine in [`crate::render`]).
+fn print(arena: &Arena, f: Formula) -> String {
+    render::print(arena, f, exists_parses_alone)
 }
 
-/// True if `s` lexes, where a formula is expected, as exactly one atomic proposition named `s`
-/// (used by the printer to decide whether a name needs quotes).
-pub(crate) fn is_plain_ident(s: &str) -> bool {
-    let b = s.as_bytes();
-    let Some(&c) = b.first() else { return false };
-    if !(c.is_ascii_alphabetic() || c == b'_' || c == b'.') || ident_len(s) != s.len() {
-        return false;
+/// Whether the `exists` atom named `name`, parenthesized, parses back alone as that atom: the
+/// printer writes it so then, and quotes it otherwise (a quoted name such as
+/// `"exists p: !q(p,"` does not parse back).
+pub(crate) fn exists_parses_alone(name: &str) -> bool {
+    let text = format!("({name})");
+    let mut arena = Arena::new();
+    match parse(&mut arena, &text) {
+        Ok(f) => matches!(arena.node(f), Node::Atom(s) if arena.sym_name(*s) == name),
+        Err(_) => false,
     }
-    if matches!(c, b'F' | b'G' | b'X') && !b.get(1).is_some_and(u8::is_ascii_digit) {
-        return false;
-    }
-    !(s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("false") || s == "xor")
-        && word_operator(s).is_none()
-}
-
-/// True if `s` can be written unquoted as the argument of a parametric proposition.
-pub(crate) fn is_plain_value(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(is_value_byte)
-}
-
-fn is_value_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'*' | b'?' | b'|')
 }
 
 /// The printed body of an `exists` quantifier, reprinted until it no longer changes (a fresh
@@ -565,7 +555,7 @@ fn canonical_body(mut text: String) -> String {
         let Ok(f) = Parser::new(&mut arena, &text, 0).run() else {
             return text;
         };
-        let again = crate::printer::print(&arena, f);
+        let again = print(&arena, f);
         if again == text {
             break;
         }
@@ -594,20 +584,39 @@ pub fn instantiate_exists(name: &str, var: &str, value: &str) -> Option<String> 
     let mut arena = Arena::new();
     let f = Parser::new(&mut arena, body, 0).run().ok()?;
     let g = arena.instantiate(f, &vars.join(", "), &values.join(", "));
-    (g != f).then(|| {
-        format!(
-            "exists {q}: {}",
-            canonical_body(crate::printer::print(&arena, g))
-        )
-    })
+    (g != f).then(|| format!("exists {q}: {}", canonical_body(print(&arena, g))))
 }
 
-/// Splits the name of an `exists VAR: BODY` atom (as the parser names it) into the variable
-/// and the body's text; `None` for any other name.
-pub fn split_exists(name: &str) -> Option<(&str, &str)> {
-    let rest = name.strip_prefix("exists ")?;
-    let (var, body) = rest.split_once(':')?;
-    is_plain_ident(var).then_some((var, body.trim_start()))
+/// Instantiation lives beside the parser: instantiating an `exists q: ψ` atom re-parses ψ and
+/// names the result by its printed normal form ([`instantiate_exists`]).
+impl Arena {
+    /// Replaces every atom `base(var)` by `base(value)` (the instantiation of a parametric
+    /// formula for one value of its quantified variable).
+    ///
+    /// Several parameters and variables as [`instantiate_name`] reads them: `var` may be a list
+    /// `x, y` and `value` a tuple `v, w` (simultaneous substitution), and every argument equal
+    /// to a variable is replaced (`load(p, a1)`). The body of an `exists q: ψ` atom is
+    /// instantiated too, except for its own variable `q` (see
+    /// [`instantiate_exists`]). The result is normalized, so instantiation may
+    /// merge two atoms into one (`p(x) & !p(y)` for `x, y := a, a` is `false`).
+    pub fn instantiate(&mut self, f: Formula, var: &str, value: &str) -> Formula {
+        let var = var.to_string();
+        let value = value.to_string();
+        self.map_bottom_up(f, &mut |a: &mut Arena, x: Formula| {
+            if let Node::Atom(s) = a.node(x) {
+                let name = a.sym_name(*s);
+                let renamed = if a.sym_parts(*s).arg.is_some() {
+                    instantiate_name(name, &var, &value)
+                } else {
+                    instantiate_exists(name, &var, &value).unwrap_or_else(|| name.to_string())
+                };
+                if renamed != name {
+                    return a.atom(&renamed);
+                }
+            }
+            x
+        })
+    }
 }
 
 /// The operator named by a standalone one-letter word.
@@ -1071,7 +1080,7 @@ impl<'s> Lexer<'s> {
     /// the quantifier is in, or to the end of the formula (write `(exists p: ...)` inside a
     /// larger formula). The whole quantified formula is one atomic proposition for the engines,
     /// named `exists VAR: BODY` with BODY printed in normal form; its truth at each step is
-    /// computed from the labels (see `trac_runtime::derived`). The body must be past-time (no
+    /// computed from the labels (see `trac_runtime::label::derived`). The body must be past-time (no
     /// future operator). `Ok(None)` when `exists` is not followed by `VAR:` (then it is an
     /// ordinary atom).
     fn exists(&mut self, start: usize, word_end: usize) -> Result<Option<Token>, ParseError> {
@@ -1120,15 +1129,12 @@ impl<'s> Lexer<'s> {
             return Err(ParseError::new(
                 format!(
                     "the body of `exists {var}:` must be past-time (it is evaluated over the steps seen so far), but it has the future operator in `{}`",
-                    crate::printer::print(&arena, bad)
+                    print(&arena, bad)
                 ),
                 body_start..body_end,
             ));
         }
-        let name = format!(
-            "exists {var}: {}",
-            canonical_body(crate::printer::print(&arena, body))
-        );
+        let name = format!("exists {var}: {}", canonical_body(print(&arena, body)));
         Ok(Some(self.token(Tok::Atom(name), start, body_end)))
     }
 
@@ -1476,6 +1482,21 @@ mod tests {
     }
 
     #[test]
+    fn operator_words_are_the_lexical_list() {
+        for w in crate::lexical::OPERATOR_WORDS {
+            assert!(word_operator(w).is_some(), "{w}");
+        }
+        for c in b'A'..=b'Z' {
+            let w = (c as char).to_string();
+            assert_eq!(
+                word_operator(&w).is_some(),
+                crate::lexical::OPERATOR_WORDS.contains(&w.as_str()),
+                "{w}"
+            );
+        }
+    }
+
+    #[test]
     fn wring_postfix_negation() {
         let (mut a, f) = p("a=0 U b=1");
         let x = a.atom("a");
@@ -1589,13 +1610,13 @@ mod quantifier_near_miss_tests {
         .unwrap();
         let g = a.instantiate(f, "a", "a1");
         assert_eq!(
-            crate::printer::print(&a, g),
+            print(&a, g),
             "G(req(a1) -> !(exists p: !unload(p, a1) S load(p, a1)))"
         );
         // `p` is the quantifier's own: never replaced.
         let h = a.instantiate(f, "p, a", "x, a2");
         assert_eq!(
-            crate::printer::print(&a, h),
+            print(&a, h),
             "G(req(a2) -> !(exists p: !unload(p, a2) S load(p, a2)))"
         );
         assert_eq!(
@@ -1633,7 +1654,6 @@ mod quantifier_near_miss_tests {
 #[cfg(test)]
 mod derived_syntax_tests {
     use super::*;
-    use crate::printer::print;
 
     fn roundtrip(src: &str) -> String {
         let mut a = Arena::new();

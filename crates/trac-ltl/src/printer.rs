@@ -20,12 +20,13 @@
 //!   is not a plain value. Any other name is double-quoted, with `"` and `\` escaped: `"Fa"`,
 //!   `"package 1 loaded"`, `"U"`, `"true"`.
 
-use crate::formula::{Arena, Formula, Node};
-use crate::parser::{is_plain_ident, is_plain_value};
+use crate::formula::{Arena, Formula};
+use crate::parser::exists_parses_alone;
+use crate::render;
 
 /// Prints `f` in Spot syntax with minimal parentheses; see the [module docs](self).
 pub fn print(arena: &Arena, f: Formula) -> String {
-    fmt(arena, f).0
+    render::print(arena, f, exists_parses_alone)
 }
 
 /// Prints a property: `forall item: G(take(item) -> X examine(item))` when `var` is given, else
@@ -40,150 +41,7 @@ pub fn print_with_quantifier(arena: &Arena, var: Option<&str>, f: Formula) -> St
 /// How an atomic proposition named `name` is written in a formula: bare (`take_1`),
 /// parametric (`take(item)`, `delivered("red hot pepper")`) or double-quoted (`"package 1"`).
 pub fn atom_text(name: &str) -> String {
-    if is_plain_ident(name) {
-        return name.to_string();
-    }
-    if crate::parser::split_exists(name).is_some() {
-        // `exists p: body`, a past-time quantifier: parenthesized so it parses back alone, if
-        // it does (a quoted name such as `"exists p: !q(p,"` does not: it stays quoted).
-        let text = format!("({name})");
-        let mut arena = crate::formula::Arena::new();
-        if let Ok(f) = crate::parser::parse(&mut arena, &text) {
-            if matches!(arena.node(f), crate::formula::Node::Atom(s) if arena.sym_name(*s) == name)
-            {
-                return text;
-            }
-        }
-    }
-    let parts = crate::formula::AtomName::parse(name);
-    if let Some(arg) = &parts.arg {
-        if is_plain_ident(&parts.base) {
-            // One argument, or several separated by `, ` (`load(p, a1)`).
-            let args: Vec<String> = arg
-                .split(", ")
-                .map(|a| {
-                    if is_plain_value(a) {
-                        a.to_string()
-                    } else {
-                        quote(a)
-                    }
-                })
-                .collect();
-            return format!("{}({})", parts.base, args.join(", "));
-        }
-    }
-    quote(name)
-}
-
-fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '"' || c == '\\' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
-// Precedence levels, loosest first (see the parser).
-const P_IMPLIES: u8 = 1;
-const P_OR: u8 = 2;
-const P_XOR: u8 = 3;
-const P_AND: u8 = 4;
-const P_UNTIL: u8 = 5;
-const P_PREFIX: u8 = 6;
-const P_PRIMARY: u8 = 7;
-
-fn paren(s: (String, u8), needed: bool) -> String {
-    if needed {
-        format!("({})", s.0)
-    } else {
-        s.0
-    }
-}
-
-/// The text of `f` and its precedence level.
-fn fmt(arena: &Arena, f: Formula) -> (String, u8) {
-    use Node::*;
-    match arena.node(f) {
-        True => ("true".into(), P_PRIMARY),
-        False => ("false".into(), P_PRIMARY),
-        Atom(s) => (atom_text(arena.sym_name(*s)), P_PRIMARY),
-        Not(a) => prefix(arena, "!", *a),
-        Next(a) => prefix(arena, "X", *a),
-        StrongNext(a) => prefix(arena, "X[!]", *a),
-        Finally(a) => prefix(arena, "F", *a),
-        Globally(a) => prefix(arena, "G", *a),
-        Yesterday(a) => prefix(arena, "Y", *a),
-        WeakYesterday(a) => prefix(arena, "Z", *a),
-        Once(a) => prefix(arena, "O", *a),
-        Historically(a) => prefix(arena, "H", *a),
-        And(v) => nary(arena, " & ", P_AND, v),
-        Or(v) => nary(arena, " | ", P_OR, v),
-        Xor(a, b) => binary(arena, "xor", P_XOR, false, *a, *b),
-        Implies(a, b) => binary(arena, "->", P_IMPLIES, true, *a, *b),
-        Equiv(a, b) => binary(arena, "<->", P_IMPLIES, true, *a, *b),
-        Until(a, b) => binary(arena, "U", P_UNTIL, true, *a, *b),
-        WeakUntil(a, b) => binary(arena, "W", P_UNTIL, true, *a, *b),
-        Release(a, b) => binary(arena, "R", P_UNTIL, true, *a, *b),
-        StrongRelease(a, b) => binary(arena, "M", P_UNTIL, true, *a, *b),
-        Since(a, b) => binary(arena, "S", P_UNTIL, true, *a, *b),
-    }
-}
-
-fn prefix(arena: &Arena, op: &str, a: Formula) -> (String, u8) {
-    let inner = fmt(arena, a);
-    let level = inner.1;
-    let body = paren(inner, level < P_PREFIX);
-    let first = body.chars().next().unwrap_or(' ');
-    let glue = match op {
-        "!" => true,
-        "Y" | "Z" | "O" | "H" => first == '(' || first == '!',
-        _ => {
-            // `F`, `G`, `X`, `X[!]`: glued like Spot (`GFa`, `Xb`, `F!a`, `X(a | b)`), but a
-            // space before longer names and constants keeps `X examine(item)` readable.
-            let short = match arena.node(a) {
-                Node::Atom(_) => body.chars().count() == 1,
-                Node::True | Node::False => false,
-                _ => true,
-            };
-            let alse = op == "F" && body.to_ascii_lowercase().starts_with("alse");
-            (short || first == '(' || first == '!') && !alse && !first.is_ascii_digit()
-        }
-    };
-    let sep = if glue { "" } else { " " };
-    (format!("{op}{sep}{body}"), P_PREFIX)
-}
-
-fn nary(arena: &Arena, sep: &str, level: u8, ops: &[Formula]) -> (String, u8) {
-    let parts: Vec<String> = ops
-        .iter()
-        .map(|&c| {
-            let s = fmt(arena, c);
-            let lvl = s.1;
-            paren(s, lvl <= level)
-        })
-        .collect();
-    (parts.join(sep), level)
-}
-
-fn binary(
-    arena: &Arena,
-    op: &str,
-    level: u8,
-    right_assoc: bool,
-    a: Formula,
-    b: Formula,
-) -> (String, u8) {
-    let l = fmt(arena, a);
-    let r = fmt(arena, b);
-    let (ll, rl) = (l.1, r.1);
-    let l = paren(l, if right_assoc { ll <= level } else { ll < level });
-    let r = paren(r, if right_assoc { rl < level } else { rl <= level });
-    (format!("{l} {op} {r}"), level)
+    render::atom_text(name, exists_parses_alone)
 }
 
 #[cfg(test)]

@@ -70,18 +70,42 @@ impl<F: Fn(Sym) -> bool> Valuation for F {
     }
 }
 
+/// A past-time operator of a formula contains a future-time one (see [`validate`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FutureInPast {
+    operator: &'static str,
+}
+
+impl FutureInPast {
+    /// The past operator that contains a future one: `Y`, `Z`, `O`, `H` or `S`.
+    pub fn operator(&self) -> &'static str {
+        self.operator
+    }
+}
+
+impl std::fmt::Display for FutureInPast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "a past-time operator ({}) may not contain a future-time operator (X, F, G, U, W, R, M)",
+            self.operator
+        )
+    }
+}
+
+impl std::error::Error for FutureInPast {}
+
 /// Checks that no past operator of `f` contains a future operator.
 ///
 /// # Errors
-/// A message naming the offending past subformula's operator.
-pub fn validate(arena: &Arena, f: Formula) -> Result<(), String> {
+/// [`FutureInPast`], naming the offending past subformula's operator.
+pub fn validate(arena: &Arena, f: Formula) -> Result<(), FutureInPast> {
     for g in arena.subformulas_postorder(f) {
         let node = arena.node(g);
         if node.is_past_operator() && node.operands().iter().any(|&c| arena.info(c).has_future) {
-            return Err(format!(
-                "a past-time operator ({}) may not contain a future-time operator (X, F, G, U, W, R, M)",
-                past_name(node)
-            ));
+            return Err(FutureInPast {
+                operator: past_name(node),
+            });
         }
     }
     Ok(())

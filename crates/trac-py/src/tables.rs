@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use trac_compile::{compile, CompileOptions, Minimize};
 use trac_core::table::Table;
-use trac_ltl::compiler::{TableCompiler, VerdictOracle};
+use trac_ltl::compiler::{CompileError, TableCompiler, VerdictOracle};
 use trac_ltl::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
 
@@ -118,7 +118,7 @@ impl TableCompiler for TableCache {
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String> {
+    ) -> Result<Arc<Table>, CompileError> {
         let key = (trac_ltl::print(arena, formula), semantics);
         if let Some(t) = self.lock().get(&key) {
             return Ok(t.clone());
@@ -130,7 +130,7 @@ impl TableCompiler for TableCache {
             semantics,
             minimize: Minimize::Language,
         };
-        let c = compile(&mut arena, formula, &opts).map_err(|e| e.to_string())?;
+        let c = compile(&mut arena, formula, &opts).map_err(CompileError::new)?;
         Ok(self.lock().entry(key).or_insert(Arc::new(c.table)).clone())
     }
 
@@ -168,7 +168,7 @@ impl TableCompiler for Recording {
         arena: &Arena,
         formula: Formula,
         semantics: Semantics,
-    ) -> Result<Arc<Table>, String> {
+    ) -> Result<Arc<Table>, CompileError> {
         let t = self.inner.compile(arena, formula, semantics)?;
         let key = (trac_ltl::print(arena, formula), semantics);
         let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());

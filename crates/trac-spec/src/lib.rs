@@ -4,8 +4,8 @@
 //! - [`spec`]: spec files in RON (propositions, labeling rules, properties), [`spec::Spec::check`].
 //!
 //! The formula modules of `trac-ltl` are re-exported under their old paths
-//! (`trac_spec::formula`, `trac_spec::parser`, ...). What a labeling rule *means* (the regexes it
-//! compiles to) is `trac_runtime::labeler`'s business.
+//! (`trac_ltl::formula`, `trac_ltl::parser`, ...). What a labeling rule *means* (the regexes it
+//! compiles to) is `trac_runtime::label::labeler`'s business.
 #![deny(missing_docs)]
 
 pub mod spec;

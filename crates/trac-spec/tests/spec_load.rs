@@ -1,6 +1,6 @@
 //! Loading good specs: RON shapes, defaults, checked formulas, descriptions.
 
-use trac_spec::formula::Node;
+use trac_ltl::formula::Node;
 use trac_spec::spec::{PropositionDecl, Rule, Semantics, Spec};
 
 const TEXTWORLD: &str = r#"(

@@ -47,9 +47,9 @@ use trac_ltl::compiler::TableCompiler;
 /// Why a monitor of an engine could not be built.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
-    /// The table compiler failed, with its message.
-    #[error("{0}")]
-    Compile(String),
+    /// The table compiler failed (its message; its cause is the compiler's own error).
+    #[error(transparent)]
+    Compile(trac_ltl::compiler::CompileError),
     /// The compiled or cross-check engine was asked for without a table compiler.
     #[error("the compiled and cross-check engines need a table compiler (trac_compile::Compiler)")]
     NoCompiler,

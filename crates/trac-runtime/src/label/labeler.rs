@@ -151,8 +151,7 @@ impl RuleCompiler for RegexRules {
                 pattern,
                 capture,
             } => {
-                trac_spec::spec::parse_arg_path(path)
-                    .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
+                trac_spec::spec::parse_arg_path(path).map_err(RuleError::Path)?;
                 if let Some(p) = pattern {
                     Regex::new(&format!("{flags}{p}"))
                         .map_err(|e| RuleError::Regex(one_line(&e)))?;
@@ -700,8 +699,7 @@ fn compile(
             pattern,
             capture,
         } => {
-            let path = parse_arg_path(path)
-                .map_err(|(at, m)| RuleError::Path(format!("{m} at byte {at} of {path:?}")))?;
+            let path = parse_arg_path(path).map_err(RuleError::Path)?;
             let flags = if case_sensitive { "" } else { "(?i)" };
             let re = pattern
                 .as_ref()
