@@ -1,12 +1,13 @@
 //! `cargo install --path .` installs every program the README's examples call (issue 21 §1):
-//! each command the shell examples of README.md start (a line's first word, or a `cmd:PROGRAM`
-//! command model) whose name starts with `trac` is a binary of the root package `trac`.
+//! each command the shell examples of README.md and of the pages under `docs/` start (a line's
+//! first word, or a `cmd:PROGRAM` command model) whose name starts with `trac` is a binary of the
+//! root package `trac`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-/// The programs named `trac*` that README.md's shell blocks run.
+/// The programs named `trac*` that the shell blocks of one markdown page run.
 fn readme_programs(readme: &str) -> BTreeSet<String> {
     let mut programs = BTreeSet::new();
     let mut in_shell = false;
@@ -48,16 +49,40 @@ fn readme_programs(readme: &str) -> BTreeSet<String> {
     programs
 }
 
+/// The markdown pages under `dir`, recursively, in name order.
+fn markdown_pages(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut pages = Vec::new();
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            pages.extend(markdown_pages(&path));
+        } else if path.extension().is_some_and(|e| e == "md") {
+            pages.push(path);
+        }
+    }
+    pages
+}
+
 #[test]
 fn cargo_install_installs_every_program_the_readme_calls() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
-    let called = readme_programs(&readme);
+    let mut called = readme_programs(&readme);
     // The reader sees the README's examples: `trac audit ...` and the scripted agent.
     assert!(
         called.contains("trac") && called.contains("trac-scripted-agent"),
         "{called:?}"
     );
+    // The guide and reference call them too (`trac run ... --model "cmd:trac-scripted-agent"`).
+    let pages = markdown_pages(&root.join("docs"));
+    assert!(!pages.is_empty(), "docs/ has no markdown page");
+    for page in pages {
+        called.extend(readme_programs(&std::fs::read_to_string(page).unwrap()));
+    }
     let out = Command::new(env!("CARGO"))
         .current_dir(root)
         .args([
@@ -83,7 +108,7 @@ fn cargo_install_installs_every_program_the_readme_calls() {
     let missing: Vec<&String> = called.difference(&root_bins).collect();
     assert!(
         missing.is_empty(),
-        "README.md calls {missing:?}, which `cargo install --path .` does not install (bins of \
+        "README.md or docs/ calls {missing:?}, which `cargo install --path .` does not install (bins of \
          the root package: {root_bins:?})"
     );
 }

@@ -563,20 +563,21 @@ fn malformed_trace_labels_are_errors_with_file_line_and_column() {
     }
 }
 
-/// The spec example of the README (its `## Spec files` block, read from the README itself) on
-/// realistic lines: `take yellow potato from fridge` is about `yellow potato`, `take the knife`
-/// about `knife`, so examining them next satisfies R1.
+/// The spec example of the spec-file reference (the first `ron` block of
+/// `docs/reference/spec-files.md`, read from the page itself) on realistic lines: `take yellow
+/// potato from fridge` is about `yellow potato`, `take the knife` about `knife`, so examining
+/// them next satisfies R1.
 #[test]
-fn the_readme_spec_example_names_the_items_of_realistic_lines() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let section = &readme[readme
-        .find("## Spec files")
-        .expect("README has a Spec files section")..];
+fn the_documented_spec_example_names_the_items_of_realistic_lines() {
+    let page = std::fs::read_to_string(root().join("docs/reference/spec-files.md")).unwrap();
+    let section = &page[page
+        .find("# Spec files")
+        .expect("docs/reference/spec-files.md has a Spec files title")..];
     let start = section.find("```ron\n").unwrap() + "```ron\n".len();
     let ron = &section[start..start + section[start..].find("```").unwrap()];
-    let spec = temp_file("readme-spec.ron", ron);
+    let spec = temp_file("doc-spec-spec.ron", ron);
     let good = temp_file(
-        "readme-good.txt",
+        "doc-spec-good.txt",
         "Step: 1 Action: take yellow potato from fridge\nStep: 2 Action: examine yellow potato\nStep: 3 Action: take the knife\nStep: 4 Action: examine the knife\n",
     );
     let o = trac(&[
@@ -587,7 +588,7 @@ fn the_readme_spec_example_names_the_items_of_realistic_lines() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
     let bad = temp_file(
-        "readme-bad.txt",
+        "doc-spec-bad.txt",
         "take the yellow potato from the fridge\nlook\ntake the knife\nexamine the fork\n",
     );
     let v = jsonl_verdicts(&[

@@ -275,7 +275,7 @@ fn bad_rules_are_errors() {
     );
 }
 
-/// The README's spec example on realistic lines: a `{x...}` capture skips a leading article and
+/// The spec example of `docs/reference/spec-files.md` on realistic lines: a `{x...}` capture skips a leading article and
 /// ends before a prepositional phrase or clause punctuation; `{x}` skips the article too.
 #[test]
 fn captures_skip_articles_and_end_before_prepositional_phrases() {
