@@ -5,7 +5,7 @@ Environment (`trac run --env-cmd`):
 
     python examples/envs/textworld_env.py env --game GAME.z8 [--list-actions]
 
-serves the TextWorld game GAME.z8 (make one with `tw-make tw-cooking ...`, see the README) over
+serves the TextWorld game GAME.z8 (make one with `tw-make tw-cooking ...`, see docs/guide/run-environments.md) over
 trac's environment protocol: the observation is the game's feedback, the reward the change of
 score, `done` when the game is won or lost; `noop` is `inventory`. The seed is not used (a game
 file is one deterministic game; give another file for another game). No labels are sent: the

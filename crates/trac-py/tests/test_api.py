@@ -1,6 +1,6 @@
 """The Python API: specs, Monitor, audit, check, records, tables, errors.
 
-Expected verdicts are derived by hand from the formulas (and quoted in the README), not copied
+Expected verdicts are derived by hand from the formulas (and quoted in docs/guide/audit.md), not copied
 from an output.
 """
 
@@ -184,7 +184,7 @@ def test_monitor_after_end_raises_until_reset():
 
 def test_monitor_engines_agree_where_both_decide():
     # G(Y a) on {a},{a},{},{a}: complete engines know at step 3 that position 4 fails and at
-    # step 0 that position 1 fails (README); plain progression reports at steps 1 and 4.
+    # step 0 that position 1 fails (docs/guide/audit.md); plain progression reports at steps 1 and 4.
     trace = [["a"], ["a"], [], ["a"]]
 
     def steps(engine):

@@ -116,7 +116,7 @@ class Verdict:
     past: List[Dict[str, Any]] = field(default_factory=list)
     """For a property with past-time operators: why its past-time subformulas had their values
     at the verdict step (``{subformula, step, value, since_step, steps, reason}``, the ``past``
-    field of the README's jsonl schema); empty otherwise."""
+    field of the jsonl schema, docs/reference/reports.md); empty otherwise."""
     log_step: Optional[int] = None
     """The step number the log itself gives the verdict step (``Step: 12`` in a text log, a
     ``step`` field in JSON Lines); None when the log gives none."""
@@ -142,7 +142,7 @@ class Verdict:
         )
 
     def to_dict(self) -> Dict[str, Any]:
-        """The JSON Lines object (fields in the README's schema order; ``log_step`` and
+        """The JSON Lines object (fields in the order of docs/reference/reports.md; ``log_step`` and
         ``timestamp`` only when the log gives them, as the CLI writes them)."""
         d = {
             "trace": self.trace,
@@ -228,7 +228,7 @@ class End:
         )
 
     def to_dict(self) -> Dict[str, Any]:
-        """The JSON Lines object (fields in the README's schema order)."""
+        """The JSON Lines object (fields in the order of docs/reference/reports.md)."""
         return {
             "trace": self.trace,
             "property": self.property,

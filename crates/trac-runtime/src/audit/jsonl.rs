@@ -1,7 +1,7 @@
 //! The JSON Lines records of an audit (`trac audit --format jsonl`), shared by the CLI and the
 //! Python package so that both write the same objects.
 //!
-//! Two kinds of object, documented in the README's "`--format jsonl` schema":
+//! Two kinds of object, documented in docs/reference/reports.md (`--format jsonl`):
 //! - [`verdict_record`]: one per verdict reached (`trace`, `property`, `step`, `verdict`, `value`,
 //!   `residual`, `restarted_with`, `witness`, and `past` for properties with past-time
 //!   operators);
@@ -16,7 +16,7 @@ use crate::audit::records::{PropertyEnd, VerdictRecord};
 use crate::engine::monitor::{Change, Verdict};
 use serde_json::Value;
 
-/// The JSON object of verdict record `r` of trace `trace` (fields as in the README's schema).
+/// The JSON object of verdict record `r` of trace `trace` (fields as in docs/reference/reports.md).
 /// O(size of the witness).
 /// The log's own step number (`log_step`), `timestamp` and the past-time citations (`past`)
 /// are there when the log gives them / the property has past-time operators.

@@ -666,7 +666,7 @@ fn compile(
             leaves.push(src);
             let group = groups_of(param, &re);
             // A one-parameter `{x...}` capture of a Words rule ends before a prepositional
-            // phrase (README, labeling rules).
+            // phrase (docs/reference/spec-files.md, labeling rules).
             let cut = match (rule, &group) {
                 (Rule::Words(w), Some(g)) => {
                     !g.contains(',') && WordsPattern::parse(w).is_ok_and(|p| p.many.contains(g))
