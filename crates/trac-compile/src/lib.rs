@@ -358,11 +358,17 @@ pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Mon
     }
 }
 
+/// The key of a compiled table in a [`Compiler`]'s cache: the formula printed in Spot syntax,
+/// and the verdict semantics.
+pub type TableKey = (String, Semantics);
+
 /// A [`trac_ltl::compiler::TableCompiler`] backed by [`compile`], caching tables by formula
-/// text and semantics (parametric instances share their template's table anyway).
+/// text and semantics (parametric instances share their template's table anyway). Thread-safe;
+/// the cache can be read and filled from outside ([`Compiler::cached`], [`Compiler::insert`]),
+/// e.g. to ship compiled tables to the workers of a distributed audit.
 #[derive(Debug, Default)]
 pub struct Compiler {
-    cache: Mutex<HashMap<(String, Semantics), Arc<Table>>>,
+    cache: Mutex<HashMap<TableKey, Arc<Table>>>,
 }
 
 impl Compiler {
@@ -375,6 +381,33 @@ impl Compiler {
     pub fn shared() -> Arc<dyn trac_ltl::compiler::TableCompiler> {
         Arc::new(Compiler::new())
     }
+
+    /// The cache, locked. A panic under the lock cannot leave the map half-updated (one
+    /// insert), so a poisoned lock is still usable.
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<TableKey, Arc<Table>>> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of tables cached.
+    pub fn len(&self) -> usize {
+        self.cache().len()
+    }
+
+    /// Whether no table is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The cached table of `key`, if any.
+    pub fn cached(&self, key: &TableKey) -> Option<Arc<Table>> {
+        self.cache().get(key).cloned()
+    }
+
+    /// Caches `table` as the table of `key`, unless one is cached already (which is kept and
+    /// returned).
+    pub fn insert(&self, key: TableKey, table: Arc<Table>) -> Arc<Table> {
+        self.cache().entry(key).or_insert(table).clone()
+    }
 }
 
 impl trac_ltl::compiler::TableCompiler for Compiler {
@@ -385,14 +418,11 @@ impl trac_ltl::compiler::TableCompiler for Compiler {
         semantics: Semantics,
     ) -> Result<Arc<Table>, trac_ltl::compiler::CompileError> {
         let key = (trac_ltl::print(arena, formula), semantics);
-        if let Some(t) = self
-            .cache
-            .lock()
-            .expect("no panics under the lock")
-            .get(&key)
-        {
-            return Ok(t.clone());
+        if let Some(t) = self.cached(&key) {
+            return Ok(t);
         }
+        // Compiled outside the lock: another thread may compile the same table meanwhile; the
+        // first one inserted wins, and both are the same table.
         let mut arena = arena.clone();
         let opts = CompileOptions {
             semantics,
@@ -400,12 +430,7 @@ impl trac_ltl::compiler::TableCompiler for Compiler {
         };
         let c =
             compile(&mut arena, formula, &opts).map_err(trac_ltl::compiler::CompileError::new)?;
-        let t = Arc::new(c.table);
-        self.cache
-            .lock()
-            .expect("no panics under the lock")
-            .insert(key, t.clone());
-        Ok(t)
+        Ok(self.insert(key, Arc::new(c.table)))
     }
 
     fn oracle(&self) -> Option<&dyn VerdictOracle> {

@@ -9,7 +9,7 @@
 //! event: `file:line:column: message`, with attributes `file`, `line`, `column`).
 
 use crate::session::{self, AuditFailure, AuditOutput, FileAudit};
-use crate::tables::{ExportedTable, Recording, TableCache, TableKey};
+use crate::tables::{self, ExportedTable, Recording};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use trac_compile::TableKey;
 use trac_ltl::compiler::TableCompiler;
 use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor};
 use trac_runtime::engine::Engine;
@@ -109,7 +110,7 @@ fn records_to_py<'py>(py: Python<'py>, records: &[Value]) -> PyResult<Bound<'py,
 
 /// The engine named `name`, with the process-wide table cache for the engines that compile.
 fn engine(name: &str) -> PyResult<(Engine, Option<Arc<dyn TableCompiler>>)> {
-    let cache: Arc<dyn TableCompiler> = TableCache::global();
+    let cache: Arc<dyn TableCompiler> = tables::global();
     Ok(match name {
         "compiled" => (Engine::Compiled, Some(cache)),
         "progression" => (Engine::Progression, None),
@@ -220,8 +221,7 @@ impl PySpec {
     /// imports keep the tables already there).
     fn import_tables(&self) -> PyResult<()> {
         if !self.tables.is_empty() {
-            TableCache::global()
-                .import(&self.tables)
+            tables::import(&tables::global(), &self.tables)
                 .map_err(|e| SpecError::new_err(e.to_string()))?;
         }
         Ok(())
@@ -316,7 +316,7 @@ impl PySpec {
     /// spec ships these tables along.
     fn compile(&self, py: Python<'_>) -> PyResult<usize> {
         self.import_tables()?;
-        let rec = Arc::new(Recording::new(TableCache::global()));
+        let rec = Arc::new(Recording::new(tables::global()));
         let opts = AuditOptions {
             compiler: Some(rec.clone() as Arc<dyn TableCompiler>),
             ..AuditOptions::default()
@@ -358,7 +358,7 @@ impl PySpec {
                 keys.push(k);
             }
         }
-        let tables = TableCache::global().export(&keys);
+        let tables = tables::export(&tables::global(), &keys);
         let ctor = py.get_type::<PySpec>().getattr("_from_state")?;
         Ok((ctor, (self.state(&tables),)))
     }

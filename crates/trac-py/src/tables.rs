@@ -1,28 +1,23 @@
-//! A per-process cache of compiled monitor tables, and its export / import.
+//! The process's table compiler ([`global`], a `trac_compile::Compiler` and its cache), and the
+//! export / import of its tables.
 //!
 //! A distributed audit is a map over sessions with the compiled tables shipped as data: the
-//! client compiles each property once ([`TableCache::compile`] through an
-//! [`trac_runtime::audit::Auditor`]), exports the tables the spec used ([`Recording`],
-//! [`TableCache::export`]) into the pickled spec, and each worker process imports them
-//! ([`TableCache::import`]) instead of compiling again. Tables are checked on load
-//! ([`Table::from_json`]).
+//! client compiles each property once (through an audit plan), exports the tables the spec used
+//! ([`Recording`], [`export`]) into the pickled spec, and each worker process imports them
+//! ([`import`]) instead of compiling again. Tables are checked on load ([`Table::from_json`]).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use trac_compile::{compile, CompileOptions, Minimize};
+use trac_compile::{Compiler, TableKey};
 use trac_core::table::Table;
 use trac_ltl::compiler::{CompileError, TableCompiler, VerdictOracle};
 use trac_ltl::formula::{Arena, Formula};
 use trac_spec::spec::Semantics;
 
-/// The key of a table: the formula printed in Spot syntax, and the verdict semantics.
-pub type TableKey = (String, Semantics);
-
-/// Compiled tables by formula text and semantics; compiles (language-minimized, as
-/// `trac_compile::Compiler`) on a miss. Thread-safe.
-#[derive(Debug, Default)]
-pub struct TableCache {
-    tables: Mutex<HashMap<TableKey, Arc<Table>>>,
+/// The process-wide table compiler of the Python package, shared by every spec, monitor and
+/// audit (its cache is the one exported and imported here).
+pub fn global() -> Arc<Compiler> {
+    static GLOBAL: OnceLock<Arc<Compiler>> = OnceLock::new();
+    GLOBAL.get_or_init(|| Arc::new(Compiler::new())).clone()
 }
 
 /// A shipped table that does not load.
@@ -47,109 +42,54 @@ pub struct ExportedTable {
     pub json: String,
 }
 
-impl TableCache {
-    /// The process-wide cache, shared by every spec, monitor and audit of the Python package.
-    pub fn global() -> Arc<TableCache> {
-        static GLOBAL: OnceLock<Arc<TableCache>> = OnceLock::new();
-        GLOBAL
-            .get_or_init(|| Arc::new(TableCache::default()))
-            .clone()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TableKey, Arc<Table>>> {
-        // A panic under the lock cannot leave the map half-updated (one insert), so a poisoned
-        // lock is still usable.
-        self.tables.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Number of tables held.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no table is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The tables of `keys` that are held, as JSON (keys not held are skipped).
-    pub fn export(&self, keys: &[TableKey]) -> Vec<ExportedTable> {
-        let map = self.lock();
-        keys.iter()
-            .filter_map(|k| {
-                map.get(k).map(|t| ExportedTable {
-                    formula: k.0.clone(),
-                    ltlf: k.1 == Semantics::Ltlf,
-                    json: t.to_json(),
-                })
+/// The tables of `keys` that `compiler` has cached, as JSON (keys not cached are skipped).
+pub fn export(compiler: &Compiler, keys: &[TableKey]) -> Vec<ExportedTable> {
+    keys.iter()
+        .filter_map(|k| {
+            compiler.cached(k).map(|t| ExportedTable {
+                formula: k.0.clone(),
+                ltlf: k.1 == Semantics::Ltlf,
+                json: t.to_json(),
             })
-            .collect()
-    }
-
-    /// Adds exported tables (a table already held is kept). O(size of the tables).
-    ///
-    /// # Errors
-    /// A table that does not load (`Table::from_json`), with its formula.
-    pub fn import(&self, tables: &[ExportedTable]) -> Result<(), ImportError> {
-        let mut loaded = Vec::with_capacity(tables.len());
-        for t in tables {
-            let table = Table::from_json(&t.json).map_err(|cause| ImportError {
-                formula: t.formula.clone(),
-                cause,
-            })?;
-            let sem = if t.ltlf {
-                Semantics::Ltlf
-            } else {
-                Semantics::Ltl3
-            };
-            loaded.push(((t.formula.clone(), sem), Arc::new(table)));
-        }
-        let mut map = self.lock();
-        for (k, t) in loaded {
-            map.entry(k).or_insert(t);
-        }
-        Ok(())
-    }
+        })
+        .collect()
 }
 
-impl TableCompiler for TableCache {
-    fn compile(
-        &self,
-        arena: &Arena,
-        formula: Formula,
-        semantics: Semantics,
-    ) -> Result<Arc<Table>, CompileError> {
-        let key = (trac_ltl::print(arena, formula), semantics);
-        if let Some(t) = self.lock().get(&key) {
-            return Ok(t.clone());
-        }
-        // Compiled outside the lock: another thread may compile the same table meanwhile; the
-        // first one inserted wins, and both are the same table.
-        let mut arena = arena.clone();
-        let opts = CompileOptions {
-            semantics,
-            minimize: Minimize::Language,
+/// Adds exported tables to `compiler`'s cache (a table already cached is kept). O(size of the
+/// tables); nothing is added unless every table loads.
+///
+/// # Errors
+/// A table that does not load (`Table::from_json`), with its formula.
+pub fn import(compiler: &Compiler, tables: &[ExportedTable]) -> Result<(), ImportError> {
+    let mut loaded = Vec::with_capacity(tables.len());
+    for t in tables {
+        let table = Table::from_json(&t.json).map_err(|cause| ImportError {
+            formula: t.formula.clone(),
+            cause,
+        })?;
+        let sem = if t.ltlf {
+            Semantics::Ltlf
+        } else {
+            Semantics::Ltl3
         };
-        let c = compile(&mut arena, formula, &opts).map_err(CompileError::new)?;
-        Ok(self.lock().entry(key).or_insert(Arc::new(c.table)).clone())
+        loaded.push(((t.formula.clone(), sem), Arc::new(table)));
     }
-
-    /// Complete progression's verdict oracle: the compiler's satisfiability checker.
-    fn oracle(&self) -> Option<&dyn VerdictOracle> {
-        Some(&trac_compile::SatOracle)
+    for (k, t) in loaded {
+        compiler.insert(k, t);
     }
+    Ok(())
 }
 
 /// A compiler that records the keys of the tables asked for (to export those a spec uses).
 #[derive(Debug)]
 pub struct Recording {
-    inner: Arc<TableCache>,
+    inner: Arc<Compiler>,
     keys: Mutex<Vec<TableKey>>,
 }
 
 impl Recording {
     /// Records the tables asked of `inner`.
-    pub fn new(inner: Arc<TableCache>) -> Recording {
+    pub fn new(inner: Arc<Compiler>) -> Recording {
         Recording {
             inner,
             keys: Mutex::new(Vec::new()),
@@ -189,38 +129,38 @@ mod tests {
 
     #[test]
     fn export_import_round_trip_gives_the_same_tables() {
-        let cache = TableCache::default();
+        let cache = Compiler::new();
         let mut arena = Arena::new();
         let f = trac_ltl::parse(&mut arena, "G(a -> X b)").unwrap();
         let rec = Recording::new(Arc::new(cache));
         let t = rec.compile(&arena, f, Semantics::Ltl3).unwrap();
         let keys = rec.keys();
         assert_eq!(keys, vec![(trac_ltl::print(&arena, f), Semantics::Ltl3)]);
-        let exported = rec.inner.export(&keys);
+        let exported = export(&rec.inner, &keys);
         assert_eq!(exported.len(), 1);
-        let other = TableCache::default();
-        other.import(&exported).unwrap();
+        let other = Compiler::new();
+        import(&other, &exported).unwrap();
         assert_eq!(other.len(), 1);
         // The imported table is used instead of compiling: same states and residuals.
         let u = other.compile(&arena, f, Semantics::Ltl3).unwrap();
         assert_eq!(u.state_count(), t.state_count());
         assert_eq!(u.to_json(), t.to_json());
         // An LTLf table is another key.
-        assert!(other
-            .export(&[(keys[0].0.clone(), Semantics::Ltlf)])
-            .is_empty());
+        assert!(export(&other, &[(keys[0].0.clone(), Semantics::Ltlf)]).is_empty());
     }
 
     #[test]
     fn a_corrupt_table_is_an_error_naming_its_formula() {
-        let cache = TableCache::default();
-        let err = cache
-            .import(&[ExportedTable {
+        let cache = Compiler::new();
+        let err = import(
+            &cache,
+            &[ExportedTable {
                 formula: "G a".into(),
                 ltlf: false,
                 json: "{\"version\": 999}".into(),
-            }])
-            .unwrap_err();
+            }],
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("`G a`"), "{err}");
         assert!(cache.is_empty());
     }
