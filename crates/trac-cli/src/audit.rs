@@ -352,19 +352,11 @@ mod tests {
     use super::*;
     use crate::report::{json::Json, summary::Summary, text::Text, Context};
     use trac_runtime::audit::AuditOptions;
-    use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
+    use trac_spec::spec::{CheckedSpec, Spec};
 
     /// The checked spec of `G !(p & r)`, and its audit plan (progression: no compiler needed).
     fn plan() -> (Vec<CheckedSpec>, AuditPlan) {
-        let spec = Spec {
-            name: "test".into(),
-            properties: vec![PropertyDecl {
-                id: "f1".into(),
-                formula: "G !(p & r)".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        };
+        let spec = Spec::from_formulas("test", [("f1", "G !(p & r)")]);
         let specs = vec![trac_runtime::label::labeler::check_spec(&spec).unwrap()];
         let opts = AuditOptions {
             engine: trac_runtime::engine::Engine::Progression,

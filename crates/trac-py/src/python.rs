@@ -166,26 +166,15 @@ impl PySpec {
                 .and_then(|s| s.check())
                 .map_err(|e| SpecError::new_err(e.to_string()))?,
             Origin::Formulas(fs) => {
-                let mut properties = Vec::new();
                 let mut arena = trac_ltl::Arena::new();
                 for (id, f) in fs {
                     if let Err(e) = trac_ltl::parse_property(&mut arena, f) {
                         return Err(FormulaError::new_err(format!("{id}: {}", e.render(f))));
                     }
-                    properties.push(PropertyDecl {
-                        id: id.clone(),
-                        description: f.clone(),
-                        formula: f.clone(),
-                        ..Default::default()
-                    });
                 }
-                Spec {
-                    name: "formulas".into(),
-                    properties,
-                    ..Default::default()
-                }
-                .check()
-                .map_err(|e| SpecError::new_err(e.to_string()))?
+                Spec::from_formulas("formulas", fs.iter().map(|(i, f)| (i.as_str(), f.as_str())))
+                    .check()
+                    .map_err(|e| SpecError::new_err(e.to_string()))?
             }
         };
         // A spec that cannot be monitored (a past-time operator over a future one, a labeling

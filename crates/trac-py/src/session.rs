@@ -342,24 +342,13 @@ pub fn event_from_labels(labels: Vec<String>, index: usize) -> Event {
 mod tests {
     use super::*;
     use trac_runtime::audit::AuditOptions;
-    use trac_spec::spec::{PropertyDecl, Spec};
+    use trac_spec::spec::Spec;
 
     fn spec(formulas: &[&str]) -> CheckedSpec {
-        Spec {
-            name: "t".into(),
-            properties: formulas
-                .iter()
-                .enumerate()
-                .map(|(i, f)| PropertyDecl {
-                    id: format!("f{}", i + 1),
-                    formula: f.to_string(),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }
-        .check()
-        .unwrap()
+        let ids: Vec<String> = (1..=formulas.len()).map(|i| format!("f{i}")).collect();
+        Spec::from_formulas("t", ids.iter().zip(formulas.iter().copied()))
+            .check()
+            .unwrap()
     }
 
     fn labels(ls: &[&str], i: usize) -> Result<Event, TraceError> {

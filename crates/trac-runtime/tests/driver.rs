@@ -8,23 +8,12 @@ use trac_runtime::audit::specs::{combine, SpecSetError};
 use trac_runtime::audit::{AuditOptions, AuditPlan};
 use trac_runtime::trace::{TraceFormat, TraceReader};
 use trac_runtime::Verdict;
-use trac_spec::spec::{CheckedSpec, PropertyDecl, Spec};
+use trac_spec::spec::{CheckedSpec, Spec};
 
 fn spec(name: &str, formulas: &[(&str, &str)]) -> CheckedSpec {
-    Spec {
-        name: name.into(),
-        properties: formulas
-            .iter()
-            .map(|(id, f)| PropertyDecl {
-                id: id.to_string(),
-                formula: f.to_string(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
-    .check()
-    .unwrap()
+    Spec::from_formulas(name, formulas.iter().copied())
+        .check()
+        .unwrap()
 }
 
 fn plan(specs: &[CheckedSpec]) -> AuditPlan {

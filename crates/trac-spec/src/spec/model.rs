@@ -253,6 +253,34 @@ impl SpecError {
 }
 
 impl Spec {
+    /// A spec named `name` of the properties `(id, formula)`, each described by its formula: no
+    /// propositions, so only labels given in the trace make an atom hold (`trac audit
+    /// --formula` and Python's `Spec.from_formulas` build theirs this way). Check it with
+    /// [`Spec::check`].
+    pub fn from_formulas<I, S, F>(name: &str, formulas: I) -> Spec
+    where
+        I: IntoIterator<Item = (S, F)>,
+        S: Into<String>,
+        F: Into<String>,
+    {
+        Spec {
+            name: name.to_string(),
+            properties: formulas
+                .into_iter()
+                .map(|(id, f)| {
+                    let formula = f.into();
+                    PropertyDecl {
+                        id: id.into(),
+                        description: formula.clone(),
+                        formula,
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
     /// Reads a spec from a RON file. The spec remembers the path and text (see
     /// [`Spec::source`]) so that [`Spec::check`] can point into the file.
     ///
