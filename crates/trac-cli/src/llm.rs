@@ -401,6 +401,144 @@ pub fn label_eval(args: &LabelEvalArgs) -> ExitCode {
     }
 }
 
+/// What `trac label-eval` compares for every trace: the labeler under test, the rules as the
+/// reference labeler, and how the audits run.
+struct LabelEval<'a> {
+    args: &'a LabelEvalArgs,
+    specs: &'a [CheckedSpec],
+    opts: &'a AuditOptions,
+    candidate: &'a Arc<HybridLabeler>,
+    rules: &'a HybridLabeler,
+    workers: usize,
+    window: usize,
+}
+
+/// The scores over the traces read so far.
+struct EvalScores {
+    labels: LabelScores,
+    audits: AuditScores,
+    traces: usize,
+    steps: usize,
+}
+
+impl LabelEval<'_> {
+    /// Scores the sessions of the trace at `path`; returns where its reference labels came
+    /// from (`trace` or `rules`).
+    fn score_file(
+        &self,
+        path: &std::path::Path,
+        scores: &mut EvalScores,
+    ) -> Result<&'static str, String> {
+        let file = path.display().to_string();
+        let events: Vec<Event> = trace::open(path)
+            .map_err(|e| e.to_string())?
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let from_trace = match self.args.reference {
+            Reference::Trace => true,
+            Reference::Rules => false,
+            Reference::Auto => events.first().is_some_and(|e| e.labels.is_some()),
+        };
+        let reference = self.reference_labels(&file, &events, from_trace)?;
+        let labeled = self.labeled(&file, &events)?;
+        // Per session: label scores and the two audits.
+        let mut sessions: Vec<Option<String>> = Vec::new();
+        for e in &events {
+            if !sessions.contains(&e.session) {
+                sessions.push(e.session.clone());
+            }
+        }
+        for s in &sessions {
+            let idx: Vec<usize> = (0..events.len())
+                .filter(|&i| events[i].session == *s)
+                .collect();
+            for &i in &idx {
+                scores.labels.add_step(&reference[i], &labeled[i]);
+            }
+            let with_reference = self.audit(&events, &idx, &reference)?;
+            let with_labeler = self.audit(&events, &idx, &labeled)?;
+            scores.audits.add_trace(&with_reference, &with_labeler);
+            scores.traces += 1;
+            scores.steps += idx.len();
+        }
+        Ok(if from_trace { "trace" } else { "rules" })
+    }
+
+    /// Reference labels, step by step: the trace's own, or the rules'.
+    fn reference_labels(
+        &self,
+        file: &str,
+        events: &[Event],
+        from_trace: bool,
+    ) -> Result<Vec<Vec<String>>, String> {
+        let mut reference: Vec<Vec<String>> = Vec::with_capacity(events.len());
+        for e in events {
+            if from_trace {
+                let l = e.labels.clone().ok_or_else(|| {
+                    format!(
+                        "{file}:{}: step {} has no `labels` to compare with (use --reference rules)",
+                        e.line, e.step
+                    )
+                })?;
+                reference.push(l);
+            } else {
+                let labels = self.rules.label_step(e, &[]).map_err(|f| f.to_string())?;
+                reference.push(labels.names());
+            }
+        }
+        Ok(reference)
+    }
+
+    /// The labeler's labels, concurrently.
+    fn labeled(&self, file: &str, events: &[Event]) -> Result<Vec<Vec<String>>, String> {
+        let c = Arc::clone(self.candidate);
+        let f: Arc<LabelFn<Vec<String>>> =
+            Arc::new(move |e: &Event, h: &[Event]| c.label_step(e, h).map(|l| l.names()));
+        label_in_order(
+            events.to_vec().into_iter().map(Ok::<_, String>),
+            f,
+            self.workers,
+            self.window,
+        )
+        .map(|r| {
+            r.map(|(_, l)| l).map_err(|e| match e {
+                PipelineError::Label(f) => {
+                    format!(
+                        "{file}:{}: cannot label step {}: {}",
+                        f.line, f.step, f.message
+                    )
+                }
+                PipelineError::Trace(m) => m,
+            })
+        })
+        .collect()
+    }
+
+    /// The verdicts of one session (the steps `idx` of `events`) with `labels`.
+    fn audit(
+        &self,
+        events: &[Event],
+        idx: &[usize],
+        labels: &[Vec<String>],
+    ) -> Result<Vec<VerdictRecord>, String> {
+        let mut a = Auditor::new(self.specs, self.opts).map_err(|e| e.to_string())?;
+        let mut recs = a.initial();
+        for &i in idx {
+            recs.extend(a.step_labeled(&events[i], labels[i].iter().cloned().collect()));
+        }
+        recs.extend(a.end_of_trace());
+        Ok(recs)
+    }
+}
+
+/// What `trac label-eval` reports.
+struct EvalReport<'a> {
+    scores: &'a EvalScores,
+    labeler: &'static str,
+    model: Option<&'a dyn ChatModel>,
+    reference: String,
+}
+
 fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
     crate::stdin_once(&args.traces)?;
     let mut specs = Vec::new();
@@ -437,205 +575,159 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         .iter()
         .flat_map(|c| c.spec.propositions.iter().cloned())
         .collect();
-    let mut label_scores = LabelScores::new(&props);
-    let mut audit_scores = AuditScores::new(
-        specs
-            .iter()
-            .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
-    );
-    let mut traces = 0usize;
-    let mut steps = 0usize;
-    let mut references_used = Vec::new();
-    for path in &args.traces {
-        let file = path.display().to_string();
-        let events: Vec<Event> = trace::open(path)
-            .map_err(|e| e.to_string())?
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?;
-        let from_trace = match args.reference {
-            Reference::Trace => true,
-            Reference::Rules => false,
-            Reference::Auto => events.first().is_some_and(|e| e.labels.is_some()),
-        };
-        references_used.push(if from_trace { "trace" } else { "rules" });
-        // Reference labels, step by step.
-        let mut reference: Vec<Vec<String>> = Vec::with_capacity(events.len());
-        for e in &events {
-            if from_trace {
-                let l = e.labels.clone().ok_or_else(|| {
-                    format!(
-                        "{file}:{}: step {} has no `labels` to compare with (use --reference rules)",
-                        e.line, e.step
-                    )
-                })?;
-                reference.push(l);
-            } else {
-                reference.push(rules.label_step(e, &[]).map_err(|f| f.to_string())?.names());
-            }
-        }
-        // The labeler's labels, concurrently.
-        let c = Arc::clone(&candidate);
-        let f: Arc<LabelFn<Vec<String>>> =
-            Arc::new(move |e: &Event, h: &[Event]| c.label_step(e, h).map(|l| l.names()));
-        let window = setup.config.window;
-        let workers = if model.is_some() {
+    let mut scores = EvalScores {
+        labels: LabelScores::new(&props),
+        audits: AuditScores::new(
+            specs
+                .iter()
+                .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
+        ),
+        traces: 0,
+        steps: 0,
+    };
+    let eval = LabelEval {
+        args,
+        specs: &specs,
+        opts: &opts,
+        candidate: &candidate,
+        rules: &rules,
+        workers: if model.is_some() {
             setup.concurrency
         } else {
             1
-        };
-        let labeled: Vec<Vec<String>> = label_in_order(
-            events.clone().into_iter().map(Ok::<_, String>),
-            f,
-            workers,
-            window,
-        )
-        .map(|r| {
-            r.map(|(_, l)| l).map_err(|e| match e {
-                PipelineError::Label(f) => {
-                    format!(
-                        "{file}:{}: cannot label step {}: {}",
-                        f.line, f.step, f.message
-                    )
-                }
-                PipelineError::Trace(m) => m,
-            })
-        })
-        .collect::<Result<_, _>>()?;
-        // Per session: label scores and the two audits.
-        let mut sessions: Vec<Option<String>> = Vec::new();
-        for e in &events {
-            if !sessions.contains(&e.session) {
-                sessions.push(e.session.clone());
-            }
-        }
-        for s in &sessions {
-            let idx: Vec<usize> = (0..events.len())
-                .filter(|&i| events[i].session == *s)
-                .collect();
-            let audit = |labels: &[Vec<String>]| -> Result<Vec<VerdictRecord>, String> {
-                let mut a = Auditor::new(&specs, &opts).map_err(|e| e.to_string())?;
-                let mut recs = a.initial();
-                for &i in &idx {
-                    recs.extend(a.step_labeled(&events[i], labels[i].iter().cloned().collect()));
-                }
-                recs.extend(a.end_of_trace());
-                Ok(recs)
-            };
-            for &i in &idx {
-                label_scores.add_step(&reference[i], &labeled[i]);
-            }
-            audit_scores.add_trace(&audit(&reference)?, &audit(&labeled)?);
-            traces += 1;
-            steps += idx.len();
-        }
+        },
+        window: setup.config.window,
+    };
+    let mut references_used = Vec::new();
+    for path in &args.traces {
+        references_used.push(eval.score_file(path, &mut scores)?);
     }
     references_used.dedup();
-    let reference = references_used.join("+");
-    let labeler_name = match mode {
-        LabelerMode::Spec => "spec",
-        LabelerMode::Rules => "rules",
-        LabelerMode::Llm => "llm",
-        LabelerMode::Hybrid => "hybrid",
+    let report = EvalReport {
+        scores: &scores,
+        labeler: match mode {
+            LabelerMode::Spec => "spec",
+            LabelerMode::Rules => "rules",
+            LabelerMode::Llm => "llm",
+            LabelerMode::Hybrid => "hybrid",
+        },
+        model: model.as_deref(),
+        reference: references_used.join("+"),
     };
-    let model_name = model.as_ref().map(|m| m.name().to_string());
     let mut out = std::io::stdout().lock();
     match args.format {
-        EvalFormat::Json => {
-            let doc = json!({
-                "traces": traces,
-                "steps": steps,
-                "labeler": labeler_name,
-                "model": model_name,
-                "reference": reference,
-                "propositions": label_scores.propositions.iter().map(|p| json!({
-                    "proposition": p.proposition,
-                    "steps": p.steps,
-                    "accuracy": p.accuracy(),
-                    "precision": p.counts.precision(),
-                    "recall": p.counts.recall(),
-                    "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
-                })).collect::<Vec<_>>(),
-                "properties": audit_scores.properties.iter().map(|p| json!({
-                    "property": p.property,
-                    "violations": confusion_json(&p.violations),
-                    "satisfactions": confusion_json(&p.satisfactions),
-                })).collect::<Vec<_>>(),
-                "usage": model.as_ref().map(|m| m.usage()),
-            });
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&doc).expect("a report serializes")
-            );
-        }
-        EvalFormat::Text => {
-            let _ = writeln!(
-                out,
-                "label-eval: {traces} trace(s), {steps} step(s); labeler: {labeler_name}{}; reference: {reference}",
-                model_name.map(|m| format!(" (model {m})")).unwrap_or_default()
-            );
-            let w = label_scores
-                .propositions
-                .iter()
-                .map(|p| p.proposition.len())
-                .chain(audit_scores.properties.iter().map(|p| p.property.len()))
-                .max()
-                .unwrap_or(0)
-                .max(11);
-            let _ = writeln!(out);
-            let _ = writeln!(
-                out,
-                "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
-                "proposition", "steps", "accuracy", "precision", "recall", "TP", "FP", "FN", "TN"
-            );
-            for p in &label_scores.propositions {
-                let _ = writeln!(
-                    out,
-                    "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
-                    p.proposition,
-                    p.steps,
-                    num(p.accuracy()),
-                    num(p.counts.precision()),
-                    num(p.counts.recall()),
-                    p.counts.tp,
-                    p.counts.fp,
-                    p.counts.fn_,
-                    p.counts.tn
-                );
-            }
-            let _ = writeln!(out);
-            let _ = writeln!(
-                out,
-                "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
-                "property", "V.TP", "V.FP", "V.FN", "V.F1", "S.TP", "S.FP", "S.FN", "S.F1"
-            );
-            for p in &audit_scores.properties {
-                let (v, s) = (&p.violations, &p.satisfactions);
-                let _ = writeln!(
-                    out,
-                    "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
-                    p.property,
-                    v.tp,
-                    v.fp,
-                    v.fn_,
-                    num(v.f1()),
-                    s.tp,
-                    s.fp,
-                    s.fn_,
-                    num(s.f1())
-                );
-            }
-            let _ = writeln!(
-                out,
-                "\nV = violations, S = satisfactions: a verdict at the same trace, step (and parameter value) with both labelings is a TP, with the labeler's only an FP, with the reference's only an FN; F1 = 2TP/(2TP+FP+FN), - when undefined."
-            );
-        }
+        EvalFormat::Json => print_eval_json(&mut out, &report),
+        EvalFormat::Text => print_eval_text(&mut out, &report),
     }
     let _ = out.flush();
     if let Some(m) = &model {
         report_usage(m.as_ref());
     }
     Ok(())
+}
+
+/// `trac label-eval --format json`: one pretty-printed JSON document.
+fn print_eval_json(out: &mut impl Write, report: &EvalReport) {
+    let (label_scores, audit_scores) = (&report.scores.labels, &report.scores.audits);
+    let doc = json!({
+        "traces": report.scores.traces,
+        "steps": report.scores.steps,
+        "labeler": report.labeler,
+        "model": report.model.map(|m| m.name().to_string()),
+        "reference": report.reference,
+        "propositions": label_scores.propositions.iter().map(|p| json!({
+            "proposition": p.proposition,
+            "steps": p.steps,
+            "accuracy": p.accuracy(),
+            "precision": p.counts.precision(),
+            "recall": p.counts.recall(),
+            "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
+        })).collect::<Vec<_>>(),
+        "properties": audit_scores.properties.iter().map(|p| json!({
+            "property": p.property,
+            "violations": confusion_json(&p.violations),
+            "satisfactions": confusion_json(&p.satisfactions),
+        })).collect::<Vec<_>>(),
+        "usage": report.model.map(|m| m.usage()),
+    });
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&doc).expect("a report serializes")
+    );
+}
+
+/// `trac label-eval --format text`: a header line, the proposition table, the property table
+/// and the legend.
+fn print_eval_text(out: &mut impl Write, report: &EvalReport) {
+    let (label_scores, audit_scores) = (&report.scores.labels, &report.scores.audits);
+    let _ = writeln!(
+        out,
+        "label-eval: {} trace(s), {} step(s); labeler: {}{}; reference: {}",
+        report.scores.traces,
+        report.scores.steps,
+        report.labeler,
+        report
+            .model
+            .map(|m| format!(" (model {})", m.name()))
+            .unwrap_or_default(),
+        report.reference
+    );
+    let w = label_scores
+        .propositions
+        .iter()
+        .map(|p| p.proposition.len())
+        .chain(audit_scores.properties.iter().map(|p| p.property.len()))
+        .max()
+        .unwrap_or(0)
+        .max(11);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "proposition", "steps", "accuracy", "precision", "recall", "TP", "FP", "FN", "TN"
+    );
+    for p in &label_scores.propositions {
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            p.proposition,
+            p.steps,
+            num(p.accuracy()),
+            num(p.counts.precision()),
+            num(p.counts.recall()),
+            p.counts.tp,
+            p.counts.fp,
+            p.counts.fn_,
+            p.counts.tn
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
+        "property", "V.TP", "V.FP", "V.FN", "V.F1", "S.TP", "S.FP", "S.FN", "S.F1"
+    );
+    for p in &audit_scores.properties {
+        let (v, s) = (&p.violations, &p.satisfactions);
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
+            p.property,
+            v.tp,
+            v.fp,
+            v.fn_,
+            num(v.f1()),
+            s.tp,
+            s.fp,
+            s.fn_,
+            num(s.f1())
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nV = violations, S = satisfactions: a verdict at the same trace, step (and parameter value) with both labelings is a TP, with the labeler's only an FP, with the reference's only an FN; F1 = 2TP/(2TP+FP+FN), - when undefined."
+    );
 }
 
 fn num(x: Option<f64>) -> String {
