@@ -8,6 +8,7 @@
 //! - [`openai`]: a client for any OpenAI-compatible `/v1/chat/completions` server, with
 //!   timeouts, retries (exponential backoff with jitter; `Retry-After`), bounded requests in
 //!   flight, and `n > 1` by repeated calls where the server does not sample `n`.
+//! - [`child`]: a child process spoken to in JSON lines, with a timeout per answer.
 //! - [`command`]: a model served by a child process over JSON lines (`--model cmd:PROGRAM ARGS`).
 //! - [`cache`]: an on-disk response cache keyed by (model, messages, parameters, sample index).
 //! - [`labeler`]: the LLM labeling function (one request per step for all propositions, answers
@@ -23,6 +24,7 @@
 #![deny(missing_docs)]
 
 pub mod cache;
+pub mod child;
 pub mod command;
 pub mod labeler;
 pub mod metrics;
