@@ -22,7 +22,7 @@
 //! with a [`LabelFailure`] naming it. A malformed answer never becomes "false".
 
 use crate::model::{excerpt, ChatModel, ChatRequest, Message, ResponseFormat};
-use crate::scoring::PropScore;
+use crate::yes_no::{labels_of, score_propositions, PropScore, ScoringConfig};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -232,6 +232,27 @@ steps are context. Answer with one JSON object and nothing else."
         self.case_sensitive
     }
 
+    /// The context part of the labeling prompt for `event` (`history`: earlier steps of its
+    /// session): the earlier steps and the step to label, without the proposition catalogue and
+    /// the JSON answer instructions. Labeling by scoring asks its questions after it.
+    pub fn scoring_context(&self, event: &Event, history: &[Event]) -> String {
+        let msgs = self.messages(event, history);
+        let user = msgs
+            .iter()
+            .rev()
+            .find(|m| m.role == crate::model::Role::User)
+            .map(|m| m.content.as_str())
+            .unwrap_or("");
+        let start = user
+            .find("Earlier steps")
+            .or_else(|| user.find(STEP_MARKER))
+            .unwrap_or(0);
+        let end = user
+            .rfind(&format!("\n\n{ANSWER_MARKER}"))
+            .unwrap_or(user.len());
+        user[start..end.max(start)].trim_end().to_string()
+    }
+
     fn render_event(&self, e: &Event) -> String {
         let text = match (&e.input, &e.output) {
             (Some(i), Some(o)) if !i.trim().is_empty() => {
@@ -377,9 +398,12 @@ steps are context. Answer with one JSON object and nothing else."
         }
         if self.model.can_score() {
             // A model with access to its logits labels by scoring yes/no answers.
-            let config = crate::scoring::ScoringConfig::default();
-            return crate::scoring::score_step(self, &config, event, history)
-                .map(|s| (crate::scoring::labels_of(&s), Some(s)));
+            let config = ScoringConfig::default();
+            let context = self.scoring_context(event, history);
+            let model = self.model.as_ref();
+            let case = self.case_sensitive;
+            return score_propositions(model, &self.props, case, &context, &config, event)
+                .map(|s| (labels_of(&s), Some(s)));
         }
         let mut messages = self.messages(event, history);
         let mut last_error = String::new();

@@ -15,7 +15,8 @@
 //!   validated and retried) and the hybrid rule/LLM labeler.
 //! - [`pipeline`]: steps labeled concurrently, delivered in trace order.
 //! - [`scoring`]: labeling by comparing the probabilities of yes and no answers, for models that
-//!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`).
+//!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`); [`yes_no`]:
+//!   its core, one yes/no question per proposition after the step's context.
 //! - [`metrics`]: per-proposition accuracy/precision/recall and the audit F1 of the paper's
 //!   §5.1 (Table 1).
 //!
@@ -35,6 +36,7 @@ pub mod retry;
 pub mod scoring;
 #[cfg(feature = "test-server")]
 pub mod testserver;
+pub mod yes_no;
 
 pub use labeler::{
     HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig, StepLabels,
