@@ -32,7 +32,8 @@ pub mod supervisor;
 pub mod trucks;
 
 pub use env::{EnvError, Environment, Outcome};
-pub use supervisor::{Supervisor, SupervisorOptions};
+pub use predict::PredictionError;
+pub use supervisor::{Supervisor, SupervisorError, SupervisorOptions};
 
 /// Why a run stopped.
 #[derive(Debug, thiserror::Error)]
@@ -45,8 +46,8 @@ pub enum AgentError {
     Env(#[from] EnvError),
     /// The spec cannot be monitored.
     #[error("spec: {0}")]
-    Spec(String),
+    Spec(#[from] SupervisorError),
     /// A predictor's answer was unusable.
     #[error("{0}")]
-    Prediction(String),
+    Prediction(#[from] PredictionError),
 }

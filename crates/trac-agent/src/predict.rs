@@ -273,6 +273,31 @@ impl SamplingPredictor {
     }
 }
 
+/// Why the direct predictor's answer is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictionError {
+    /// No `{ ... }` in the answer (the answer).
+    #[error("direct prediction: no JSON object in the answer `{0}`")]
+    NoObject(String),
+    /// The answer's `{ ... }` is not JSON.
+    #[error("direct prediction: {source} in `{json}`")]
+    Json {
+        /// The answer's `{ ... }`.
+        json: String,
+        /// Why it is not JSON.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A property without a probability in `[0, 1]`.
+    #[error("direct prediction: no probability in [0, 1] for `{property}` in `{json}`")]
+    NoProbability {
+        /// The property's id.
+        property: String,
+        /// The answer's `{ ... }`.
+        json: String,
+    },
+}
+
 /// The direct predictor (paper §4.2): ask a model for each rule's probability of a violation
 /// within the next `k` actions.
 #[derive(Clone, Debug)]
@@ -327,23 +352,23 @@ impl DirectPredictor {
         };
         let r = model.complete(&req)?;
         let text = r.choices.first().map(|c| c.content.as_str()).unwrap_or("");
-        let bad = |m: String| AgentError::Prediction(format!("direct prediction: {m}"));
         let json = match (text.find('{'), text.rfind('}')) {
             (Some(a), Some(b)) if a < b => &text[a..=b],
-            _ => return Err(bad(format!("no JSON object in the answer `{text}`"))),
+            _ => return Err(PredictionError::NoObject(text.to_string()).into()),
         };
-        let v: Value = serde_json::from_str(json).map_err(|e| bad(format!("{e} in `{json}`")))?;
+        let v: Value = serde_json::from_str(json).map_err(|e| PredictionError::Json {
+            json: json.to_string(),
+            source: e,
+        })?;
         let mut risks = Vec::new();
         for p in sup.properties() {
             let x = v
                 .get(&p.id)
                 .and_then(Value::as_f64)
                 .filter(|x| (0.0..=1.0).contains(x))
-                .ok_or_else(|| {
-                    bad(format!(
-                        "no probability in [0, 1] for `{}` in `{json}`",
-                        p.id
-                    ))
+                .ok_or_else(|| PredictionError::NoProbability {
+                    property: p.id.clone(),
+                    json: json.to_string(),
                 })?;
             risks.push(Risk {
                 property: p.id.clone(),

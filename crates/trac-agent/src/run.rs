@@ -75,17 +75,18 @@ impl Intervention {
     }
 }
 
+/// A name that is no [`Intervention`] (the name).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown intervention `{0}`: expected none, resample, inject, switch or shield")]
+pub struct UnknownIntervention(pub String);
+
 impl std::str::FromStr for Intervention {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownIntervention;
+    fn from_str(s: &str) -> Result<Self, UnknownIntervention> {
         Intervention::ALL
             .into_iter()
             .find(|i| i.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown intervention `{s}`: expected none, resample, inject, switch or shield"
-                )
-            })
+            .ok_or_else(|| UnknownIntervention(s.to_string()))
     }
 }
 
@@ -379,7 +380,7 @@ impl Step<'_> {
         )
     }
 
-    /// 1. The prediction of `predictor`, if any.
+    /// Step 1: the prediction of `predictor`, if any.
     fn predict(&self, predictor: Option<PredictorKind>) -> Result<Option<Prediction>, AgentError> {
         Ok(match predictor {
             None => None,
@@ -401,7 +402,7 @@ impl Step<'_> {
         })
     }
 
-    /// 2. The agent's candidate action.
+    /// Step 2: the agent's candidate action.
     fn candidate(&self) -> Result<String, AgentError> {
         let messages = self.prompt.act(self.history, None);
         let temperature = self.cfg.act_temperature;
@@ -459,7 +460,7 @@ impl Step<'_> {
         }
     }
 
-    /// 3. The intervention of the configuration on `candidate`: the action sent instead and
+    /// Step 3: the intervention of the configuration on `candidate`: the action sent instead and
     /// its record, or `None` when it did not act.
     fn intervene(
         &self,
@@ -645,8 +646,7 @@ pub fn run_episode(
             reset: cfg.reset,
             session: Some(session.clone()),
         },
-    )
-    .map_err(AgentError::Spec)?;
+    )?;
     let ids: Vec<String> = sup.properties().iter().map(|p| p.id.clone()).collect();
     let mut violations = vec![0usize; ids.len()];
     let count = |records: &[VerdictRecord], violations: &mut Vec<usize>| {

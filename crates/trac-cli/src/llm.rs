@@ -11,10 +11,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use trac_llm::labeler::{AnswerFormat, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels};
+use trac_llm::labeler::{
+    AnswerFormat, HybridError, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels,
+};
 use trac_llm::metrics::{AuditScores, Confusion, LabelScores};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
-use trac_llm::{ChatModel, ModelOptions};
+use trac_llm::{ChatModel, ModelError, ModelOptions};
 use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
 use trac_runtime::labels::LabelSet;
 use trac_runtime::trace::{self, Event};
@@ -114,6 +116,47 @@ pub struct LlmArgs {
     pub show_labels: bool,
 }
 
+/// Why the model and labeling flags cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LabelingError {
+    /// The `--llm-config` file cannot be read.
+    #[error("{}: cannot read LLM config: {source}", path.display())]
+    ReadConfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `--llm-config` file is not JSON.
+    #[error("{}: {source}", path.display())]
+    ConfigJson {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The `--llm-config` file is JSON, not an object.
+    #[error("{}: expected a JSON object", .0.display())]
+    ConfigNotObject(PathBuf),
+    /// The LLM config's `response_format` is none of the known ones.
+    #[error("LLM config: unknown response_format `{0}`")]
+    ResponseFormat(String),
+    /// A timeout that is not a positive number of seconds.
+    #[error("--timeout {0}: expected a positive number of seconds")]
+    Timeout(f64),
+    /// `--model` with `--labeler rules`.
+    #[error("--model with --labeler rules: the rules label every proposition, so the model would never be asked; drop --model, or give --labeler llm or hybrid")]
+    ModelWithRules,
+    /// The model cannot be opened.
+    #[error("{0}")]
+    Model(#[from] ModelError),
+    /// The labeler cannot be built (a bad rule, LLM-labeled propositions and no model).
+    #[error("{0}")]
+    Labeler(#[from] HybridError),
+}
+
 /// Resolved model settings.
 struct ModelSetup {
     opts: Option<ModelOptions>,
@@ -122,16 +165,21 @@ struct ModelSetup {
 }
 
 impl ModelArgs {
-    fn resolve(&self) -> Result<ModelSetup, String> {
+    fn resolve(&self) -> Result<ModelSetup, LabelingError> {
         let file: serde_json::Value = match &self.llm_config {
             None => json!({}),
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| format!("{}: cannot read LLM config: {e}", p.display()))?;
+                let text = std::fs::read_to_string(p).map_err(|e| LabelingError::ReadConfig {
+                    path: p.clone(),
+                    source: e,
+                })?;
                 let v: serde_json::Value =
-                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+                    serde_json::from_str(&text).map_err(|e| LabelingError::ConfigJson {
+                        path: p.clone(),
+                        source: e,
+                    })?;
                 if !v.is_object() {
-                    return Err(format!("{}: expected a JSON object", p.display()));
+                    return Err(LabelingError::ConfigNotObject(p.clone()));
                 }
                 v
             }
@@ -153,7 +201,7 @@ impl ModelArgs {
             (Some(f), _) => Some(f),
             (None, Some(name)) => Some(
                 FormatFlag::from_str(&name, false)
-                    .map_err(|_| format!("LLM config: unknown response_format `{name}`"))?,
+                    .map_err(|_| LabelingError::ResponseFormat(name))?,
             ),
             (None, None) => None,
         };
@@ -172,9 +220,7 @@ impl ModelArgs {
             .max(1);
         let timeout = self.timeout.or(f("timeout")).unwrap_or(120.0);
         if !(timeout.is_finite() && timeout > 0.0) {
-            return Err(format!(
-                "--timeout {timeout}: expected a positive number of seconds"
-            ));
+            return Err(LabelingError::Timeout(timeout));
         }
         let opts = self.model.clone().or(s("model")).map(|model| {
             let mut o = ModelOptions::new(model);
@@ -236,7 +282,11 @@ impl Labeling {
     ///
     /// Errors: propositions for the LLM and no `--model`, `--model` with `--labeler rules`, a
     /// model that cannot be set up.
-    pub fn new(args: &LlmArgs, specs: &[CheckedSpec], jsonl: bool) -> Result<Labeling, String> {
+    pub fn new(
+        args: &LlmArgs,
+        specs: &[CheckedSpec],
+        jsonl: bool,
+    ) -> Result<Labeling, LabelingError> {
         let mode = LabelerFlag::mode(args.labeler);
         let setup = args.model.resolve()?;
         let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
@@ -244,9 +294,7 @@ impl Labeling {
         // `--labeler rules` says no model labels anything: a `--model` beside it is a
         // contradiction, not a default to fall back on.
         if args.labeler == Some(LabelerFlag::Rules) && setup.opts.is_some() {
-            return Err(
-                "--model with --labeler rules: the rules label every proposition, so the model would never be asked; drop --model, or give --labeler llm or hybrid".into(),
-            );
+            return Err(LabelingError::ModelWithRules);
         }
         if !needs_model && !args.show_labels {
             if setup.opts.is_some() {
@@ -280,7 +328,7 @@ impl Labeling {
     pub fn events<I, E>(&self, file: &str, reader: I) -> Box<dyn Iterator<Item = LabeledEvent>>
     where
         I: Iterator<Item = Result<Event, E>> + Send + 'static,
-        E: Display + 'static,
+        E: Display + Send + 'static,
     {
         let Some(a) = &self.active else {
             return Box::new(reader.map(|r| r.map(|e| (e, None)).map_err(|e| e.to_string())));
@@ -312,7 +360,7 @@ impl Labeling {
                     let set: LabelSet = labels.labels.into_iter().map(|(l, _)| l).collect();
                     Ok((ev, Some(set)))
                 }
-                Err(PipelineError::Trace(m)) => Err(m),
+                Err(PipelineError::Trace(e)) => Err(e.to_string()),
                 Err(PipelineError::Label(f)) => Err(format!(
                     "{file}:{}: cannot label step {}: {}",
                     f.line, f.step, f.message
@@ -440,7 +488,7 @@ impl LabelEval<'_> {
             Reference::Auto => events.first().is_some_and(|e| e.labels.is_some()),
         };
         let reference = self.reference_labels(&file, &events, from_trace)?;
-        let labeled = self.labeled(&file, &events)?;
+        let labeled = self.labeled(&file, events.clone())?;
         // Per session: label scores and the two audits.
         let mut sessions: Vec<Option<String>> = Vec::new();
         for e in &events {
@@ -490,12 +538,12 @@ impl LabelEval<'_> {
     }
 
     /// The labeler's labels, concurrently.
-    fn labeled(&self, file: &str, events: &[Event]) -> Result<Vec<Vec<String>>, String> {
+    fn labeled(&self, file: &str, events: Vec<Event>) -> Result<Vec<Vec<String>>, String> {
         let c = Arc::clone(self.candidate);
         let f: Arc<LabelFn<Vec<String>>> =
             Arc::new(move |e: &Event, h: &[Event]| c.label_step(e, h).map(|l| l.names()));
         label_in_order(
-            events.to_vec().into_iter().map(Ok::<_, String>),
+            events.into_iter().map(Ok::<_, String>),
             f,
             self.workers,
             self.window,
@@ -550,21 +598,21 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         );
     }
     let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
-    let setup = args.model.resolve()?;
+    let setup = args.model.resolve().map_err(|e| e.to_string())?;
     let mode = match (args.labeler, &setup.opts) {
         (Some(f), _) => LabelerFlag::mode(Some(f)),
         (None, Some(_)) => LabelerMode::Llm,
         (None, None) => LabelerMode::Rules,
     };
-    let model = crate::model::open_if_needed(setup.opts.as_ref(), mode.needs_model(&spec_refs))?;
-    let candidate = Arc::new(HybridLabeler::new(
-        &spec_refs,
-        mode,
-        model.clone(),
-        &setup.config,
-        false,
-    )?);
-    let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &setup.config, false)?;
+    let need = mode.needs_model(&spec_refs);
+    let model =
+        crate::model::open_if_needed(setup.opts.as_ref(), need).map_err(|e| e.to_string())?;
+    let candidate = Arc::new(
+        HybridLabeler::new(&spec_refs, mode, model.clone(), &setup.config, false)
+            .map_err(|e| e.to_string())?,
+    );
+    let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &setup.config, false)
+        .map_err(|e| e.to_string())?;
     let (engine, compiler) = args.engine.engine();
     let opts = AuditOptions {
         reset: !args.no_reset,

@@ -178,7 +178,8 @@ fn setup(a: &RunArgs) -> Result<Setup, String> {
         .intervene
         .split(',')
         .map(|s| s.trim().parse::<Intervention>())
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     if !(a.threshold.is_finite() && (0.0..=1.0).contains(&a.threshold)) {
         return Err(format!(
             "--threshold {}: expected a number in [0, 1]",

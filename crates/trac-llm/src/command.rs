@@ -12,8 +12,10 @@
 
 use crate::child::{ChildOptions, ChildStderr, JsonLinesChild};
 use crate::model::{
-    excerpt, gather_choices, ChatModel, ChatRequest, ChatResponse, ModelError, Usage, UsageCounter,
+    excerpt, gather_choices, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, Usage,
+    UsageCounter,
 };
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -47,17 +49,16 @@ impl CommandModel {
     pub fn spawn(command: &str, timeout: Duration) -> Result<CommandModel, ModelError> {
         let program = shlex::split(command)
             .filter(|v| !v.is_empty())
-            .ok_or_else(|| {
-                ModelError::Config(format!(
-                    "bad command model `cmd:{command}`: expected cmd:PROGRAM ARGS..."
-                ))
-            })?;
+            .ok_or_else(|| ModelError::Config(ConfigError::BadCommand(command.to_string())))?;
         let opts = ChildOptions {
             stderr: ChildStderr::Keep(STDERR_LINES),
             closed_message: "the child closed its stdout",
         };
         let child = JsonLinesChild::spawn(&program, opts).map_err(|e| {
-            ModelError::Config(format!("cannot start command model `{}`: {e}", program[0]))
+            ModelError::Config(ConfigError::Start {
+                program: program[0].clone(),
+                source: Arc::new(e),
+            })
         })?;
         Ok(CommandModel {
             name: format!("cmd:{command}"),

@@ -42,8 +42,8 @@ pub use labeler::{
     HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig, StepLabels,
 };
 pub use model::{
-    ChatModel, ChatRequest, ChatResponse, Choice, Message, ModelError, Role, ScoreRequest,
-    ScoreResponse, Usage,
+    ChatModel, ChatRequest, ChatResponse, Choice, ConfigError, Message, ModelError, Role,
+    ScoreRequest, ScoreResponse, Usage,
 };
 
 use std::path::PathBuf;
@@ -95,12 +95,10 @@ pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError>
     let inner: Arc<dyn ChatModel> = if let Some(cmd) = opts.model.strip_prefix("cmd:") {
         Arc::new(command::CommandModel::spawn(cmd, opts.timeout)?)
     } else {
-        let base = opts.base_url.clone().ok_or_else(|| {
-            ModelError::Config(format!(
-                "model `{}` needs a server: give --base-url URL (e.g. http://127.0.0.1:8080/v1), or use --model cmd:PROGRAM",
-                opts.model
-            ))
-        })?;
+        let base = opts
+            .base_url
+            .clone()
+            .ok_or_else(|| ModelError::Config(ConfigError::NoBaseUrl(opts.model.clone())))?;
         let mut c = openai::OpenAiConfig::new(base, opts.model.clone());
         c.api_key = openai::ApiKey::from_env(&opts.api_key_env);
         c.api_key_env = Some(opts.api_key_env.clone());

@@ -677,6 +677,8 @@ fn hybrid_and_spec_modes_pick_the_labeling_function_per_proposition() {
     assert_eq!(names(LabelerMode::Spec, &sp2), ["look", "take(box)"]);
     assert_eq!(names(LabelerMode::Spec, &spec()), ["take(box)"]);
     // No model while the LLM is needed: a clear error.
-    let err = HybridLabeler::new(&[&sp2], LabelerMode::Spec, None, &cfg, false).unwrap_err();
+    let err = HybridLabeler::new(&[&sp2], LabelerMode::Spec, None, &cfg, false)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("look") && err.contains("--model"), "{err}");
 }

@@ -2,9 +2,11 @@
 //! proposition the LLM decided by scoring carries the probability of the value shown; rule and
 //! JSON-answer labels carry none.
 
+use std::sync::Arc;
 use trac_llm::labeler::{HybridLabeler, LabelSource, LabelerMode, LlmLabelerConfig};
 use trac_llm::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ScoreRequest, ScoreResponse, Usage,
+    ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, ScoreRequest, ScoreResponse,
+    Usage,
 };
 use trac_runtime::trace::Event;
 use trac_spec::spec::{PropositionDecl, Rule, Spec};
@@ -19,7 +21,9 @@ impl ChatModel for Scorer {
         "scorer"
     }
     fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        Err(ModelError::Config(format!("not asked: {}", req.name())))
+        Err(ModelError::Config(ConfigError::Other(Arc::new(
+            std::io::Error::other(format!("not asked: {}", req.name())),
+        ))))
     }
     fn usage(&self) -> Usage {
         Usage::default()
