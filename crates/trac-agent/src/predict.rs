@@ -24,8 +24,8 @@ use crate::supervisor::Supervisor;
 use crate::AgentError;
 use serde::Serialize;
 use serde_json::Value;
+use trac_core::labels::LabelSet;
 use trac_llm::{ChatModel, ChatRequest, Message};
-use trac_runtime::labels::LabelSet;
 
 /// The predicted risk of one property.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -25,11 +25,11 @@ use crate::lookahead::{self, ExactRisk, Lookahead};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use trac_core::labels::LabelSet;
+use trac_core::table::Table;
 use trac_runtime::audit::{AuditError, AuditOptions, Auditor, VerdictRecord};
 use trac_runtime::engine::Engine;
 use trac_runtime::labeler::{LabelerError, RuleLabeler};
-use trac_runtime::labels::LabelSet;
-use trac_runtime::table::Table;
 use trac_runtime::trace::Event;
 use trac_runtime::Verdict;
 use trac_spec::spec::CheckedSpec;
@@ -315,7 +315,7 @@ impl Supervisor {
                 let names: Vec<String> = table
                     .prop_names()
                     .map(|n| match (&p.var, value) {
-                        (Some(var), Some(v)) => trac_spec::formula::instantiate_name(n, var, v),
+                        (Some(var), Some(v)) => trac_ltl::formula::instantiate_name(n, var, v),
                         _ => n.to_string(),
                     })
                     .collect();
@@ -393,9 +393,9 @@ impl Supervisor {
                     continue;
                 }
                 let residual = trac_runtime::Monitor::residual(m);
-                let mut arena = trac_spec::Arena::new();
-                let text = match trac_spec::parse(&mut arena, &residual) {
-                    Ok(f) => trac_spec::english::render(&arena, f, &self.descriptions),
+                let mut arena = trac_ltl::Arena::new();
+                let text = match trac_ltl::parse(&mut arena, &residual) {
+                    Ok(f) => trac_ltl::english::render(&arena, f, &self.descriptions),
                     Err(_) => residual.clone(),
                 };
                 let text = match value {

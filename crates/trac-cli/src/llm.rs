@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+use trac_core::labels::LabelSet;
 use trac_llm::labeler::{
     AnswerFormat, HybridError, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels,
 };
@@ -18,7 +19,6 @@ use trac_llm::metrics::{AuditScores, Confusion, LabelScores};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
 use trac_llm::{ChatModel, ModelError, ModelOptions};
 use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
-use trac_runtime::labels::LabelSet;
 use trac_runtime::trace::{self, Event};
 use trac_spec::spec::{CheckedSpec, Spec};
 
@@ -350,7 +350,7 @@ impl Labeling {
                             None => file.clone(),
                         };
                         if jsonl {
-                            let line = json!({"trace": name, "step": *step, "labels": labels.propositions, "extra": labels.labels.iter().filter(|(l, _)| !labels.propositions.iter().any(|p| trac_spec::formula::split_atom_name(l).map_or(l.as_str(), |(b, _)| b) == p.proposition)).map(|(l, s)| json!({"label": l, "by": s})).collect::<Vec<_>>()});
+                            let line = json!({"trace": name, "step": *step, "labels": labels.propositions, "extra": labels.labels.iter().filter(|(l, _)| !labels.propositions.iter().any(|p| trac_ltl::formula::split_atom_name(l).map_or(l.as_str(), |(b, _)| b) == p.proposition)).map(|(l, s)| json!({"label": l, "by": s})).collect::<Vec<_>>()});
                             let mut out = std::io::stdout().lock();
                             let _ = writeln!(out, "{line}");
                         } else {

@@ -28,9 +28,9 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use trac_ltl::formula::split_atom_name;
 use trac_runtime::labeler::{label_value, LabelFailure, Labeler, LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
-use trac_spec::formula::split_atom_name;
 use trac_spec::spec::{LabelerChoice, PropositionDecl, Spec};
 
 /// Why a labeling answer is malformed ([`LlmLabeler::parse_answer`]); the message is what the
