@@ -183,12 +183,9 @@ impl CommandEnv {
     }
 }
 
+/// The start of an answer line, for error messages.
 fn excerpt(s: &str) -> String {
-    let mut out: String = s.chars().take(200).collect();
-    if s.chars().count() > 200 {
-        out.push('…');
-    }
-    out
+    trac_llm::model::excerpt(s, 200)
 }
 
 impl Environment for CommandEnv {

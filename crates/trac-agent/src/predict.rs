@@ -20,7 +20,7 @@
 use crate::agent::{parse_action, AgentPrompt, HistoryStep};
 use crate::env::Environment;
 use crate::stats::{wilson, Z95};
-use crate::supervisor::Supervisor;
+use crate::supervisor::{Exact, Supervisor};
 use crate::AgentError;
 use serde::Serialize;
 use serde_json::Value;
@@ -46,6 +46,22 @@ pub struct Risk {
     pub high: f64,
     /// Least number of steps to ⊥ on the automaton, if reachable.
     pub min_steps: Option<u32>,
+}
+
+impl Risk {
+    /// The risk `p` the exact look-ahead decided (`e`).
+    fn from_exact(e: &Exact, p: f64) -> Risk {
+        Risk {
+            property: e.property.clone(),
+            p,
+            exact: true,
+            violations: 0,
+            samples: 0,
+            low: p,
+            high: p,
+            min_steps: e.min_steps,
+        }
+    }
 }
 
 /// One sampled continuation.
@@ -162,19 +178,7 @@ impl SamplingPredictor {
             return Ok(Prediction {
                 risks: exact
                     .iter()
-                    .map(|e| {
-                        let p = e.risk.unwrap_or(0.0);
-                        Risk {
-                            property: e.property.clone(),
-                            p,
-                            exact: true,
-                            violations: 0,
-                            samples: 0,
-                            low: p,
-                            high: p,
-                            min_steps: e.min_steps,
-                        }
-                    })
+                    .map(|e| Risk::from_exact(e, e.risk.unwrap_or(0.0)))
                     .collect(),
                 continuations: Vec::new(),
                 calls: 0,
@@ -234,16 +238,7 @@ impl SamplingPredictor {
             .iter()
             .enumerate()
             .map(|(i, e)| match e.risk {
-                Some(p) => Risk {
-                    property: e.property.clone(),
-                    p,
-                    exact: true,
-                    violations: 0,
-                    samples: 0,
-                    low: p,
-                    high: p,
-                    min_steps: e.min_steps,
-                },
+                Some(p) => Risk::from_exact(e, p),
                 None => {
                     let v = continuations.iter().filter(|c| c.violations[i] > 0).count();
                     let (low, high) = wilson(v, drawn, Z95);

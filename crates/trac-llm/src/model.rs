@@ -656,41 +656,31 @@ pub trait ChatModel: Send + Sync {
     }
 }
 
-impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).complete(req)
-    }
-    fn usage(&self) -> Usage {
-        (**self).usage()
-    }
-    fn can_score(&self) -> bool {
-        (**self).can_score()
-    }
-    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
-        (**self).score(req)
-    }
+/// `ChatModel` for a pointer to a chat model (`Arc`, `Box`): every method forwarded.
+macro_rules! forward_chat_model {
+    ($($ptr:ident)::+) => {
+        impl<M: ChatModel + ?Sized> ChatModel for $($ptr)::+<M> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+                (**self).complete(req)
+            }
+            fn usage(&self) -> Usage {
+                (**self).usage()
+            }
+            fn can_score(&self) -> bool {
+                (**self).can_score()
+            }
+            fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
+                (**self).score(req)
+            }
+        }
+    };
 }
 
-impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).complete(req)
-    }
-    fn usage(&self) -> Usage {
-        (**self).usage()
-    }
-    fn can_score(&self) -> bool {
-        (**self).can_score()
-    }
-    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
-        (**self).score(req)
-    }
-}
+forward_chat_model!(std::sync::Arc);
+forward_chat_model!(Box);
 
 /// `n` choices for `req` from `call(n, sample)`, which asks the model for `n` choices starting at
 /// sample `sample`: one call for all `req.n`, then single-choice calls for samples the model did
@@ -737,7 +727,7 @@ impl fmt::Display for Role {
 }
 
 /// The start of `s` (at most `max` characters), for error messages.
-pub(crate) fn excerpt(s: &str, max: usize) -> String {
+pub fn excerpt(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max).collect();
     if s.chars().count() > max {
         out.push('…');
