@@ -14,7 +14,7 @@
 //!   direct predictor.
 //! - [`run`]: the run loop with the interventions (none, resample, inject, switch, shield),
 //!   step and intervention records, summaries over runs.
-//! - [`env`]: the [`env::Environment`] trait and JSON-lines child-process environments;
+//! - [`env`](mod@env): the [`env::Environment`] trait and JSON-lines child-process environments;
 //!   [`trucks`]: the paper's IPC-Trucks environment with 5 packages.
 //! - [`agent`]: the agent's prompts and action parsing; [`scripted`]: a scripted Trucks agent
 //!   with a known violation probability (tests, demos).

@@ -2,7 +2,7 @@
 //! no answer, instead of parsing a generated JSON object.
 //!
 //! For a step, one prompt per proposition is built: the same context (the last
-//! [`LlmLabelerConfig::window`] steps of the session and the step to label, as
+//! [`LlmLabelerConfig::window`](crate::labeler::LlmLabelerConfig::window) steps of the session and the step to label, as
 //! [`LlmLabeler::messages`] renders them), then a question about that one proposition. The
 //! prompts share everything up to the question, so a model that keeps its KV cache evaluates the
 //! step's context once and only the question of each proposition after it
