@@ -32,7 +32,6 @@ pub mod supervisor;
 pub mod trucks;
 
 pub use env::{EnvError, Environment, Outcome};
-pub use predict::PredictionError;
 pub use supervisor::{Supervisor, SupervisorError, SupervisorOptions};
 
 /// Why a run stopped.
@@ -50,4 +49,29 @@ pub enum AgentError {
     /// A predictor's answer was unusable.
     #[error("{0}")]
     Prediction(#[from] PredictionError),
+}
+
+/// Why the direct predictor's answer is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictionError {
+    /// No `{ ... }` in the answer (the answer).
+    #[error("direct prediction: no JSON object in the answer `{0}`")]
+    NoObject(String),
+    /// The answer's `{ ... }` is not JSON.
+    #[error("direct prediction: {source} in `{json}`")]
+    Json {
+        /// The answer's `{ ... }`.
+        json: String,
+        /// Why it is not JSON.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A property without a probability in `[0, 1]`.
+    #[error("direct prediction: no probability in [0, 1] for `{property}` in `{json}`")]
+    NoProbability {
+        /// The property's id.
+        property: String,
+        /// The answer's `{ ... }`.
+        json: String,
+    },
 }

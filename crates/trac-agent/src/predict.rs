@@ -21,7 +21,7 @@ use crate::agent::{parse_action, AgentPrompt, HistoryStep};
 use crate::env::Environment;
 use crate::stats::{wilson, Z95};
 use crate::supervisor::{Exact, Supervisor};
-use crate::AgentError;
+use crate::{AgentError, PredictionError};
 use serde::Serialize;
 use serde_json::Value;
 use trac_core::labels::LabelSet;
@@ -266,31 +266,6 @@ impl SamplingPredictor {
             saved_calls: 0,
         })
     }
-}
-
-/// Why the direct predictor's answer is unusable.
-#[derive(Debug, thiserror::Error)]
-pub enum PredictionError {
-    /// No `{ ... }` in the answer (the answer).
-    #[error("direct prediction: no JSON object in the answer `{0}`")]
-    NoObject(String),
-    /// The answer's `{ ... }` is not JSON.
-    #[error("direct prediction: {source} in `{json}`")]
-    Json {
-        /// The answer's `{ ... }`.
-        json: String,
-        /// Why it is not JSON.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// A property without a probability in `[0, 1]`.
-    #[error("direct prediction: no probability in [0, 1] for `{property}` in `{json}`")]
-    NoProbability {
-        /// The property's id.
-        property: String,
-        /// The answer's `{ ... }`.
-        json: String,
-    },
 }
 
 /// The direct predictor (paper §4.2): ask a model for each rule's probability of a violation
