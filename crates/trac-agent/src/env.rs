@@ -18,10 +18,8 @@
 //! the request, never a hang.
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Duration;
+use trac_llm::child::{ChildOptions, ChildStderr, JsonLinesChild};
 
 /// What one step of an environment returned.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -89,18 +87,11 @@ pub trait Environment: Send {
     fn try_clone(&self) -> Option<Box<dyn Environment>>;
 }
 
-struct Child_ {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<std::io::Result<String>>,
-}
-
 /// An environment served by a child process over JSON lines (see the module docs).
 pub struct CommandEnv {
     command: String,
     timeout: Duration,
-    proc: Option<Child_>,
-    broken: Option<String>,
+    child: JsonLinesChild,
     instructions: String,
     task: String,
     noop: String,
@@ -131,49 +122,16 @@ impl CommandEnv {
         let argv = shlex::split(command)
             .filter(|v| !v.is_empty())
             .ok_or_else(|| fail("expected PROGRAM ARGS...".into()))?;
-        let mut child = Command::new(&argv[0])
-            .args(&argv[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
+        let opts = ChildOptions {
+            stderr: ChildStderr::Inherit,
+            closed_message: "the child closed its stdout (exited?)",
+        };
+        let child = JsonLinesChild::spawn(&argv, opts)
             .map_err(|e| fail(format!("cannot start `{}`: {e}", argv[0])))?;
-        let stdin = child.stdin.take().expect("piped stdin");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut r = BufReader::new(stdout);
-            loop {
-                let mut line = String::new();
-                match r.read_line(&mut line) {
-                    Ok(0) => {
-                        let _ = tx.send(Err(std::io::Error::new(
-                            std::io::ErrorKind::UnexpectedEof,
-                            "the child closed its stdout (exited?)",
-                        )));
-                        return;
-                    }
-                    Ok(_) => {
-                        if tx.send(Ok(line)).is_err() {
-                            return;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                }
-            }
-        });
         Ok(CommandEnv {
             command: command.to_string(),
             timeout,
-            proc: Some(Child_ {
-                child,
-                stdin,
-                lines: rx,
-            }),
-            broken: None,
+            child,
             instructions: String::new(),
             task: String::new(),
             noop: "wait".into(),
@@ -188,27 +146,10 @@ impl CommandEnv {
             request: request.to_string(),
             message,
         };
-        if let Some(why) = &self.broken {
-            return Err(fail(format!("unusable since an earlier failure: {why}")));
-        }
-        let p = self
-            .proc
-            .as_mut()
-            .ok_or_else(|| fail("not running".into()))?;
-        let answer = p
-            .stdin
-            .write_all(format!("{body}\n").as_bytes())
-            .and_then(|_| p.stdin.flush())
-            .map_err(|e| format!("cannot write the request: {e}"))
-            .and_then(|_| match p.lines.recv_timeout(self.timeout) {
-                Ok(Ok(l)) => Ok(l),
-                Ok(Err(e)) => Err(format!("no answer: {e}")),
-                Err(RecvTimeoutError::Timeout) => Err(format!(
-                    "no answer within {:.1} s",
-                    self.timeout.as_secs_f64()
-                )),
-                Err(RecvTimeoutError::Disconnected) => Err("no answer: stdout closed".into()),
-            })
+        let answer = self
+            .child
+            .exchange(&body.to_string(), self.timeout)
+            .map_err(|e| e.to_string())
             .and_then(|l| {
                 let v: Value = serde_json::from_str(l.trim())
                     .map_err(|e| format!("the answer is not JSON ({e}): {}", excerpt(l.trim())))?;
@@ -222,10 +163,11 @@ impl CommandEnv {
             });
         match answer {
             Ok(v) => Ok(v),
+            // Broken by an earlier failure: stopped then.
+            Err(message) if self.child.broken().is_some() => Err(fail(message)),
             Err(message) => {
-                let _ = p.child.kill();
-                let _ = p.child.wait();
-                self.broken = Some(message.clone());
+                self.child.stop();
+                self.child.mark_broken(message.clone());
                 Err(fail(message))
             }
         }
@@ -241,12 +183,9 @@ impl CommandEnv {
     }
 }
 
+/// The start of an answer line, for error messages.
 fn excerpt(s: &str) -> String {
-    let mut out: String = s.chars().take(200).collect();
-    if s.chars().count() > 200 {
-        out.push('…');
-    }
-    out
+    trac_llm::model::excerpt(s, 200)
 }
 
 impl Environment for CommandEnv {
@@ -323,14 +262,5 @@ impl Environment for CommandEnv {
 
     fn try_clone(&self) -> Option<Box<dyn Environment>> {
         None
-    }
-}
-
-impl Drop for CommandEnv {
-    fn drop(&mut self) {
-        if let Some(p) = &mut self.proc {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
-        }
     }
 }

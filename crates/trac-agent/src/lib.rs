@@ -14,7 +14,7 @@
 //!   direct predictor.
 //! - [`run`]: the run loop with the interventions (none, resample, inject, switch, shield),
 //!   step and intervention records, summaries over runs.
-//! - [`env`]: the [`env::Environment`] trait and JSON-lines child-process environments;
+//! - [`env`](mod@env): the [`env::Environment`] trait and JSON-lines child-process environments;
 //!   [`trucks`]: the paper's IPC-Trucks environment with 5 packages.
 //! - [`agent`]: the agent's prompts and action parsing; [`scripted`]: a scripted Trucks agent
 //!   with a known violation probability (tests, demos).
@@ -32,7 +32,7 @@ pub mod supervisor;
 pub mod trucks;
 
 pub use env::{EnvError, Environment, Outcome};
-pub use supervisor::{Supervisor, SupervisorOptions};
+pub use supervisor::{Supervisor, SupervisorError, SupervisorOptions};
 
 /// Why a run stopped.
 #[derive(Debug, thiserror::Error)]
@@ -45,8 +45,33 @@ pub enum AgentError {
     Env(#[from] EnvError),
     /// The spec cannot be monitored.
     #[error("spec: {0}")]
-    Spec(String),
+    Spec(#[from] SupervisorError),
     /// A predictor's answer was unusable.
     #[error("{0}")]
-    Prediction(String),
+    Prediction(#[from] PredictionError),
+}
+
+/// Why the direct predictor's answer is unusable.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictionError {
+    /// No `{ ... }` in the answer (the answer).
+    #[error("direct prediction: no JSON object in the answer `{0}`")]
+    NoObject(String),
+    /// The answer's `{ ... }` is not JSON.
+    #[error("direct prediction: {source} in `{json}`")]
+    Json {
+        /// The answer's `{ ... }`.
+        json: String,
+        /// Why it is not JSON.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A property without a probability in `[0, 1]`.
+    #[error("direct prediction: no probability in [0, 1] for `{property}` in `{json}`")]
+    NoProbability {
+        /// The property's id.
+        property: String,
+        /// The answer's `{ ... }`.
+        json: String,
+    },
 }

@@ -15,7 +15,7 @@
 //! O(states + diagram nodes) and never enumerates the 2^props valuations.
 
 use std::collections::VecDeque;
-use trac_runtime::table::{Table, LEAF, SATISFIED, VIOLATED};
+use trac_core::table::{Table, LEAF, SATISFIED, VIOLATED};
 
 /// What is known of the next step's valuation, by proposition index of the table:
 /// `Some(true/false)` when known, `None` when it could be either.

@@ -20,12 +20,12 @@
 use crate::agent::{parse_action, AgentPrompt, HistoryStep};
 use crate::env::Environment;
 use crate::stats::{wilson, Z95};
-use crate::supervisor::Supervisor;
-use crate::AgentError;
+use crate::supervisor::{Exact, Supervisor};
+use crate::{AgentError, PredictionError};
 use serde::Serialize;
 use serde_json::Value;
+use trac_core::labels::LabelSet;
 use trac_llm::{ChatModel, ChatRequest, Message};
-use trac_runtime::labels::LabelSet;
 
 /// The predicted risk of one property.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -46,6 +46,22 @@ pub struct Risk {
     pub high: f64,
     /// Least number of steps to ⊥ on the automaton, if reachable.
     pub min_steps: Option<u32>,
+}
+
+impl Risk {
+    /// The risk `p` the exact look-ahead decided (`e`).
+    fn from_exact(e: &Exact, p: f64) -> Risk {
+        Risk {
+            property: e.property.clone(),
+            p,
+            exact: true,
+            violations: 0,
+            samples: 0,
+            low: p,
+            high: p,
+            min_steps: e.min_steps,
+        }
+    }
 }
 
 /// One sampled continuation.
@@ -162,19 +178,7 @@ impl SamplingPredictor {
             return Ok(Prediction {
                 risks: exact
                     .iter()
-                    .map(|e| {
-                        let p = e.risk.unwrap_or(0.0);
-                        Risk {
-                            property: e.property.clone(),
-                            p,
-                            exact: true,
-                            violations: 0,
-                            samples: 0,
-                            low: p,
-                            high: p,
-                            min_steps: e.min_steps,
-                        }
-                    })
+                    .map(|e| Risk::from_exact(e, e.risk.unwrap_or(0.0)))
                     .collect(),
                 continuations: Vec::new(),
                 calls: 0,
@@ -234,16 +238,7 @@ impl SamplingPredictor {
             .iter()
             .enumerate()
             .map(|(i, e)| match e.risk {
-                Some(p) => Risk {
-                    property: e.property.clone(),
-                    p,
-                    exact: true,
-                    violations: 0,
-                    samples: 0,
-                    low: p,
-                    high: p,
-                    min_steps: e.min_steps,
-                },
+                Some(p) => Risk::from_exact(e, p),
                 None => {
                     let v = continuations.iter().filter(|c| c.violations[i] > 0).count();
                     let (low, high) = wilson(v, drawn, Z95);
@@ -327,23 +322,23 @@ impl DirectPredictor {
         };
         let r = model.complete(&req)?;
         let text = r.choices.first().map(|c| c.content.as_str()).unwrap_or("");
-        let bad = |m: String| AgentError::Prediction(format!("direct prediction: {m}"));
         let json = match (text.find('{'), text.rfind('}')) {
             (Some(a), Some(b)) if a < b => &text[a..=b],
-            _ => return Err(bad(format!("no JSON object in the answer `{text}`"))),
+            _ => return Err(PredictionError::NoObject(text.to_string()).into()),
         };
-        let v: Value = serde_json::from_str(json).map_err(|e| bad(format!("{e} in `{json}`")))?;
+        let v: Value = serde_json::from_str(json).map_err(|e| PredictionError::Json {
+            json: json.to_string(),
+            source: e,
+        })?;
         let mut risks = Vec::new();
         for p in sup.properties() {
             let x = v
                 .get(&p.id)
                 .and_then(Value::as_f64)
                 .filter(|x| (0.0..=1.0).contains(x))
-                .ok_or_else(|| {
-                    bad(format!(
-                        "no probability in [0, 1] for `{}` in `{json}`",
-                        p.id
-                    ))
+                .ok_or_else(|| PredictionError::NoProbability {
+                    property: p.id.clone(),
+                    json: json.to_string(),
                 })?;
             risks.push(Risk {
                 property: p.id.clone(),

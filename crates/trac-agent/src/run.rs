@@ -19,7 +19,7 @@ use crate::agent::{parse_action, AgentPrompt, HistoryStep};
 use crate::env::Environment;
 use crate::predict::{simulate_step, DirectPredictor, Prediction, SamplingPredictor};
 use crate::stats::MeanCi;
-use crate::supervisor::{Supervisor, SupervisorOptions};
+use crate::supervisor::{Check, Supervisor, SupervisorOptions};
 use crate::AgentError;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -75,17 +75,18 @@ impl Intervention {
     }
 }
 
+/// A name that is no [`Intervention`] (the name).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown intervention `{0}`: expected none, resample, inject, switch or shield")]
+pub struct UnknownIntervention(pub String);
+
 impl std::str::FromStr for Intervention {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownIntervention;
+    fn from_str(s: &str) -> Result<Self, UnknownIntervention> {
         Intervention::ALL
             .into_iter()
             .find(|i| i.as_str() == s)
-            .ok_or_else(|| {
-                format!(
-                    "unknown intervention `{s}`: expected none, resample, inject, switch or shield"
-                )
-            })
+            .ok_or_else(|| UnknownIntervention(s.to_string()))
     }
 }
 
@@ -337,6 +338,294 @@ pub fn rules_of(sup: &Supervisor) -> Vec<String> {
     rules
 }
 
+/// What one step's prediction and interventions read: the run's fixed parts (configuration,
+/// models, prompt, property ids, session) and the step's (supervisor state, history, environment,
+/// step number and seed).
+struct Step<'a> {
+    cfg: &'a RunConfig,
+    models: &'a Models,
+    sup: &'a Supervisor,
+    env: &'a dyn Environment,
+    prompt: &'a AgentPrompt,
+    history: &'a [HistoryStep],
+    ids: &'a [String],
+    session: &'a str,
+    t: usize,
+    seed: u64,
+}
+
+impl Step<'_> {
+    fn agent(&self) -> &dyn ChatModel {
+        self.models.agent.as_ref()
+    }
+
+    /// Asks `model` for `n` actions; the seed is the step's plus `offset`, the tag names `what`.
+    fn act(
+        &self,
+        model: &dyn ChatModel,
+        messages: Vec<trac_llm::Message>,
+        temperature: f32,
+        offset: u64,
+        n: usize,
+        what: &str,
+    ) -> Result<Vec<String>, AgentError> {
+        act(
+            model,
+            messages,
+            temperature,
+            self.seed.wrapping_add(offset),
+            n,
+            self.cfg.max_tokens,
+            format!("{} step {}: {what}", self.session, self.t),
+        )
+    }
+
+    /// Step 1: the prediction of `predictor`, if any.
+    fn predict(&self, predictor: Option<PredictorKind>) -> Result<Option<Prediction>, AgentError> {
+        Ok(match predictor {
+            None => None,
+            Some(PredictorKind::Sampling) => Some(self.cfg.sampling.predict(
+                self.sup,
+                self.agent(),
+                self.prompt,
+                self.history,
+                Some(self.env),
+                self.seed.wrapping_add(1 << 24),
+            )?),
+            Some(PredictorKind::Direct) => Some(
+                DirectPredictor {
+                    k: self.cfg.sampling.k,
+                    temperature: 0.0,
+                }
+                .predict(self.sup, self.agent(), self.prompt, self.history)?,
+            ),
+        })
+    }
+
+    /// Step 2: the agent's candidate action.
+    fn candidate(&self) -> Result<String, AgentError> {
+        let messages = self.prompt.act(self.history, None);
+        let temperature = self.cfg.act_temperature;
+        Ok(self
+            .act(self.agent(), messages, temperature, 0, 1, "action")?
+            .remove(0))
+    }
+
+    /// `n` samples of the agent at the sampling temperature (resample, shield).
+    fn samples(&self, offset: u64, what: &str) -> Result<Vec<String>, AgentError> {
+        let messages = self.prompt.act(self.history, None);
+        let (temperature, n) = (self.cfg.sampling.temperature, self.cfg.sampling.n.max(1));
+        self.act(self.agent(), messages, temperature, offset, n, what)
+    }
+
+    /// What `action` would do to the monitors, tried on a copy of the environment (or on the
+    /// spec's rules alone when it cannot be copied).
+    fn check_simulated(&self, action: &str) -> Result<Check, AgentError> {
+        let (_, labels, _) = simulate_step(self.sup, self.env.try_clone().as_mut(), action)?;
+        Ok(self.sup.check(action, &labels))
+    }
+
+    fn residuals(&self, idx: &[(usize, f64)]) -> Vec<String> {
+        idx.iter()
+            .map(|&(i, _)| self.sup.residual_english(i))
+            .collect()
+    }
+
+    /// Model requests since `before`.
+    fn calls_since(&self, before: u64) -> u64 {
+        self.models.usage().requests - before
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        kind: Intervention,
+        idx: &[(usize, f64)],
+        residuals: Vec<String>,
+        candidate: &str,
+        by: &str,
+        model_calls: u64,
+        note: String,
+    ) -> InterventionRecord {
+        InterventionRecord {
+            step: self.t,
+            kind,
+            properties: idx.iter().map(|&(i, _)| self.ids[i].clone()).collect(),
+            risks: idx.iter().map(|&(_, p)| p).collect(),
+            residuals,
+            replaced: candidate.to_string(),
+            by: by.to_string(),
+            model_calls,
+            note,
+        }
+    }
+
+    /// Step 3: the intervention of the configuration on `candidate`: the action sent instead and
+    /// its record, or `None` when it did not act.
+    fn intervene(
+        &self,
+        candidate: &str,
+        prediction: Option<&Prediction>,
+        at_risk: &[(usize, f64)],
+    ) -> Result<Option<(String, InterventionRecord)>, AgentError> {
+        let before = self.models.usage().requests;
+        Ok(match self.cfg.intervention {
+            Intervention::None => None,
+            Intervention::Resample if !at_risk.is_empty() => {
+                let pred = prediction.expect("at risk needs a prediction");
+                Some(self.resample(candidate, pred, at_risk, before)?)
+            }
+            Intervention::Inject if !at_risk.is_empty() => {
+                Some(self.inject(candidate, at_risk, before)?)
+            }
+            Intervention::Switch if !at_risk.is_empty() => {
+                Some(self.switch(candidate, at_risk, before)?)
+            }
+            Intervention::Shield => self.shield(candidate, before)?,
+            _ => None,
+        })
+    }
+
+    /// *Resample*: the best of the predicted continuations' first actions (fewest violations),
+    /// or of fresh samples when none were drawn.
+    fn resample(
+        &self,
+        candidate: &str,
+        pred: &Prediction,
+        at_risk: &[(usize, f64)],
+        before: u64,
+    ) -> Result<(String, InterventionRecord), AgentError> {
+        let mut pool: Vec<(String, usize)> = pred
+            .continuations
+            .iter()
+            .filter_map(|c| Some((c.actions.first()?.clone(), c.total())))
+            .collect();
+        let reused = !pool.is_empty();
+        let mut note = format!("best of {} predicted continuations", pool.len());
+        if !reused {
+            for a in self.samples(2 << 24, "resample")? {
+                let v = self.check_simulated(&a)?.violated.len();
+                pool.push((a, v));
+            }
+            note = format!("best of {} fresh samples", pool.len());
+        }
+        let mut action = candidate.to_string();
+        if let Some((best, score)) = pool.iter().min_by_key(|(_, v)| *v).cloned() {
+            note.push_str(&format!(
+                " (violations per sample: {:?}; kept one with {score})",
+                pool.iter().map(|(_, v)| *v).collect::<Vec<_>>()
+            ));
+            action = best;
+        }
+        let calls = self.calls_since(before) + if reused { pred.calls } else { 0 };
+        let res = self.residuals(at_risk);
+        let kind = Intervention::Resample;
+        let record = self.record(kind, at_risk, res, candidate, &action, calls, note);
+        Ok((action, record))
+    }
+
+    /// *Inject*: the agent asked again with the at-risk residuals in its prompt.
+    fn inject(
+        &self,
+        candidate: &str,
+        at_risk: &[(usize, f64)],
+        before: u64,
+    ) -> Result<(String, InterventionRecord), AgentError> {
+        let res = self.residuals(at_risk);
+        let warning = at_risk
+            .iter()
+            .zip(&res)
+            .map(|(&(i, _), r)| {
+                format!(
+                    "**{}** ({})",
+                    r,
+                    self.sup.properties()[i].description.trim()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let messages = self.prompt.act(self.history, Some(&warning));
+        let temperature = self.cfg.act_temperature;
+        let action = self
+            .act(self.agent(), messages, temperature, 3 << 24, 1, "inject")?
+            .remove(0);
+        let calls = self.calls_since(before);
+        let note = "asked again with the at-risk residuals in the prompt".into();
+        let kind = Intervention::Inject;
+        let record = self.record(kind, at_risk, res, candidate, &action, calls, note);
+        Ok((action, record))
+    }
+
+    /// *Switch*: the action taken from the substitute model.
+    fn switch(
+        &self,
+        candidate: &str,
+        at_risk: &[(usize, f64)],
+        before: u64,
+    ) -> Result<(String, InterventionRecord), AgentError> {
+        let substitute = self.models.substitute.as_deref().unwrap_or(self.agent());
+        let res = self.residuals(at_risk);
+        let messages = self.prompt.switch(self.history, &res.join("; "));
+        let temperature = self.cfg.act_temperature;
+        let action = self
+            .act(substitute, messages, temperature, 4 << 24, 1, "switch")?
+            .remove(0);
+        let calls = self.calls_since(before);
+        let note = format!(
+            "action taken from the substitute model {}",
+            substitute.name()
+        );
+        let kind = Intervention::Switch;
+        let record = self.record(kind, at_risk, res, candidate, &action, calls, note);
+        Ok((action, record))
+    }
+
+    /// *Shield*: a candidate whose labels lead to ⊥ now is replaced by the first compliant one
+    /// of `n` samples, else by the environment's no-op; `None` when the candidate complies.
+    fn shield(
+        &self,
+        candidate: &str,
+        before: u64,
+    ) -> Result<Option<(String, InterventionRecord)>, AgentError> {
+        let check = self.check_simulated(candidate)?;
+        if check.compliant() {
+            return Ok(None);
+        }
+        let mut violated: Vec<(usize, f64)> = Vec::new();
+        for (p, _) in &check.violated {
+            if let Some(i) = self.ids.iter().position(|id| id == p) {
+                if !violated.iter().any(|&(j, _)| j == i) {
+                    violated.push((i, 1.0));
+                }
+            }
+        }
+        let res = self.residuals(&violated);
+        let samples = self.samples(5 << 24, "shield resample")?;
+        let mut chosen = None;
+        for a in &samples {
+            if self.check_simulated(a)?.compliant() {
+                chosen = Some(a.clone());
+                break;
+            }
+        }
+        let note = match &chosen {
+            Some(_) => format!(
+                "blocked: its labels lead to ⊥ now; replaced by a compliant sample (of {})",
+                samples.len()
+            ),
+            None => format!(
+                "blocked: its labels lead to ⊥ now; none of {} samples complied, replaced by the environment's no-op",
+                samples.len()
+            ),
+        };
+        let action = chosen.unwrap_or_else(|| self.env.noop());
+        let calls = self.calls_since(before);
+        let kind = Intervention::Shield;
+        let record = self.record(kind, &violated, res, candidate, &action, calls, note);
+        Ok(Some((action, record)))
+    }
+}
+
 /// Runs one episode (run number `run`, 1-based) and returns its result; every executed step is
 /// passed to `observer` as it happens.
 ///
@@ -357,8 +646,7 @@ pub fn run_episode(
             reset: cfg.reset,
             session: Some(session.clone()),
         },
-    )
-    .map_err(AgentError::Spec)?;
+    )?;
     let ids: Vec<String> = sup.properties().iter().map(|p| p.id.clone()).collect();
     let mut violations = vec![0usize; ids.len()];
     let count = |records: &[VerdictRecord], violations: &mut Vec<usize>| {
@@ -380,8 +668,6 @@ pub fn run_episode(
         task: env.task(),
         first_observation: first.clone(),
     };
-    let agent = models.agent.as_ref();
-    let substitute = models.substitute.as_deref().unwrap_or(agent);
     let mut history: Vec<HistoryStep> = Vec::new();
     let mut input = first;
     let (mut reward, mut interventions, mut replaced, mut saved) = (0.0, 0usize, 0usize, 0u64);
@@ -394,30 +680,24 @@ pub fn run_episode(
     });
     for t in 1..=cfg.max_steps {
         steps = t;
-        let seed = cfg
-            .seed
-            .wrapping_mul(1_000_003)
-            .wrapping_add(run as u64 * 100_003)
-            .wrapping_add(t as u64 * 1_009);
-        // 1. Predict.
-        let prediction = match predictor {
-            None => None,
-            Some(PredictorKind::Sampling) => Some(cfg.sampling.predict(
-                &sup,
-                agent,
-                &prompt,
-                &history,
-                Some(&*env),
-                seed.wrapping_add(1 << 24),
-            )?),
-            Some(PredictorKind::Direct) => Some(
-                DirectPredictor {
-                    k: cfg.sampling.k,
-                    temperature: 0.0,
-                }
-                .predict(&sup, agent, &prompt, &history)?,
-            ),
+        let step = Step {
+            cfg,
+            models,
+            sup: &sup,
+            env: &*env,
+            prompt: &prompt,
+            history: &history,
+            ids: &ids,
+            session: &session,
+            t,
+            seed: cfg
+                .seed
+                .wrapping_mul(1_000_003)
+                .wrapping_add(run as u64 * 100_003)
+                .wrapping_add(t as u64 * 1_009),
         };
+        // 1. Predict.
+        let prediction = step.predict(predictor)?;
         if let Some(p) = &prediction {
             saved += p.saved_calls;
         }
@@ -431,190 +711,12 @@ pub fn run_episode(
             })
             .unwrap_or_default();
         // 2. The agent's candidate.
-        let candidate = act(
-            agent,
-            prompt.act(&history, None),
-            cfg.act_temperature,
-            seed,
-            1,
-            cfg.max_tokens,
-            format!("{session} step {t}: action"),
-        )?
-        .remove(0);
-        let mut action = candidate.clone();
-        let mut records = Vec::new();
+        let candidate = step.candidate()?;
         // 3. Intervene.
-        let residuals = |sup: &Supervisor, idx: &[(usize, f64)]| -> Vec<String> {
-            idx.iter().map(|&(i, _)| sup.residual_english(i)).collect()
+        let (action, records) = match step.intervene(&candidate, prediction.as_ref(), &at_risk)? {
+            Some((action, record)) => (action, vec![record]),
+            None => (candidate.clone(), Vec::new()),
         };
-        let record = |kind, idx: &[(usize, f64)], res: Vec<String>, by: &str, calls, note| {
-            InterventionRecord {
-                step: t,
-                kind,
-                properties: idx.iter().map(|&(i, _)| ids[i].clone()).collect(),
-                risks: idx.iter().map(|&(_, p)| p).collect(),
-                residuals: res,
-                replaced: candidate.clone(),
-                by: by.to_string(),
-                model_calls: calls,
-                note,
-            }
-        };
-        let before = models.usage().requests;
-        match cfg.intervention {
-            Intervention::None => {}
-            Intervention::Resample if !at_risk.is_empty() => {
-                let pred = prediction.as_ref().expect("at risk needs a prediction");
-                let mut pool: Vec<(String, usize)> = pred
-                    .continuations
-                    .iter()
-                    .filter_map(|c| Some((c.actions.first()?.clone(), c.total())))
-                    .collect();
-                let reused = !pool.is_empty();
-                let mut note = format!("best of {} predicted continuations", pool.len());
-                if !reused {
-                    let samples = act(
-                        agent,
-                        prompt.act(&history, None),
-                        cfg.sampling.temperature,
-                        seed.wrapping_add(2 << 24),
-                        cfg.sampling.n.max(1),
-                        cfg.max_tokens,
-                        format!("{session} step {t}: resample"),
-                    )?;
-                    for a in samples {
-                        let (_, labels, _) = simulate_step(&sup, env.try_clone().as_mut(), &a)?;
-                        let v = sup.check(&a, &labels).violated.len();
-                        pool.push((a, v));
-                    }
-                    note = format!("best of {} fresh samples", pool.len());
-                }
-                if let Some((best, score)) = pool.iter().min_by_key(|(_, v)| *v).cloned() {
-                    note.push_str(&format!(
-                        " (violations per sample: {:?}; kept one with {score})",
-                        pool.iter().map(|(_, v)| *v).collect::<Vec<_>>()
-                    ));
-                    action = best;
-                }
-                let calls = models.usage().requests - before + if reused { pred.calls } else { 0 };
-                records.push(record(
-                    Intervention::Resample,
-                    &at_risk,
-                    residuals(&sup, &at_risk),
-                    &action,
-                    calls,
-                    note,
-                ));
-            }
-            Intervention::Inject if !at_risk.is_empty() => {
-                let res = residuals(&sup, &at_risk);
-                let warning = at_risk
-                    .iter()
-                    .zip(&res)
-                    .map(|(&(i, _), r)| {
-                        format!("**{}** ({})", r, sup.properties()[i].description.trim())
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                action = act(
-                    agent,
-                    prompt.act(&history, Some(&warning)),
-                    cfg.act_temperature,
-                    seed.wrapping_add(3 << 24),
-                    1,
-                    cfg.max_tokens,
-                    format!("{session} step {t}: inject"),
-                )?
-                .remove(0);
-                let calls = models.usage().requests - before;
-                records.push(record(
-                    Intervention::Inject,
-                    &at_risk,
-                    res,
-                    &action,
-                    calls,
-                    "asked again with the at-risk residuals in the prompt".into(),
-                ));
-            }
-            Intervention::Switch if !at_risk.is_empty() => {
-                let res = residuals(&sup, &at_risk);
-                action = act(
-                    substitute,
-                    prompt.switch(&history, &res.join("; ")),
-                    cfg.act_temperature,
-                    seed.wrapping_add(4 << 24),
-                    1,
-                    cfg.max_tokens,
-                    format!("{session} step {t}: switch"),
-                )?
-                .remove(0);
-                let calls = models.usage().requests - before;
-                records.push(record(
-                    Intervention::Switch,
-                    &at_risk,
-                    res,
-                    &action,
-                    calls,
-                    format!(
-                        "action taken from the substitute model {}",
-                        substitute.name()
-                    ),
-                ));
-            }
-            Intervention::Shield => {
-                let (_, labels, _) = simulate_step(&sup, env.try_clone().as_mut(), &candidate)?;
-                let check = sup.check(&candidate, &labels);
-                if !check.compliant() {
-                    let mut violated: Vec<(usize, f64)> = Vec::new();
-                    for (p, _) in &check.violated {
-                        if let Some(i) = ids.iter().position(|id| id == p) {
-                            if !violated.iter().any(|&(j, _)| j == i) {
-                                violated.push((i, 1.0));
-                            }
-                        }
-                    }
-                    let res = residuals(&sup, &violated);
-                    let samples = act(
-                        agent,
-                        prompt.act(&history, None),
-                        cfg.sampling.temperature,
-                        seed.wrapping_add(5 << 24),
-                        cfg.sampling.n.max(1),
-                        cfg.max_tokens,
-                        format!("{session} step {t}: shield resample"),
-                    )?;
-                    let mut chosen = None;
-                    for a in &samples {
-                        let (_, l, _) = simulate_step(&sup, env.try_clone().as_mut(), a)?;
-                        if sup.check(a, &l).compliant() {
-                            chosen = Some(a.clone());
-                            break;
-                        }
-                    }
-                    let note = match &chosen {
-                        Some(_) => format!(
-                            "blocked: its labels lead to ⊥ now; replaced by a compliant sample (of {})",
-                            samples.len()
-                        ),
-                        None => format!(
-                            "blocked: its labels lead to ⊥ now; none of {} samples complied, replaced by the environment's no-op",
-                            samples.len()
-                        ),
-                    };
-                    action = chosen.unwrap_or_else(|| env.noop());
-                    let calls = models.usage().requests - before;
-                    records.push(record(
-                        Intervention::Shield,
-                        &violated,
-                        res,
-                        &action,
-                        calls,
-                        note,
-                    ));
-                }
-            }
-            _ => {}
-        }
         interventions += records.len();
         replaced += records.iter().filter(|r| r.by != r.replaced).count();
         // 4. Execute.

@@ -25,11 +25,11 @@ use crate::lookahead::{self, ExactRisk, Lookahead};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
+use trac_core::labels::LabelSet;
+use trac_core::table::Table;
+use trac_runtime::audit::{AuditError, AuditOptions, Auditor, VerdictRecord};
 use trac_runtime::engine::Engine;
-use trac_runtime::labeler::RuleLabeler;
-use trac_runtime::labels::LabelSet;
-use trac_runtime::table::Table;
+use trac_runtime::labeler::{LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
 use trac_runtime::Verdict;
 use trac_spec::spec::CheckedSpec;
@@ -99,6 +99,17 @@ impl Check {
 /// Look-aheads computed so far, by table (kept alive with it).
 type LookaheadCache = Vec<(Arc<Table>, Arc<Lookahead>)>;
 
+/// Why a [`Supervisor`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SupervisorError {
+    /// A property cannot be compiled or monitored, or two share an id.
+    #[error("{0}")]
+    Audit(#[from] AuditError),
+    /// A labeling rule is unusable.
+    #[error("{0}")]
+    Labeler(#[from] LabelerError),
+}
+
 /// The monitors of a spec, run step by step over an agent's actions (see the module docs).
 #[derive(Clone)]
 pub struct Supervisor {
@@ -116,19 +127,22 @@ impl Supervisor {
     ///
     /// # Errors
     /// A property that cannot be compiled or monitored, a duplicate id, a bad labeling rule.
-    pub fn new(specs: &[CheckedSpec], opts: &SupervisorOptions) -> Result<Supervisor, String> {
+    pub fn new(
+        specs: &[CheckedSpec],
+        opts: &SupervisorOptions,
+    ) -> Result<Supervisor, SupervisorError> {
         let audit = AuditOptions {
             reset: opts.reset,
             engine: Engine::Compiled,
             compiler: Some(trac_compile::Compiler::shared()),
         };
-        let auditor = Auditor::new(specs, &audit).map_err(|e| e.to_string())?;
+        let auditor = Auditor::new(specs, &audit)?;
         let mut descriptions = HashMap::new();
         let mut labelers = Vec::new();
         let mut vars = Vec::new();
         for s in specs {
             descriptions.extend(s.descriptions());
-            labelers.push(RuleLabeler::new(&s.spec).map_err(|e| e.to_string())?);
+            labelers.push(RuleLabeler::new(&s.spec)?);
             vars.extend(s.properties.iter().map(|p| p.var.clone()));
         }
         let props = auditor
@@ -301,7 +315,7 @@ impl Supervisor {
                 let names: Vec<String> = table
                     .prop_names()
                     .map(|n| match (&p.var, value) {
-                        (Some(var), Some(v)) => trac_spec::formula::instantiate_name(n, var, v),
+                        (Some(var), Some(v)) => trac_ltl::formula::instantiate_name(n, var, v),
                         _ => n.to_string(),
                     })
                     .collect();
@@ -379,9 +393,9 @@ impl Supervisor {
                     continue;
                 }
                 let residual = trac_runtime::Monitor::residual(m);
-                let mut arena = trac_spec::Arena::new();
-                let text = match trac_spec::parse(&mut arena, &residual) {
-                    Ok(f) => trac_spec::english::render(&arena, f, &self.descriptions),
+                let mut arena = trac_ltl::Arena::new();
+                let text = match trac_ltl::parse(&mut arena, &residual) {
+                    Ok(f) => trac_ltl::english::render(&arena, f, &self.descriptions),
                     Err(_) => residual.clone(),
                 };
                 let text = match value {

@@ -256,192 +256,24 @@ impl Trucks {
         (0..area).find_map(|a| self.areas[a].map(|p| (a, p)))
     }
 
+    /// Why `area` cannot be reached: the first occupied area closer to the exit.
+    fn blocked(&self, area: usize) -> Option<String> {
+        self.blocking(area).map(|(b, q)| {
+            format!(
+                "area a{} is occupied by package{} (areas closer to the exit must be free)",
+                b + 1,
+                q + 1
+            )
+        })
+    }
+
     /// Executes a parsed action: `(observation, reward)`.
     fn execute(&mut self, action: &Action) -> (String, f64) {
-        let loc_ok = |at: &Option<usize>, truck: usize| match at {
-            Some(l) if *l != truck => {
-                Err(format!("truck1 is at l{}, not at l{}", truck + 1, l + 1))
-            }
-            _ => Ok(()),
-        };
-        let cannot =
-            |what: &str, why: String| (format!("Cannot {what}: {why}. Nothing changed."), 0.0);
         match action {
-            Action::Load { pkg, area, at } => {
-                let (Some(p), Some(a)) = (*pkg, *area) else {
-                    return cannot(
-                        "LOAD",
-                        "say which package and which area, e.g. `LOAD package1 into area a1 at location l1`".into(),
-                    );
-                };
-                let what = format!("LOAD package{} into area a{}", p + 1, a + 1);
-                if p >= PACKAGES {
-                    return cannot(&what, format!("there is no package{}", p + 1));
-                }
-                if a >= AREAS {
-                    return cannot(&what, format!("truck1 has no area a{}", a + 1));
-                }
-                if let Err(e) = loc_ok(at, self.truck) {
-                    return cannot(&what, e);
-                }
-                if self.packages[p] != Place::At(self.truck) {
-                    return cannot(
-                        &what,
-                        format!(
-                            "package{} is not at l{} where truck1 is ({})",
-                            p + 1,
-                            self.truck + 1,
-                            self.describe(p)
-                        ),
-                    );
-                }
-                if let Some(q) = self.areas[a] {
-                    return cannot(
-                        &what,
-                        format!("area a{} is occupied by package{}", a + 1, q + 1),
-                    );
-                }
-                if let Some((b, q)) = self.blocking(a) {
-                    return cannot(
-                        &what,
-                        format!(
-                            "area a{} is occupied by package{} (areas closer to the exit must be free)",
-                            b + 1,
-                            q + 1
-                        ),
-                    );
-                }
-                self.areas[a] = Some(p);
-                self.packages[p] = Place::In(a);
-                (
-                    format!(
-                        "You loaded package{} into area a{} of truck1 at l{}.",
-                        p + 1,
-                        a + 1,
-                        self.truck + 1
-                    ),
-                    0.0,
-                )
-            }
-            Action::Unload { pkg, area, at } => {
-                let Some(p) = *pkg else {
-                    return cannot(
-                        "UNLOAD",
-                        "say which package, e.g. `UNLOAD package1 from area a1 at location l2`"
-                            .into(),
-                    );
-                };
-                if p >= PACKAGES {
-                    return cannot("UNLOAD", format!("there is no package{}", p + 1));
-                }
-                let Place::In(actual) = self.packages[p] else {
-                    return cannot(
-                        &format!("UNLOAD package{}", p + 1),
-                        format!("package{} is not in truck1 ({})", p + 1, self.describe(p)),
-                    );
-                };
-                let a = area.unwrap_or(actual);
-                let what = format!("UNLOAD package{} from area a{}", p + 1, a + 1);
-                if a != actual {
-                    return cannot(
-                        &what,
-                        format!("package{} is in area a{}", p + 1, actual + 1),
-                    );
-                }
-                if let Err(e) = loc_ok(at, self.truck) {
-                    return cannot(&what, e);
-                }
-                if let Some((b, q)) = self.blocking(a) {
-                    return cannot(
-                        &what,
-                        format!(
-                            "area a{} is occupied by package{} (areas closer to the exit must be free)",
-                            b + 1,
-                            q + 1
-                        ),
-                    );
-                }
-                self.areas[a] = None;
-                self.packages[p] = Place::At(self.truck);
-                (
-                    format!(
-                        "You unloaded package{} from area a{} at l{}.",
-                        p + 1,
-                        a + 1,
-                        self.truck + 1
-                    ),
-                    0.0,
-                )
-            }
-            Action::Drive { to } => {
-                let Some(l) = *to else {
-                    return cannot(
-                        "DRIVE",
-                        "say where to, e.g. `DRIVE truck1 from l2 to l1`".into(),
-                    );
-                };
-                if l >= LOCATIONS {
-                    return cannot("DRIVE", format!("there is no location l{}", l + 1));
-                }
-                if l == self.truck {
-                    return cannot("DRIVE", format!("truck1 is already at l{}", l + 1));
-                }
-                let from = self.truck;
-                self.truck = l;
-                (
-                    format!("You drove truck1 from l{} to l{}.", from + 1, l + 1),
-                    0.0,
-                )
-            }
-            Action::Deliver { pkg, at } => {
-                let Some(p) = *pkg else {
-                    return cannot(
-                        "DELIVER",
-                        "say which package, e.g. `DELIVER package1 at location l2`".into(),
-                    );
-                };
-                if p >= PACKAGES {
-                    return cannot("DELIVER", format!("there is no package{}", p + 1));
-                }
-                let what = format!("DELIVER package{}", p + 1);
-                if let Err(e) = loc_ok(at, self.truck) {
-                    return cannot(&what, e);
-                }
-                if self.packages[p] != Place::At(self.truck) {
-                    return cannot(
-                        &what,
-                        format!(
-                            "package{} is not unloaded at l{} where truck1 is ({})",
-                            p + 1,
-                            self.truck + 1,
-                            self.describe(p)
-                        ),
-                    );
-                }
-                if self.goals[p] != self.truck {
-                    return cannot(
-                        &what,
-                        format!(
-                            "the destination of package{} is l{}",
-                            p + 1,
-                            self.goals[p] + 1
-                        ),
-                    );
-                }
-                self.packages[p] = Place::Delivered(self.truck);
-                if self.delivered() == PACKAGES {
-                    self.done = true;
-                }
-                (
-                    format!(
-                        "You delivered package{} at l{}. {} of {PACKAGES} packages delivered.",
-                        p + 1,
-                        self.truck + 1,
-                        self.delivered()
-                    ),
-                    1.0,
-                )
-            }
+            Action::Load { pkg, area, at } => self.load(*pkg, *area, at),
+            Action::Unload { pkg, area, at } => self.unload(*pkg, *area, at),
+            Action::Drive { to } => self.drive(*to),
+            Action::Deliver { pkg, at } => self.deliver(*pkg, at),
             Action::Done => {
                 self.done = true;
                 (
@@ -454,6 +286,184 @@ impl Trucks {
             }
             Action::Wait => ("You wait. Nothing changed.".into(), 0.0),
         }
+    }
+
+    /// `LOAD`: a package at the truck's location into a free area with the areas before it free.
+    fn load(
+        &mut self,
+        pkg: Option<usize>,
+        area: Option<usize>,
+        at: &Option<usize>,
+    ) -> (String, f64) {
+        let (Some(p), Some(a)) = (pkg, area) else {
+            return cannot(
+                "LOAD",
+                "say which package and which area, e.g. `LOAD package1 into area a1 at location l1`".into(),
+            );
+        };
+        let what = format!("LOAD package{} into area a{}", p + 1, a + 1);
+        if p >= PACKAGES {
+            return cannot(&what, format!("there is no package{}", p + 1));
+        }
+        if a >= AREAS {
+            return cannot(&what, format!("truck1 has no area a{}", a + 1));
+        }
+        if let Err(e) = location_ok(at, self.truck) {
+            return cannot(&what, e);
+        }
+        if self.packages[p] != Place::At(self.truck) {
+            return cannot(
+                &what,
+                format!(
+                    "package{} is not at l{} where truck1 is ({})",
+                    p + 1,
+                    self.truck + 1,
+                    self.describe(p)
+                ),
+            );
+        }
+        if let Some(q) = self.areas[a] {
+            return cannot(
+                &what,
+                format!("area a{} is occupied by package{}", a + 1, q + 1),
+            );
+        }
+        if let Some(why) = self.blocked(a) {
+            return cannot(&what, why);
+        }
+        self.areas[a] = Some(p);
+        self.packages[p] = Place::In(a);
+        (
+            format!(
+                "You loaded package{} into area a{} of truck1 at l{}.",
+                p + 1,
+                a + 1,
+                self.truck + 1
+            ),
+            0.0,
+        )
+    }
+
+    /// `UNLOAD`: a package in the truck out of its area, with the areas before it free.
+    fn unload(
+        &mut self,
+        pkg: Option<usize>,
+        area: Option<usize>,
+        at: &Option<usize>,
+    ) -> (String, f64) {
+        let Some(p) = pkg else {
+            return cannot(
+                "UNLOAD",
+                "say which package, e.g. `UNLOAD package1 from area a1 at location l2`".into(),
+            );
+        };
+        if p >= PACKAGES {
+            return cannot("UNLOAD", format!("there is no package{}", p + 1));
+        }
+        let Place::In(actual) = self.packages[p] else {
+            return cannot(
+                &format!("UNLOAD package{}", p + 1),
+                format!("package{} is not in truck1 ({})", p + 1, self.describe(p)),
+            );
+        };
+        let a = area.unwrap_or(actual);
+        let what = format!("UNLOAD package{} from area a{}", p + 1, a + 1);
+        if a != actual {
+            return cannot(
+                &what,
+                format!("package{} is in area a{}", p + 1, actual + 1),
+            );
+        }
+        if let Err(e) = location_ok(at, self.truck) {
+            return cannot(&what, e);
+        }
+        if let Some(why) = self.blocked(a) {
+            return cannot(&what, why);
+        }
+        self.areas[a] = None;
+        self.packages[p] = Place::At(self.truck);
+        (
+            format!(
+                "You unloaded package{} from area a{} at l{}.",
+                p + 1,
+                a + 1,
+                self.truck + 1
+            ),
+            0.0,
+        )
+    }
+
+    /// `DRIVE`: the truck to another location.
+    fn drive(&mut self, to: Option<usize>) -> (String, f64) {
+        let Some(l) = to else {
+            return cannot(
+                "DRIVE",
+                "say where to, e.g. `DRIVE truck1 from l2 to l1`".into(),
+            );
+        };
+        if l >= LOCATIONS {
+            return cannot("DRIVE", format!("there is no location l{}", l + 1));
+        }
+        if l == self.truck {
+            return cannot("DRIVE", format!("truck1 is already at l{}", l + 1));
+        }
+        let from = self.truck;
+        self.truck = l;
+        (
+            format!("You drove truck1 from l{} to l{}.", from + 1, l + 1),
+            0.0,
+        )
+    }
+
+    /// `DELIVER`: an unloaded package at its destination (reward 1).
+    fn deliver(&mut self, pkg: Option<usize>, at: &Option<usize>) -> (String, f64) {
+        let Some(p) = pkg else {
+            return cannot(
+                "DELIVER",
+                "say which package, e.g. `DELIVER package1 at location l2`".into(),
+            );
+        };
+        if p >= PACKAGES {
+            return cannot("DELIVER", format!("there is no package{}", p + 1));
+        }
+        let what = format!("DELIVER package{}", p + 1);
+        if let Err(e) = location_ok(at, self.truck) {
+            return cannot(&what, e);
+        }
+        if self.packages[p] != Place::At(self.truck) {
+            return cannot(
+                &what,
+                format!(
+                    "package{} is not unloaded at l{} where truck1 is ({})",
+                    p + 1,
+                    self.truck + 1,
+                    self.describe(p)
+                ),
+            );
+        }
+        if self.goals[p] != self.truck {
+            return cannot(
+                &what,
+                format!(
+                    "the destination of package{} is l{}",
+                    p + 1,
+                    self.goals[p] + 1
+                ),
+            );
+        }
+        self.packages[p] = Place::Delivered(self.truck);
+        if self.delivered() == PACKAGES {
+            self.done = true;
+        }
+        (
+            format!(
+                "You delivered package{} at l{}. {} of {PACKAGES} packages delivered.",
+                p + 1,
+                self.truck + 1,
+                self.delivered()
+            ),
+            1.0,
+        )
     }
 
     fn describe(&self, p: usize) -> String {
@@ -552,6 +562,19 @@ a1 at location l2 | DRIVE truck1 from l2 to l1 | DELIVER package1 at location l2
     fn try_clone(&self) -> Option<Box<dyn Environment>> {
         Some(Box::new(self.clone()))
     }
+}
+
+/// `Err` with why when the action names a location `at` other than the truck's.
+fn location_ok(at: &Option<usize>, truck: usize) -> Result<(), String> {
+    match at {
+        Some(l) if *l != truck => Err(format!("truck1 is at l{}, not at l{}", truck + 1, l + 1)),
+        _ => Ok(()),
+    }
+}
+
+/// The observation of an action that could not be executed (no reward).
+fn cannot(what: &str, why: String) -> (String, f64) {
+    (format!("Cannot {what}: {why}. Nothing changed."), 0.0)
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use trac_agent::lookahead::{violating_cubes, ExactRisk, Lookahead};
 use trac_compile::{compile, CompileOptions, Semantics};
-use trac_runtime::table::Table;
-use trac_spec::{Arena, Formula};
+use trac_core::table::Table;
+use trac_ltl::{Arena, Formula};
 
 const PROPS: [&str; 3] = ["a", "b", "c"];
 
@@ -205,7 +205,7 @@ fn exact_lookahead_matches_brute_force() {
 fn known_examples() {
     let table = |src: &str| {
         let mut a = Arena::new();
-        let f = trac_spec::parse(&mut a, src).unwrap();
+        let f = trac_ltl::parse(&mut a, src).unwrap();
         compile(&mut a, f, &CompileOptions::default())
             .unwrap()
             .table

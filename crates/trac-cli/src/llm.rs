@@ -11,12 +11,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
-use trac_llm::labeler::{AnswerFormat, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels};
+use trac_core::labels::LabelSet;
+use trac_llm::labeler::{
+    AnswerFormat, HybridError, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels,
+};
 use trac_llm::metrics::{AuditScores, Confusion, LabelScores};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
-use trac_llm::{ChatModel, ModelOptions};
+use trac_llm::{ChatModel, ModelError, ModelOptions};
 use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
-use trac_runtime::labels::LabelSet;
 use trac_runtime::trace::{self, Event};
 use trac_spec::spec::{CheckedSpec, Spec};
 
@@ -114,6 +116,47 @@ pub struct LlmArgs {
     pub show_labels: bool,
 }
 
+/// Why the model and labeling flags cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum LabelingError {
+    /// The `--llm-config` file cannot be read.
+    #[error("{}: cannot read LLM config: {source}", path.display())]
+    ReadConfig {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The `--llm-config` file is not JSON.
+    #[error("{}: {source}", path.display())]
+    ConfigJson {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The `--llm-config` file is JSON, not an object.
+    #[error("{}: expected a JSON object", .0.display())]
+    ConfigNotObject(PathBuf),
+    /// The LLM config's `response_format` is none of the known ones.
+    #[error("LLM config: unknown response_format `{0}`")]
+    ResponseFormat(String),
+    /// A timeout that is not a positive number of seconds.
+    #[error("--timeout {0}: expected a positive number of seconds")]
+    Timeout(f64),
+    /// `--model` with `--labeler rules`.
+    #[error("--model with --labeler rules: the rules label every proposition, so the model would never be asked; drop --model, or give --labeler llm or hybrid")]
+    ModelWithRules,
+    /// The model cannot be opened.
+    #[error("{0}")]
+    Model(#[from] ModelError),
+    /// The labeler cannot be built (a bad rule, LLM-labeled propositions and no model).
+    #[error("{0}")]
+    Labeler(#[from] HybridError),
+}
+
 /// Resolved model settings.
 struct ModelSetup {
     opts: Option<ModelOptions>,
@@ -122,16 +165,21 @@ struct ModelSetup {
 }
 
 impl ModelArgs {
-    fn resolve(&self) -> Result<ModelSetup, String> {
+    fn resolve(&self) -> Result<ModelSetup, LabelingError> {
         let file: serde_json::Value = match &self.llm_config {
             None => json!({}),
             Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| format!("{}: cannot read LLM config: {e}", p.display()))?;
+                let text = std::fs::read_to_string(p).map_err(|e| LabelingError::ReadConfig {
+                    path: p.clone(),
+                    source: e,
+                })?;
                 let v: serde_json::Value =
-                    serde_json::from_str(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+                    serde_json::from_str(&text).map_err(|e| LabelingError::ConfigJson {
+                        path: p.clone(),
+                        source: e,
+                    })?;
                 if !v.is_object() {
-                    return Err(format!("{}: expected a JSON object", p.display()));
+                    return Err(LabelingError::ConfigNotObject(p.clone()));
                 }
                 v
             }
@@ -153,7 +201,7 @@ impl ModelArgs {
             (Some(f), _) => Some(f),
             (None, Some(name)) => Some(
                 FormatFlag::from_str(&name, false)
-                    .map_err(|_| format!("LLM config: unknown response_format `{name}`"))?,
+                    .map_err(|_| LabelingError::ResponseFormat(name))?,
             ),
             (None, None) => None,
         };
@@ -172,9 +220,7 @@ impl ModelArgs {
             .max(1);
         let timeout = self.timeout.or(f("timeout")).unwrap_or(120.0);
         if !(timeout.is_finite() && timeout > 0.0) {
-            return Err(format!(
-                "--timeout {timeout}: expected a positive number of seconds"
-            ));
+            return Err(LabelingError::Timeout(timeout));
         }
         let opts = self.model.clone().or(s("model")).map(|model| {
             let mut o = ModelOptions::new(model);
@@ -236,7 +282,11 @@ impl Labeling {
     ///
     /// Errors: propositions for the LLM and no `--model`, `--model` with `--labeler rules`, a
     /// model that cannot be set up.
-    pub fn new(args: &LlmArgs, specs: &[CheckedSpec], jsonl: bool) -> Result<Labeling, String> {
+    pub fn new(
+        args: &LlmArgs,
+        specs: &[CheckedSpec],
+        jsonl: bool,
+    ) -> Result<Labeling, LabelingError> {
         let mode = LabelerFlag::mode(args.labeler);
         let setup = args.model.resolve()?;
         let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
@@ -244,9 +294,7 @@ impl Labeling {
         // `--labeler rules` says no model labels anything: a `--model` beside it is a
         // contradiction, not a default to fall back on.
         if args.labeler == Some(LabelerFlag::Rules) && setup.opts.is_some() {
-            return Err(
-                "--model with --labeler rules: the rules label every proposition, so the model would never be asked; drop --model, or give --labeler llm or hybrid".into(),
-            );
+            return Err(LabelingError::ModelWithRules);
         }
         if !needs_model && !args.show_labels {
             if setup.opts.is_some() {
@@ -280,7 +328,7 @@ impl Labeling {
     pub fn events<I, E>(&self, file: &str, reader: I) -> Box<dyn Iterator<Item = LabeledEvent>>
     where
         I: Iterator<Item = Result<Event, E>> + Send + 'static,
-        E: Display + 'static,
+        E: Display + Send + 'static,
     {
         let Some(a) = &self.active else {
             return Box::new(reader.map(|r| r.map(|e| (e, None)).map_err(|e| e.to_string())));
@@ -302,7 +350,7 @@ impl Labeling {
                             None => file.clone(),
                         };
                         if jsonl {
-                            let line = json!({"trace": name, "step": *step, "labels": labels.propositions, "extra": labels.labels.iter().filter(|(l, _)| !labels.propositions.iter().any(|p| trac_spec::formula::split_atom_name(l).map_or(l.as_str(), |(b, _)| b) == p.proposition)).map(|(l, s)| json!({"label": l, "by": s})).collect::<Vec<_>>()});
+                            let line = json!({"trace": name, "step": *step, "labels": labels.propositions, "extra": labels.labels.iter().filter(|(l, _)| !labels.propositions.iter().any(|p| trac_ltl::formula::split_atom_name(l).map_or(l.as_str(), |(b, _)| b) == p.proposition)).map(|(l, s)| json!({"label": l, "by": s})).collect::<Vec<_>>()});
                             let mut out = std::io::stdout().lock();
                             let _ = writeln!(out, "{line}");
                         } else {
@@ -312,7 +360,7 @@ impl Labeling {
                     let set: LabelSet = labels.labels.into_iter().map(|(l, _)| l).collect();
                     Ok((ev, Some(set)))
                 }
-                Err(PipelineError::Trace(m)) => Err(m),
+                Err(PipelineError::Trace(e)) => Err(e.to_string()),
                 Err(PipelineError::Label(f)) => Err(format!(
                     "{file}:{}: cannot label step {}: {}",
                     f.line, f.step, f.message
@@ -401,66 +449,78 @@ pub fn label_eval(args: &LabelEvalArgs) -> ExitCode {
     }
 }
 
-fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
-    crate::stdin_once(&args.traces)?;
-    let mut specs = Vec::new();
-    for p in &args.specs {
-        specs.push(
-            Spec::from_path(p)
-                .and_then(|s| s.check())
-                .map_err(|e| e.to_string())?,
-        );
-    }
-    let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
-    let setup = args.model.resolve()?;
-    let mode = match (args.labeler, &setup.opts) {
-        (Some(f), _) => LabelerFlag::mode(Some(f)),
-        (None, Some(_)) => LabelerMode::Llm,
-        (None, None) => LabelerMode::Rules,
-    };
-    let model = crate::model::open_if_needed(setup.opts.as_ref(), mode.needs_model(&spec_refs))?;
-    let candidate = Arc::new(HybridLabeler::new(
-        &spec_refs,
-        mode,
-        model.clone(),
-        &setup.config,
-        false,
-    )?);
-    let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &setup.config, false)?;
-    let (engine, compiler) = args.engine.engine();
-    let opts = AuditOptions {
-        reset: !args.no_reset,
-        engine,
-        compiler,
-    };
-    let props: Vec<_> = specs
-        .iter()
-        .flat_map(|c| c.spec.propositions.iter().cloned())
-        .collect();
-    let mut label_scores = LabelScores::new(&props);
-    let mut audit_scores = AuditScores::new(
-        specs
-            .iter()
-            .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
-    );
-    let mut traces = 0usize;
-    let mut steps = 0usize;
-    let mut references_used = Vec::new();
-    for path in &args.traces {
+/// What `trac label-eval` compares for every trace: the labeler under test, the rules as the
+/// reference labeler, and how the audits run.
+struct LabelEval<'a> {
+    args: &'a LabelEvalArgs,
+    specs: &'a [CheckedSpec],
+    opts: &'a AuditOptions,
+    candidate: &'a Arc<HybridLabeler>,
+    rules: &'a HybridLabeler,
+    workers: usize,
+    window: usize,
+}
+
+/// The scores over the traces read so far.
+struct EvalScores {
+    labels: LabelScores,
+    audits: AuditScores,
+    traces: usize,
+    steps: usize,
+}
+
+impl LabelEval<'_> {
+    /// Scores the sessions of the trace at `path`; returns where its reference labels came
+    /// from (`trace` or `rules`).
+    fn score_file(
+        &self,
+        path: &std::path::Path,
+        scores: &mut EvalScores,
+    ) -> Result<&'static str, String> {
         let file = path.display().to_string();
         let events: Vec<Event> = trace::open(path)
             .map_err(|e| e.to_string())?
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string())?;
-        let from_trace = match args.reference {
+        let from_trace = match self.args.reference {
             Reference::Trace => true,
             Reference::Rules => false,
             Reference::Auto => events.first().is_some_and(|e| e.labels.is_some()),
         };
-        references_used.push(if from_trace { "trace" } else { "rules" });
-        // Reference labels, step by step.
-        let mut reference: Vec<Vec<String>> = Vec::with_capacity(events.len());
+        let reference = self.reference_labels(&file, &events, from_trace)?;
+        let labeled = self.labeled(&file, events.clone())?;
+        // Per session: label scores and the two audits.
+        let mut sessions: Vec<Option<String>> = Vec::new();
         for e in &events {
+            if !sessions.contains(&e.session) {
+                sessions.push(e.session.clone());
+            }
+        }
+        for s in &sessions {
+            let idx: Vec<usize> = (0..events.len())
+                .filter(|&i| events[i].session == *s)
+                .collect();
+            for &i in &idx {
+                scores.labels.add_step(&reference[i], &labeled[i]);
+            }
+            let with_reference = self.audit(&events, &idx, &reference)?;
+            let with_labeler = self.audit(&events, &idx, &labeled)?;
+            scores.audits.add_trace(&with_reference, &with_labeler);
+            scores.traces += 1;
+            scores.steps += idx.len();
+        }
+        Ok(if from_trace { "trace" } else { "rules" })
+    }
+
+    /// Reference labels, step by step: the trace's own, or the rules'.
+    fn reference_labels(
+        &self,
+        file: &str,
+        events: &[Event],
+        from_trace: bool,
+    ) -> Result<Vec<Vec<String>>, String> {
+        let mut reference: Vec<Vec<String>> = Vec::with_capacity(events.len());
+        for e in events {
             if from_trace {
                 let l = e.labels.clone().ok_or_else(|| {
                     format!(
@@ -470,24 +530,23 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
                 })?;
                 reference.push(l);
             } else {
-                reference.push(rules.label_step(e, &[]).map_err(|f| f.to_string())?.names());
+                let labels = self.rules.label_step(e, &[]).map_err(|f| f.to_string())?;
+                reference.push(labels.names());
             }
         }
-        // The labeler's labels, concurrently.
-        let c = Arc::clone(&candidate);
+        Ok(reference)
+    }
+
+    /// The labeler's labels, concurrently.
+    fn labeled(&self, file: &str, events: Vec<Event>) -> Result<Vec<Vec<String>>, String> {
+        let c = Arc::clone(self.candidate);
         let f: Arc<LabelFn<Vec<String>>> =
             Arc::new(move |e: &Event, h: &[Event]| c.label_step(e, h).map(|l| l.names()));
-        let window = setup.config.window;
-        let workers = if model.is_some() {
-            setup.concurrency
-        } else {
-            1
-        };
-        let labeled: Vec<Vec<String>> = label_in_order(
-            events.clone().into_iter().map(Ok::<_, String>),
+        label_in_order(
+            events.into_iter().map(Ok::<_, String>),
             f,
-            workers,
-            window,
+            self.workers,
+            self.window,
         )
         .map(|r| {
             r.map(|(_, l)| l).map_err(|e| match e {
@@ -500,142 +559,223 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
                 PipelineError::Trace(m) => m,
             })
         })
-        .collect::<Result<_, _>>()?;
-        // Per session: label scores and the two audits.
-        let mut sessions: Vec<Option<String>> = Vec::new();
-        for e in &events {
-            if !sessions.contains(&e.session) {
-                sessions.push(e.session.clone());
-            }
+        .collect()
+    }
+
+    /// The verdicts of one session (the steps `idx` of `events`) with `labels`.
+    fn audit(
+        &self,
+        events: &[Event],
+        idx: &[usize],
+        labels: &[Vec<String>],
+    ) -> Result<Vec<VerdictRecord>, String> {
+        let mut a = Auditor::new(self.specs, self.opts).map_err(|e| e.to_string())?;
+        let mut recs = a.initial();
+        for &i in idx {
+            recs.extend(a.step_labeled(&events[i], labels[i].iter().cloned().collect()));
         }
-        for s in &sessions {
-            let idx: Vec<usize> = (0..events.len())
-                .filter(|&i| events[i].session == *s)
-                .collect();
-            let audit = |labels: &[Vec<String>]| -> Result<Vec<VerdictRecord>, String> {
-                let mut a = Auditor::new(&specs, &opts).map_err(|e| e.to_string())?;
-                let mut recs = a.initial();
-                for &i in &idx {
-                    recs.extend(a.step_labeled(&events[i], labels[i].iter().cloned().collect()));
-                }
-                recs.extend(a.end_of_trace());
-                Ok(recs)
-            };
-            for &i in &idx {
-                label_scores.add_step(&reference[i], &labeled[i]);
-            }
-            audit_scores.add_trace(&audit(&reference)?, &audit(&labeled)?);
-            traces += 1;
-            steps += idx.len();
-        }
+        recs.extend(a.end_of_trace());
+        Ok(recs)
+    }
+}
+
+/// What `trac label-eval` reports.
+struct EvalReport<'a> {
+    scores: &'a EvalScores,
+    labeler: &'static str,
+    model: Option<&'a dyn ChatModel>,
+    reference: String,
+}
+
+fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
+    crate::stdin_once(&args.traces)?;
+    let mut specs = Vec::new();
+    for p in &args.specs {
+        specs.push(
+            Spec::from_path(p)
+                .and_then(|s| s.check())
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
+    let setup = args.model.resolve().map_err(|e| e.to_string())?;
+    let mode = match (args.labeler, &setup.opts) {
+        (Some(f), _) => LabelerFlag::mode(Some(f)),
+        (None, Some(_)) => LabelerMode::Llm,
+        (None, None) => LabelerMode::Rules,
+    };
+    let need = mode.needs_model(&spec_refs);
+    let model =
+        crate::model::open_if_needed(setup.opts.as_ref(), need).map_err(|e| e.to_string())?;
+    let candidate = Arc::new(
+        HybridLabeler::new(&spec_refs, mode, model.clone(), &setup.config, false)
+            .map_err(|e| e.to_string())?,
+    );
+    let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &setup.config, false)
+        .map_err(|e| e.to_string())?;
+    let (engine, compiler) = args.engine.engine();
+    let opts = AuditOptions {
+        reset: !args.no_reset,
+        engine,
+        compiler,
+    };
+    let props: Vec<_> = specs
+        .iter()
+        .flat_map(|c| c.spec.propositions.iter().cloned())
+        .collect();
+    let mut scores = EvalScores {
+        labels: LabelScores::new(&props),
+        audits: AuditScores::new(
+            specs
+                .iter()
+                .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
+        ),
+        traces: 0,
+        steps: 0,
+    };
+    let eval = LabelEval {
+        args,
+        specs: &specs,
+        opts: &opts,
+        candidate: &candidate,
+        rules: &rules,
+        workers: if model.is_some() {
+            setup.concurrency
+        } else {
+            1
+        },
+        window: setup.config.window,
+    };
+    let mut references_used = Vec::new();
+    for path in &args.traces {
+        references_used.push(eval.score_file(path, &mut scores)?);
     }
     references_used.dedup();
-    let reference = references_used.join("+");
-    let labeler_name = match mode {
-        LabelerMode::Spec => "spec",
-        LabelerMode::Rules => "rules",
-        LabelerMode::Llm => "llm",
-        LabelerMode::Hybrid => "hybrid",
+    let report = EvalReport {
+        scores: &scores,
+        labeler: match mode {
+            LabelerMode::Spec => "spec",
+            LabelerMode::Rules => "rules",
+            LabelerMode::Llm => "llm",
+            LabelerMode::Hybrid => "hybrid",
+        },
+        model: model.as_deref(),
+        reference: references_used.join("+"),
     };
-    let model_name = model.as_ref().map(|m| m.name().to_string());
     let mut out = std::io::stdout().lock();
     match args.format {
-        EvalFormat::Json => {
-            let doc = json!({
-                "traces": traces,
-                "steps": steps,
-                "labeler": labeler_name,
-                "model": model_name,
-                "reference": reference,
-                "propositions": label_scores.propositions.iter().map(|p| json!({
-                    "proposition": p.proposition,
-                    "steps": p.steps,
-                    "accuracy": p.accuracy(),
-                    "precision": p.counts.precision(),
-                    "recall": p.counts.recall(),
-                    "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
-                })).collect::<Vec<_>>(),
-                "properties": audit_scores.properties.iter().map(|p| json!({
-                    "property": p.property,
-                    "violations": confusion_json(&p.violations),
-                    "satisfactions": confusion_json(&p.satisfactions),
-                })).collect::<Vec<_>>(),
-                "usage": model.as_ref().map(|m| m.usage()),
-            });
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&doc).expect("a report serializes")
-            );
-        }
-        EvalFormat::Text => {
-            let _ = writeln!(
-                out,
-                "label-eval: {traces} trace(s), {steps} step(s); labeler: {labeler_name}{}; reference: {reference}",
-                model_name.map(|m| format!(" (model {m})")).unwrap_or_default()
-            );
-            let w = label_scores
-                .propositions
-                .iter()
-                .map(|p| p.proposition.len())
-                .chain(audit_scores.properties.iter().map(|p| p.property.len()))
-                .max()
-                .unwrap_or(0)
-                .max(11);
-            let _ = writeln!(out);
-            let _ = writeln!(
-                out,
-                "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
-                "proposition", "steps", "accuracy", "precision", "recall", "TP", "FP", "FN", "TN"
-            );
-            for p in &label_scores.propositions {
-                let _ = writeln!(
-                    out,
-                    "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
-                    p.proposition,
-                    p.steps,
-                    num(p.accuracy()),
-                    num(p.counts.precision()),
-                    num(p.counts.recall()),
-                    p.counts.tp,
-                    p.counts.fp,
-                    p.counts.fn_,
-                    p.counts.tn
-                );
-            }
-            let _ = writeln!(out);
-            let _ = writeln!(
-                out,
-                "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
-                "property", "V.TP", "V.FP", "V.FN", "V.F1", "S.TP", "S.FP", "S.FN", "S.F1"
-            );
-            for p in &audit_scores.properties {
-                let (v, s) = (&p.violations, &p.satisfactions);
-                let _ = writeln!(
-                    out,
-                    "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
-                    p.property,
-                    v.tp,
-                    v.fp,
-                    v.fn_,
-                    num(v.f1()),
-                    s.tp,
-                    s.fp,
-                    s.fn_,
-                    num(s.f1())
-                );
-            }
-            let _ = writeln!(
-                out,
-                "\nV = violations, S = satisfactions: a verdict at the same trace, step (and parameter value) with both labelings is a TP, with the labeler's only an FP, with the reference's only an FN; F1 = 2TP/(2TP+FP+FN), - when undefined."
-            );
-        }
+        EvalFormat::Json => print_eval_json(&mut out, &report),
+        EvalFormat::Text => print_eval_text(&mut out, &report),
     }
     let _ = out.flush();
     if let Some(m) = &model {
         report_usage(m.as_ref());
     }
     Ok(())
+}
+
+/// `trac label-eval --format json`: one pretty-printed JSON document.
+fn print_eval_json(out: &mut impl Write, report: &EvalReport) {
+    let (label_scores, audit_scores) = (&report.scores.labels, &report.scores.audits);
+    let doc = json!({
+        "traces": report.scores.traces,
+        "steps": report.scores.steps,
+        "labeler": report.labeler,
+        "model": report.model.map(|m| m.name().to_string()),
+        "reference": report.reference,
+        "propositions": label_scores.propositions.iter().map(|p| json!({
+            "proposition": p.proposition,
+            "steps": p.steps,
+            "accuracy": p.accuracy(),
+            "precision": p.counts.precision(),
+            "recall": p.counts.recall(),
+            "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
+        })).collect::<Vec<_>>(),
+        "properties": audit_scores.properties.iter().map(|p| json!({
+            "property": p.property,
+            "violations": confusion_json(&p.violations),
+            "satisfactions": confusion_json(&p.satisfactions),
+        })).collect::<Vec<_>>(),
+        "usage": report.model.map(|m| m.usage()),
+    });
+    let _ = writeln!(
+        out,
+        "{}",
+        serde_json::to_string_pretty(&doc).expect("a report serializes")
+    );
+}
+
+/// `trac label-eval --format text`: a header line, the proposition table, the property table
+/// and the legend.
+fn print_eval_text(out: &mut impl Write, report: &EvalReport) {
+    let (label_scores, audit_scores) = (&report.scores.labels, &report.scores.audits);
+    let _ = writeln!(
+        out,
+        "label-eval: {} trace(s), {} step(s); labeler: {}{}; reference: {}",
+        report.scores.traces,
+        report.scores.steps,
+        report.labeler,
+        report
+            .model
+            .map(|m| format!(" (model {})", m.name()))
+            .unwrap_or_default(),
+        report.reference
+    );
+    let w = label_scores
+        .propositions
+        .iter()
+        .map(|p| p.proposition.len())
+        .chain(audit_scores.properties.iter().map(|p| p.property.len()))
+        .max()
+        .unwrap_or(0)
+        .max(11);
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "proposition", "steps", "accuracy", "precision", "recall", "TP", "FP", "FN", "TN"
+    );
+    for p in &label_scores.propositions {
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            p.proposition,
+            p.steps,
+            num(p.accuracy()),
+            num(p.counts.precision()),
+            num(p.counts.recall()),
+            p.counts.tp,
+            p.counts.fp,
+            p.counts.fn_,
+            p.counts.tn
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
+        "property", "V.TP", "V.FP", "V.FN", "V.F1", "S.TP", "S.FP", "S.FN", "S.F1"
+    );
+    for p in &audit_scores.properties {
+        let (v, s) = (&p.violations, &p.satisfactions);
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>5} {:>5} {:>5} {:>6}   {:>5} {:>5} {:>5} {:>6}",
+            p.property,
+            v.tp,
+            v.fp,
+            v.fn_,
+            num(v.f1()),
+            s.tp,
+            s.fp,
+            s.fn_,
+            num(s.f1())
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\nV = violations, S = satisfactions: a verdict at the same trace, step (and parameter value) with both labelings is a TP, with the labeler's only an FP, with the reference's only an FN; F1 = 2TP/(2TP+FP+FN), - when undefined."
+    );
 }
 
 fn num(x: Option<f64>) -> String {

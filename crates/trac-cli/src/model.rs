@@ -96,7 +96,7 @@ pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError>
 pub fn open_if_needed(
     opts: Option<&ModelOptions>,
     need: bool,
-) -> Result<Option<Arc<dyn ChatModel>>, String> {
+) -> Result<Option<Arc<dyn ChatModel>>, ModelError> {
     if !need {
         return Ok(None);
     }
@@ -108,5 +108,5 @@ pub fn open_if_needed(
             &default
         }
     };
-    open_model(opts).map(Some).map_err(|e| e.to_string())
+    open_model(opts).map(Some)
 }

@@ -178,7 +178,8 @@ fn setup(a: &RunArgs) -> Result<Setup, String> {
         .intervene
         .split(',')
         .map(|s| s.trim().parse::<Intervention>())
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
     if !(a.threshold.is_finite() && (0.0..=1.0).contains(&a.threshold)) {
         return Err(format!(
             "--threshold {}: expected a number in [0, 1]",
@@ -519,10 +520,35 @@ pub fn run(a: &RunArgs) -> ExitCode {
         .filter(|(_, r)| !r.is_empty())
         .map(|(i, r)| (*i, Summary::of(r)))
         .collect();
-    match a.format {
+    print_results(a.format, &summaries, &all, failed.as_deref());
+    if let Some(e) = failed {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    let violated = all
+        .iter()
+        .flat_map(|(_, r)| r.iter())
+        .any(|r| r.total_violations() > 0);
+    if violated {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The summaries after the runs: per intervention (and a comparison table when there are
+/// several) for people, or one JSON document with the runs and the error that stopped them.
+fn print_results(
+    output: RunFormat,
+    summaries: &[(Intervention, Summary)],
+    all: &[(Intervention, Vec<RunResult>)],
+    failed: Option<&str>,
+) {
+    let stdout = std::io::stdout();
+    match output {
         RunFormat::Text => {
             let mut out = stdout.lock();
-            for (i, sum) in &summaries {
+            for (i, sum) in summaries {
                 print_summary(&mut out, &format!("intervention {}", i.as_str()), sum);
             }
             if summaries.len() > 1 {
@@ -531,7 +557,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
                     "\n{:<10}  {:>22}  {:>22}  {:>16}  {:>16}",
                     "intervene", "violations/run", "runs with violation", "reward", "model calls"
                 );
-                for (i, sum) in &summaries {
+                for (i, sum) in summaries {
                     let _ = writeln!(
                         out,
                         "{:<10}  {:>22}  {:>22}  {:>16}  {:>16}",
@@ -552,18 +578,5 @@ pub fn run(a: &RunArgs) -> ExitCode {
             });
             let _ = writeln!(stdout.lock(), "{doc:#}");
         }
-    }
-    if let Some(e) = failed {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
-    let violated = all
-        .iter()
-        .flat_map(|(_, r)| r.iter())
-        .any(|r| r.total_violations() > 0);
-    if violated {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
     }
 }

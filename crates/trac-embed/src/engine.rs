@@ -108,7 +108,11 @@ fn backend() -> Result<&'static LlamaBackend, ModelError> {
             Ok(b)
         })
         .as_ref()
-        .map_err(|e| ModelError::Config(format!("llama.cpp backend: {e}")))
+        .map_err(|e| {
+            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
+                "llama.cpp backend: {e}"
+            )))
+        })
 }
 
 /// The loaded model (shared by the inference thread's context).
@@ -125,23 +129,27 @@ pub struct Loaded {
 pub fn load(path: &Path) -> Result<Loaded, ModelError> {
     let backend = backend()?;
     if !path.is_file() {
-        return Err(ModelError::Config(format!(
-            "{}: no such model file",
-            path.display()
+        return Err(ModelError::Config(trac_llm::model::ConfigError::Embedded(
+            format!("{}: no such model file", path.display()),
         )));
     }
     let model =
         LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()).map_err(|e| {
-            ModelError::Config(format!(
+            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
                 "{}: llama.cpp cannot load this model (is it a GGUF file?): {e}",
                 path.display()
-            ))
+            )))
         })?;
     // The model's own template, else ChatML (which llama.cpp knows by name).
     let template = model
         .chat_template(None)
         .or_else(|_| LlamaChatTemplate::new("chatml"))
-        .map_err(|e| ModelError::Config(format!("{}: chat template: {e}", path.display())))?;
+        .map_err(|e| {
+            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
+                "{}: chat template: {e}",
+                path.display()
+            )))
+        })?;
     let name = model
         .meta_val_str("general.name")
         .ok()
@@ -198,10 +206,11 @@ impl<'m> Engine<'m> {
             .with_n_ubatch(n_batch)
             .with_n_threads(config.threads.max(1))
             .with_n_threads_batch(config.threads.max(1));
-        let ctx = loaded
-            .model
-            .new_context(backend, params)
-            .map_err(|e| ModelError::Config(format!("llama.cpp context: {e}")))?;
+        let ctx = loaded.model.new_context(backend, params).map_err(|e| {
+            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
+                "llama.cpp context: {e}"
+            )))
+        })?;
         Ok(Engine {
             loaded,
             ctx,

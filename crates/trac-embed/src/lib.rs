@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::sync::{mpsc, Mutex};
 #[cfg(feature = "embed")]
 use trac_llm::model::UsageCounter;
-use trac_llm::{ChatModel, ModelError};
+use trac_llm::{ChatModel, ConfigError, ModelError};
 #[cfg(feature = "embed")]
 use trac_llm::{ChatRequest, ChatResponse, ScoreRequest, ScoreResponse, Usage};
 
@@ -74,18 +74,29 @@ pub fn is_local(model: &str) -> bool {
         || model.starts_with(GGUF_JSON_PREFIX)
 }
 
+/// Why an embedded model's file is not known ([`resolve`]).
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    /// The default model is not fetched (or no model directory is known).
+    #[error("{0}")]
+    Fetch(#[from] fetch::FetchError),
+    /// `gguf:` or `gguf-json:` without a path (the `--model` value).
+    #[error("--model {0}: give the GGUF file's path")]
+    NoPath(String),
+}
+
 /// The embedded model `model` names, `None` if it names none ([`is_local`] false). `local` and
 /// `local-json` resolve to the default model in the model directory
 /// ([`fetch::find_model`] of `model_dir`).
 ///
 /// Errors: the default model is not fetched (the message says `trac model fetch`), an empty
 /// `gguf:` path.
-pub fn resolve(model: &str, model_dir: Option<&Path>) -> Result<Option<LocalModelSpec>, String> {
+pub fn resolve(
+    model: &str,
+    model_dir: Option<&Path>,
+) -> Result<Option<LocalModelSpec>, ResolveError> {
     let (path, scoring) = if model == LOCAL || model == LOCAL_JSON {
-        (
-            fetch::find_model(model_dir).map_err(|e| e.to_string())?,
-            model == LOCAL,
-        )
+        (fetch::find_model(model_dir)?, model == LOCAL)
     } else if let Some(p) = model.strip_prefix(GGUF_JSON_PREFIX) {
         (PathBuf::from(p), false)
     } else if let Some(p) = model.strip_prefix(GGUF_PREFIX) {
@@ -94,7 +105,7 @@ pub fn resolve(model: &str, model_dir: Option<&Path>) -> Result<Option<LocalMode
         return Ok(None);
     };
     if path.as_os_str().is_empty() {
-        return Err(format!("--model {model}: give the GGUF file's path"));
+        return Err(ResolveError::NoPath(model.to_string()));
     }
     Ok(Some(LocalModelSpec { path, scoring }))
 }
@@ -121,7 +132,7 @@ pub fn open(
         });
     }
     let spec = resolve(model, model_dir)
-        .map_err(ModelError::Config)?
+        .map_err(|e| ModelError::Config(ConfigError::Other(Arc::new(e))))?
         .expect("is_local names an embedded model");
     load_spec(&spec)
 }
@@ -216,12 +227,16 @@ impl EmbeddedModel {
                     }
                 }
             })
-            .map_err(|e| ModelError::Config(format!("cannot start the inference thread: {e}")))?;
+            .map_err(|e| {
+                ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
+                    "cannot start the inference thread: {e}"
+                )))
+            })?;
         let info = ready_rx.recv().map_err(|_| {
-            ModelError::Config(format!(
+            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
                 "{}: the inference thread died while loading",
                 path.display()
-            ))
+            )))
         })??;
         Ok(EmbeddedModel {
             name: format!("{} ({})", info.name, path.display()),
@@ -256,7 +271,11 @@ impl EmbeddedModel {
         request: String,
     ) -> Result<T, ModelError> {
         let (tx, rx) = mpsc::channel();
-        let dead = || ModelError::Config(format!("{request}: the inference thread has stopped"));
+        let dead = || {
+            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
+                "{request}: the inference thread has stopped"
+            )))
+        };
         self.jobs
             .lock()
             .map_err(|_| dead())?
@@ -315,9 +334,12 @@ mod tests {
                 .unwrap()
                 .scoring
         );
-        assert!(resolve("gguf:", None).unwrap_err().contains("path"));
+        assert!(resolve("gguf:", None)
+            .unwrap_err()
+            .to_string()
+            .contains("path"));
         let dir = std::env::temp_dir().join(format!("trac-embed-none-{}", std::process::id()));
-        let e = resolve("local", Some(&dir)).unwrap_err();
+        let e = resolve("local", Some(&dir)).unwrap_err().to_string();
         assert!(e.contains("trac model fetch"), "{e}");
     }
 

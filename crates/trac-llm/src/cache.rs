@@ -7,12 +7,13 @@
 //! received, by a write to a temporary file and a rename, so a file is whole or absent). A file
 //! that cannot be read back or whose stored key differs is ignored and overwritten.
 
-use crate::model::{ChatModel, ChatRequest, ChatResponse, Choice, ModelError, Usage};
+use crate::model::{ChatModel, ChatRequest, ChatResponse, Choice, ConfigError, ModelError, Usage};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// A [`ChatModel`] whose completions are cached in a directory.
 #[derive(Debug)]
@@ -29,10 +30,10 @@ impl<M: ChatModel> CachedModel<M> {
     pub fn new(inner: M, dir: impl Into<PathBuf>) -> Result<CachedModel<M>, ModelError> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir).map_err(|e| {
-            ModelError::Config(format!(
-                "cannot create cache directory {}: {e}",
-                dir.display()
-            ))
+            ModelError::Config(ConfigError::CacheDir {
+                dir: dir.clone(),
+                source: Arc::new(e),
+            })
         })?;
         Ok(CachedModel {
             inner,
@@ -88,7 +89,10 @@ impl<M: ChatModel> CachedModel<M> {
     fn store(&self, key: &Value, choice: &Choice) -> Result<(), ModelError> {
         let path = self.path(key);
         let err = |e: std::io::Error| {
-            ModelError::Config(format!("cannot write cache file {}: {e}", path.display()))
+            ModelError::Config(ConfigError::CacheWrite {
+                path: path.clone(),
+                source: Arc::new(e),
+            })
         };
         let parent = path.parent().expect("cache files are in a subdirectory");
         std::fs::create_dir_all(parent).map_err(err)?;

@@ -22,16 +22,76 @@
 //! with a [`LabelFailure`] naming it. A malformed answer never becomes "false".
 
 use crate::model::{excerpt, ChatModel, ChatRequest, Message, ResponseFormat};
-use crate::scoring::PropScore;
+use crate::yes_no::{labels_of, score_propositions, PropScore, ScoringConfig};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use trac_runtime::labeler::{label_value, LabelFailure, Labeler, RuleLabeler};
+use trac_ltl::formula::split_atom_name;
+use trac_runtime::labeler::{label_value, LabelFailure, Labeler, LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
-use trac_spec::formula::split_atom_name;
 use trac_spec::spec::{LabelerChoice, PropositionDecl, Spec};
+
+/// Why a labeling answer is malformed ([`LlmLabeler::parse_answer`]); the message is what the
+/// model is told when asked again.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    /// No `{ ... }` in the answer.
+    #[error("the answer holds no JSON object")]
+    NoObject,
+    /// The answer's `{ ... }` is JSON, but not an object.
+    #[error("the answer is not a JSON object")]
+    NotAnObject,
+    /// The answer's `{ ... }` is not JSON.
+    #[error("the answer is not valid JSON ({0})")]
+    Json(#[source] serde_json::Error),
+    /// A key names no proposition.
+    #[error("unknown proposition `{name}` (the propositions are {})", known.join(", "))]
+    UnknownProposition {
+        /// The key.
+        name: String,
+        /// The propositions asked for.
+        known: Vec<String>,
+    },
+    /// A proposition has no key.
+    #[error("no value for proposition `{0}`")]
+    Missing(String),
+    /// A plain proposition's value is not a boolean.
+    #[error("`{proposition}`: expected true or false, got {got}")]
+    NotBool {
+        /// The proposition.
+        proposition: String,
+        /// The value given (its start).
+        got: String,
+    },
+    /// A parametric proposition's value is not a list of values.
+    #[error("`{proposition}`: expected a list of values of {param}, got {got}")]
+    NotValues {
+        /// The proposition.
+        proposition: String,
+        /// Its parameter.
+        param: String,
+        /// The value given (its start).
+        got: String,
+    },
+}
+
+/// Why a [`HybridLabeler`] cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum HybridError {
+    /// A labeling rule is unusable.
+    #[error("{0}")]
+    Rules(#[from] LabelerError),
+    /// Propositions are labeled by an LLM and no model is given.
+    #[error("spec `{spec}`: proposition(s) {} are labeled by an LLM: give a model (--model)", propositions.join(", "))]
+    NoModel {
+        /// The spec's name.
+        spec: String,
+        /// The propositions an LLM labels.
+        propositions: Vec<String>,
+    },
+}
 
 /// Settings of an [`LlmLabeler`].
 #[derive(Clone, Debug, PartialEq)]
@@ -232,6 +292,27 @@ steps are context. Answer with one JSON object and nothing else."
         self.case_sensitive
     }
 
+    /// The context part of the labeling prompt for `event` (`history`: earlier steps of its
+    /// session): the earlier steps and the step to label, without the proposition catalogue and
+    /// the JSON answer instructions. Labeling by scoring asks its questions after it.
+    pub fn scoring_context(&self, event: &Event, history: &[Event]) -> String {
+        let msgs = self.messages(event, history);
+        let user = msgs
+            .iter()
+            .rev()
+            .find(|m| m.role == crate::model::Role::User)
+            .map(|m| m.content.as_str())
+            .unwrap_or("");
+        let start = user
+            .find("Earlier steps")
+            .or_else(|| user.find(STEP_MARKER))
+            .unwrap_or(0);
+        let end = user
+            .rfind(&format!("\n\n{ANSWER_MARKER}"))
+            .unwrap_or(user.len());
+        user[start..end.max(start)].trim_end().to_string()
+    }
+
     fn render_event(&self, e: &Event) -> String {
         let text = match (&e.input, &e.output) {
             (Some(i), Some(o)) if !i.trim().is_empty() => {
@@ -279,7 +360,7 @@ steps are context. Answer with one JSON object and nothing else."
     ///
     /// Errors: why the answer is malformed (no JSON object, an unknown or missing proposition, a
     /// value of the wrong type).
-    pub fn parse_answer(&self, content: &str) -> Result<Vec<String>, String> {
+    pub fn parse_answer(&self, content: &str) -> Result<Vec<String>, AnswerError> {
         let obj = extract_object(content)?;
         let mut by_key: HashMap<&str, &Value> = HashMap::new();
         for (k, v) in &obj {
@@ -292,12 +373,9 @@ steps are context. Answer with one JSON object and nothing else."
                         || split_atom_name(name)
                             .is_some_and(|(b, a)| b == p.name && Some(a) == p.param.as_deref())
                 })
-                .ok_or_else(|| {
-                    let known: Vec<&str> = self.props.iter().map(|p| p.name.as_str()).collect();
-                    format!(
-                        "unknown proposition `{name}` (the propositions are {})",
-                        known.join(", ")
-                    )
+                .ok_or_else(|| AnswerError::UnknownProposition {
+                    name: name.to_string(),
+                    known: self.props.iter().map(|p| p.name.clone()).collect(),
                 })?;
             by_key.insert(p.name.as_str(), v);
         }
@@ -305,26 +383,21 @@ steps are context. Answer with one JSON object and nothing else."
         for p in &self.props {
             let v = by_key
                 .get(p.name.as_str())
-                .ok_or_else(|| format!("no value for proposition `{}`", p.name))?;
+                .ok_or_else(|| AnswerError::Missing(p.name.clone()))?;
             match &p.param {
                 None => {
-                    if read_bool(v).ok_or_else(|| {
-                        format!(
-                            "`{}`: expected true or false, got {}",
-                            p.name,
-                            excerpt(&v.to_string(), 60)
-                        )
+                    if read_bool(v).ok_or_else(|| AnswerError::NotBool {
+                        proposition: p.name.clone(),
+                        got: excerpt(&v.to_string(), 60),
                     })? {
                         labels.push(p.name.clone());
                     }
                 }
                 Some(param) => {
-                    let values = read_values(v).ok_or_else(|| {
-                        format!(
-                            "`{}`: expected a list of values of {param}, got {}",
-                            p.name,
-                            excerpt(&v.to_string(), 60)
-                        )
+                    let values = read_values(v).ok_or_else(|| AnswerError::NotValues {
+                        proposition: p.name.clone(),
+                        param: param.clone(),
+                        got: excerpt(&v.to_string(), 60),
                     })?;
                     let mut seen: Vec<String> = Vec::new();
                     let arity = param.split(',').count();
@@ -377,9 +450,12 @@ steps are context. Answer with one JSON object and nothing else."
         }
         if self.model.can_score() {
             // A model with access to its logits labels by scoring yes/no answers.
-            let config = crate::scoring::ScoringConfig::default();
-            return crate::scoring::score_step(self, &config, event, history)
-                .map(|s| (crate::scoring::labels_of(&s), Some(s)));
+            let config = ScoringConfig::default();
+            let context = self.scoring_context(event, history);
+            let model = self.model.as_ref();
+            let case = self.case_sensitive;
+            return score_propositions(model, &self.props, case, &context, &config, event)
+                .map(|s| (labels_of(&s), Some(s)));
         }
         let mut messages = self.messages(event, history);
         let mut last_error = String::new();
@@ -454,17 +530,17 @@ impl Labeler for LlmLabeler {
     }
 }
 
-fn extract_object(content: &str) -> Result<Map<String, Value>, String> {
+fn extract_object(content: &str) -> Result<Map<String, Value>, AnswerError> {
     let (Some(a), Some(b)) = (content.find('{'), content.rfind('}')) else {
-        return Err("the answer holds no JSON object".into());
+        return Err(AnswerError::NoObject);
     };
     if b < a {
-        return Err("the answer holds no JSON object".into());
+        return Err(AnswerError::NoObject);
     }
     match serde_json::from_str::<Value>(&content[a..=b]) {
         Ok(Value::Object(m)) => Ok(m),
-        Ok(_) => Err("the answer is not a JSON object".into()),
-        Err(e) => Err(format!("the answer is not valid JSON ({e})")),
+        Ok(_) => Err(AnswerError::NotAnObject),
+        Err(e) => Err(AnswerError::Json(e)),
     }
 }
 
@@ -664,10 +740,10 @@ impl HybridLabeler {
         model: Option<Arc<dyn ChatModel>>,
         config: &LlmLabelerConfig,
         trace_labels: bool,
-    ) -> Result<HybridLabeler, String> {
+    ) -> Result<HybridLabeler, HybridError> {
         let mut out = Vec::new();
         for spec in specs {
-            let rules = RuleLabeler::new(spec).map_err(|e| e.to_string())?;
+            let rules = RuleLabeler::new(spec)?;
             let props: Vec<(PropositionDecl, LabelerChoice)> = spec
                 .propositions
                 .iter()
@@ -682,12 +758,10 @@ impl HybridLabeler {
                 None
             } else {
                 let Some(model) = &model else {
-                    let names: Vec<&str> = for_llm.iter().map(|p| p.name.as_str()).collect();
-                    return Err(format!(
-                        "spec `{}`: proposition(s) {} are labeled by an LLM: give a model (--model)",
-                        spec.name,
-                        names.join(", ")
-                    ));
+                    return Err(HybridError::NoModel {
+                        spec: spec.name.clone(),
+                        propositions: for_llm.iter().map(|p| p.name.clone()).collect(),
+                    });
                 };
                 Some(LlmLabeler::new(
                     Arc::clone(model),
@@ -826,7 +900,7 @@ fn base_of(label: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChatResponse, ModelError, Usage};
+    use crate::model::{ChatResponse, ConfigError, ModelError, Usage};
     use trac_spec::spec::LabelExample;
 
     struct Never;
@@ -835,7 +909,9 @@ mod tests {
             "never"
         }
         fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-            Err(ModelError::Config(format!("not asked: {}", req.name())))
+            Err(ModelError::Config(ConfigError::Other(Arc::new(
+                std::io::Error::other(format!("not asked: {}", req.name())),
+            ))))
         }
         fn usage(&self) -> Usage {
             Usage::default()

@@ -8,13 +8,15 @@
 //! - [`openai`]: a client for any OpenAI-compatible `/v1/chat/completions` server, with
 //!   timeouts, retries (exponential backoff with jitter; `Retry-After`), bounded requests in
 //!   flight, and `n > 1` by repeated calls where the server does not sample `n`.
+//! - [`child`]: a child process spoken to in JSON lines, with a timeout per answer.
 //! - [`command`]: a model served by a child process over JSON lines (`--model cmd:PROGRAM ARGS`).
 //! - [`cache`]: an on-disk response cache keyed by (model, messages, parameters, sample index).
 //! - [`labeler`]: the LLM labeling function (one request per step for all propositions, answers
 //!   validated and retried) and the hybrid rule/LLM labeler.
 //! - [`pipeline`]: steps labeled concurrently, delivered in trace order.
 //! - [`scoring`]: labeling by comparing the probabilities of yes and no answers, for models that
-//!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`).
+//!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`); [`yes_no`]:
+//!   its core, one yes/no question per proposition after the step's context.
 //! - [`metrics`]: per-proposition accuracy/precision/recall and the audit F1 of the paper's
 //!   §5.1 (Table 1).
 //!
@@ -23,6 +25,7 @@
 #![deny(missing_docs)]
 
 pub mod cache;
+pub mod child;
 pub mod command;
 pub mod labeler;
 pub mod metrics;
@@ -33,13 +36,14 @@ pub mod retry;
 pub mod scoring;
 #[cfg(feature = "test-server")]
 pub mod testserver;
+pub mod yes_no;
 
 pub use labeler::{
     HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig, StepLabels,
 };
 pub use model::{
-    ChatModel, ChatRequest, ChatResponse, Choice, Message, ModelError, Role, ScoreRequest,
-    ScoreResponse, Usage,
+    ChatModel, ChatRequest, ChatResponse, Choice, ConfigError, Message, ModelError, Role,
+    ScoreRequest, ScoreResponse, Usage,
 };
 
 use std::path::PathBuf;
@@ -91,12 +95,10 @@ pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError>
     let inner: Arc<dyn ChatModel> = if let Some(cmd) = opts.model.strip_prefix("cmd:") {
         Arc::new(command::CommandModel::spawn(cmd, opts.timeout)?)
     } else {
-        let base = opts.base_url.clone().ok_or_else(|| {
-            ModelError::Config(format!(
-                "model `{}` needs a server: give --base-url URL (e.g. http://127.0.0.1:8080/v1), or use --model cmd:PROGRAM",
-                opts.model
-            ))
-        })?;
+        let base = opts
+            .base_url
+            .clone()
+            .ok_or_else(|| ModelError::Config(ConfigError::NoBaseUrl(opts.model.clone())))?;
         let mut c = openai::OpenAiConfig::new(base, opts.model.clone());
         c.api_key = openai::ApiKey::from_env(&opts.api_key_env);
         c.api_key_env = Some(opts.api_key_env.clone());

@@ -22,9 +22,9 @@
 
 use serde::Serialize;
 use std::collections::BTreeSet;
+use trac_ltl::formula::split_atom_name;
 use trac_runtime::audit::VerdictRecord;
 use trac_runtime::Verdict;
-use trac_spec::formula::split_atom_name;
 use trac_spec::spec::PropositionDecl;
 
 /// True/false positives/negatives.

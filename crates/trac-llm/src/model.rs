@@ -12,7 +12,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The author of a chat message.
@@ -296,6 +298,25 @@ pub struct ChatResponse {
     pub usage: Usage,
 }
 
+/// Why a chat-completion object cannot be read ([`ChatResponse::from_openai_json`]).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ResponseError {
+    /// Not an object, or no `choices` array.
+    #[error("the answer has no `choices` array")]
+    NoChoices,
+    /// A choice (its index) without `message`.
+    #[error("choices[{0}] has no `message`")]
+    NoMessage(usize),
+    /// A choice's `message.content` neither a string nor `null`.
+    #[error("choices[{choice}].message.content is not a string: {content}")]
+    ContentNotString {
+        /// The choice's index.
+        choice: usize,
+        /// The content given.
+        content: Value,
+    },
+}
+
 impl ChatResponse {
     /// Reads an OpenAI chat-completion object (`{"choices": [{"message": {"content": ..},
     /// "finish_reason": .., "logprobs": {"content": [{token, logprob, top_logprobs}]}}], "usage":
@@ -303,23 +324,22 @@ impl ChatResponse {
     /// (a refusal or a tool call) reads as `""`.
     ///
     /// Errors: not an object, no `choices` array, or a choice without `message`.
-    pub fn from_openai_json(v: &Value) -> Result<ChatResponse, String> {
+    pub fn from_openai_json(v: &Value) -> Result<ChatResponse, ResponseError> {
         let choices = v
             .get("choices")
             .and_then(Value::as_array)
-            .ok_or_else(|| "the answer has no `choices` array".to_string())?;
+            .ok_or(ResponseError::NoChoices)?;
         let mut out = Vec::with_capacity(choices.len());
         for (i, c) in choices.iter().enumerate() {
-            let msg = c
-                .get("message")
-                .ok_or_else(|| format!("choices[{i}] has no `message`"))?;
+            let msg = c.get("message").ok_or(ResponseError::NoMessage(i))?;
             let content = match msg.get("content") {
                 Some(Value::String(s)) => s.clone(),
                 Some(Value::Null) | None => String::new(),
                 Some(other) => {
-                    return Err(format!(
-                        "choices[{i}].message.content is not a string: {other}"
-                    ))
+                    return Err(ResponseError::ContentNotString {
+                        choice: i,
+                        content: other.clone(),
+                    })
                 }
             };
             let logprobs = c
@@ -417,6 +437,89 @@ impl ChatResponse {
     }
 }
 
+/// Why a base URL gives no chat-completions endpoint ([`crate::openai::endpoint`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointError {
+    /// Neither `http://` nor `https://` (the base URL).
+    #[error("base URL `{0}` must start with http:// or https://")]
+    Scheme(String),
+    /// Nothing after the scheme (the base URL).
+    #[error("base URL `{0}` has no host")]
+    NoHost(String),
+}
+
+/// Why a model cannot be used as configured ([`ModelError::Config`]).
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A server model without a base URL (the model's name).
+    #[error("model `{0}` needs a server: give --base-url URL (e.g. http://127.0.0.1:8080/v1), or use --model cmd:PROGRAM")]
+    NoBaseUrl(String),
+    /// A base URL that gives no endpoint.
+    #[error("{0}")]
+    BaseUrl(#[from] EndpointError),
+    /// The HTTP client rejected the endpoint's URL.
+    #[error("bad URL {url}: {message}")]
+    BadUrl {
+        /// The endpoint.
+        url: String,
+        /// The HTTP client's reason.
+        message: String,
+    },
+    /// An empty or unbalanced command line (after `cmd:`).
+    #[error("bad command model `cmd:{0}`: expected cmd:PROGRAM ARGS...")]
+    BadCommand(String),
+    /// A command model's program cannot be started.
+    #[error("cannot start command model `{program}`: {source}")]
+    Start {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// The response cache's directory cannot be created.
+    #[error("cannot create cache directory {}: {source}", dir.display())]
+    CacheDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// A response cannot be written to the cache.
+    #[error("cannot write cache file {}: {source}", path.display())]
+    CacheWrite {
+        /// The cache file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    /// A model that cannot score was asked to ([`ChatModel::score`]).
+    #[error("{request}: model `{model}` cannot score answers")]
+    CannotScore {
+        /// The request's name.
+        request: String,
+        /// The model's name.
+        model: String,
+    },
+    /// The embedded model's own reasons (llama.cpp, its inference thread), in words.
+    #[error("{0}")]
+    Embedded(String),
+    /// A model of another crate cannot be found or set up (its error).
+    #[error("{0}")]
+    Other(#[source] Arc<dyn std::error::Error + Send + Sync>),
+}
+
+/// Two configuration errors are equal when they are of one kind and say the same (their causes,
+/// I/O errors, have no equality of their own).
+impl PartialEq for ConfigError {
+    fn eq(&self, other: &ConfigError) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+            && self.to_string() == other.to_string()
+    }
+}
+
 /// Why a model call failed (after any retries).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ModelError {
@@ -471,7 +574,7 @@ pub enum ModelError {
     },
     /// The model is misconfigured (no API key, bad base URL, unusable cache directory).
     #[error("{0}")]
-    Config(String),
+    Config(#[source] ConfigError),
     /// The model needs a part of trac that this build leaves out: a cargo feature that was not
     /// enabled (the embedded model, llama.cpp, is the feature `embed` of trac-embed, trac-cli
     /// and trac).
@@ -546,49 +649,38 @@ pub trait ChatModel: Send + Sync {
     ///
     /// Errors: the default (for models that cannot score) is a [`ModelError::Config`].
     fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
-        Err(ModelError::Config(format!(
-            "{}: model `{}` cannot score answers",
-            req.name(),
-            self.name()
-        )))
+        Err(ModelError::Config(ConfigError::CannotScore {
+            request: req.name(),
+            model: self.name().to_string(),
+        }))
     }
 }
 
-impl<M: ChatModel + ?Sized> ChatModel for std::sync::Arc<M> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).complete(req)
-    }
-    fn usage(&self) -> Usage {
-        (**self).usage()
-    }
-    fn can_score(&self) -> bool {
-        (**self).can_score()
-    }
-    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
-        (**self).score(req)
-    }
+/// `ChatModel` for a pointer to a chat model (`Arc`, `Box`): every method forwarded.
+macro_rules! forward_chat_model {
+    ($($ptr:ident)::+) => {
+        impl<M: ChatModel + ?Sized> ChatModel for $($ptr)::+<M> {
+            fn name(&self) -> &str {
+                (**self).name()
+            }
+            fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
+                (**self).complete(req)
+            }
+            fn usage(&self) -> Usage {
+                (**self).usage()
+            }
+            fn can_score(&self) -> bool {
+                (**self).can_score()
+            }
+            fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
+                (**self).score(req)
+            }
+        }
+    };
 }
 
-impl<M: ChatModel + ?Sized> ChatModel for Box<M> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        (**self).complete(req)
-    }
-    fn usage(&self) -> Usage {
-        (**self).usage()
-    }
-    fn can_score(&self) -> bool {
-        (**self).can_score()
-    }
-    fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
-        (**self).score(req)
-    }
-}
+forward_chat_model!(std::sync::Arc);
+forward_chat_model!(Box);
 
 /// `n` choices for `req` from `call(n, sample)`, which asks the model for `n` choices starting at
 /// sample `sample`: one call for all `req.n`, then single-choice calls for samples the model did
@@ -635,7 +727,7 @@ impl fmt::Display for Role {
 }
 
 /// The start of `s` (at most `max` characters), for error messages.
-pub(crate) fn excerpt(s: &str, max: usize) -> String {
+pub fn excerpt(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max).collect();
     if s.chars().count() > max {
         out.push('…');

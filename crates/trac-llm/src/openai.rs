@@ -15,8 +15,10 @@
 //! - The API key is read from an environment variable ([`ApiKey::from_env`]), sent as
 //!   `Authorization: Bearer`, and never printed: [`ApiKey`]'s `Debug` shows `<redacted>`.
 
+pub use crate::model::EndpointError;
 use crate::model::{
-    excerpt, gather_choices, ChatModel, ChatRequest, ChatResponse, ModelError, Usage, UsageCounter,
+    excerpt, gather_choices, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, Usage,
+    UsageCounter,
 };
 use crate::retry::{parse_retry_after, RetryPolicy};
 use std::fmt;
@@ -94,15 +96,15 @@ impl OpenAiConfig {
 
 /// The chat-completions endpoint for a base URL (see [`OpenAiConfig::base_url`]).
 ///
-/// Errors: a URL that does not start with `http://` or `https://`.
-pub fn endpoint(base_url: &str) -> Result<String, String> {
+/// Errors: a URL that does not start with `http://` or `https://`, or has no host.
+pub fn endpoint(base_url: &str) -> Result<String, EndpointError> {
     let base = base_url.trim().trim_end_matches('/');
     let rest = base
         .strip_prefix("http://")
         .or_else(|| base.strip_prefix("https://"))
-        .ok_or_else(|| format!("base URL `{base_url}` must start with http:// or https://"))?;
+        .ok_or_else(|| EndpointError::Scheme(base_url.to_string()))?;
     if rest.is_empty() {
-        return Err(format!("base URL `{base_url}` has no host"));
+        return Err(EndpointError::NoHost(base_url.to_string()));
     }
     if base.ends_with("/chat/completions") {
         Ok(base.to_string())
@@ -184,7 +186,7 @@ impl OpenAiModel {
     ///
     /// Errors: a malformed base URL ([`ModelError::Config`]).
     pub fn new(config: OpenAiConfig) -> Result<OpenAiModel, ModelError> {
-        let url = endpoint(&config.base_url).map_err(ModelError::Config)?;
+        let url = endpoint(&config.base_url).map_err(|e| ModelError::Config(e.into()))?;
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(config.timeout))
@@ -307,9 +309,10 @@ impl OpenAiModel {
                 },
                 after: None,
             },
-            ureq::Error::BadUri(m) => {
-                Failure::Fatal(ModelError::Config(format!("bad URL {}: {m}", self.url)))
-            }
+            ureq::Error::BadUri(m) => Failure::Fatal(ModelError::Config(ConfigError::BadUrl {
+                url: self.url.clone(),
+                message: m,
+            })),
             ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::TimedOut => {
                 Failure::Transient {
                     error: ModelError::Timeout {

@@ -12,18 +12,17 @@
 //! would depend on the failed step).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::fmt::Display;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use trac_runtime::labeler::LabelFailure;
 use trac_runtime::trace::Event;
 
-/// Why the stream of labeled steps ended early.
+/// Why the stream of labeled steps ended early; `E` is the trace reader's error.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum PipelineError {
-    /// The trace reader failed (its message).
+pub enum PipelineError<E> {
+    /// The trace reader failed.
     #[error("{0}")]
-    Trace(String),
+    Trace(#[source] E),
     /// A step could not be labeled.
     #[error("cannot label {0}")]
     Label(LabelFailure),
@@ -34,13 +33,13 @@ pub enum PipelineError {
 pub type LabelFn<T> = dyn Fn(&Event, &[Event]) -> Result<T, LabelFailure> + Send + Sync;
 
 /// An iterator over labeled steps, in trace order (see the [module docs](self)).
-pub struct LabeledSteps<T> {
-    rx: Receiver<Result<(Event, T), PipelineError>>,
+pub struct LabeledSteps<T, E> {
+    rx: Receiver<Result<(Event, T), PipelineError<E>>>,
     done: bool,
 }
 
-impl<T> Iterator for LabeledSteps<T> {
-    type Item = Result<(Event, T), PipelineError>;
+impl<T, E> Iterator for LabeledSteps<T, E> {
+    type Item = Result<(Event, T), PipelineError<E>>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.done {
@@ -71,10 +70,10 @@ pub fn label_in_order<I, E, T>(
     label: Arc<LabelFn<T>>,
     workers: usize,
     window: usize,
-) -> LabeledSteps<T>
+) -> LabeledSteps<T, E>
 where
     I: Iterator<Item = Result<Event, E>> + Send + 'static,
-    E: Display,
+    E: Send + 'static,
     T: Send + 'static,
 {
     let workers = workers.max(1);
@@ -105,14 +104,14 @@ where
         let mut pending: BTreeMap<usize, (Event, Result<T, LabelFailure>)> = BTreeMap::new();
         let (mut next_in, mut next_out, mut in_flight) = (0usize, 0usize, 0usize);
         let mut exhausted = false;
-        let mut trace_error: Option<String> = None;
+        let mut trace_error: Option<E> = None;
         loop {
             while !exhausted && in_flight < 2 * workers {
                 match events.next() {
                     None => exhausted = true,
                     Some(Err(e)) => {
                         exhausted = true;
-                        trace_error = Some(e.to_string());
+                        trace_error = Some(e);
                     }
                     Some(Ok(ev)) => {
                         let w = windows.entry(ev.session.clone()).or_default();

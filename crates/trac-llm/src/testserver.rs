@@ -338,7 +338,7 @@ pub fn rule_answer(
         }
         let values: Vec<String> = labels
             .iter()
-            .filter_map(|l| match trac_spec::formula::split_atom_name(l) {
+            .filter_map(|l| match trac_ltl::formula::split_atom_name(l) {
                 Some((b, v)) if b == p.name => Some(v.to_string()),
                 None if *l == p.name => Some(String::new()),
                 _ => None,

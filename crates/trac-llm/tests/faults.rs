@@ -2,11 +2,14 @@
 //! scripted answers and faults: every fault ends in a retry or a clear error naming the step, and
 //! retries are bounded in count.
 
+mod support;
+
 use serde_json::{json, Value};
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use support::spec;
 use trac_llm::cache::CachedModel;
 use trac_llm::labeler::{
     AnswerFormat, HybridLabeler, LabelSource, LabelerMode, LlmLabeler, LlmLabelerConfig,
@@ -18,7 +21,7 @@ use trac_llm::retry::RetryPolicy;
 use trac_llm::testserver::{self, completion, prompt_step, Reply, TestServer};
 use trac_runtime::labeler::RuleLabeler;
 use trac_runtime::trace::Event;
-use trac_spec::spec::{LabelerChoice, PropositionDecl, Rule, Spec};
+use trac_spec::spec::{LabelerChoice, Spec};
 
 fn fast_retries(max_retries: u32) -> RetryPolicy {
     RetryPolicy {
@@ -43,29 +46,6 @@ fn ask(m: &dyn ChatModel, n: usize) -> Result<Vec<String>, ModelError> {
     req.tag = Some("test request".into());
     m.complete(&req)
         .map(|r| r.choices.into_iter().map(|c| c.content).collect())
-}
-
-/// A small spec: `look` (plain) and `take(item)` (parametric), both by rules.
-fn spec() -> Spec {
-    Spec {
-        name: "t".into(),
-        propositions: vec![
-            PropositionDecl {
-                name: "look".into(),
-                description: "the agent looks around".into(),
-                rule: Some(Rule::Words("look".into())),
-                ..Default::default()
-            },
-            PropositionDecl {
-                name: "take".into(),
-                param: Some("item".into()),
-                description: "the agent takes the {item}".into(),
-                rule: Some(Rule::Words("take {item...}".into())),
-                ..Default::default()
-            },
-        ],
-        ..Default::default()
-    }
 }
 
 /// The answer the rule labeler gives for the step in `request`, as the LLM labeler's JSON.
@@ -677,6 +657,8 @@ fn hybrid_and_spec_modes_pick_the_labeling_function_per_proposition() {
     assert_eq!(names(LabelerMode::Spec, &sp2), ["look", "take(box)"]);
     assert_eq!(names(LabelerMode::Spec, &spec()), ["take(box)"]);
     // No model while the LLM is needed: a clear error.
-    let err = HybridLabeler::new(&[&sp2], LabelerMode::Spec, None, &cfg, false).unwrap_err();
+    let err = HybridLabeler::new(&[&sp2], LabelerMode::Spec, None, &cfg, false)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("look") && err.contains("--model"), "{err}");
 }

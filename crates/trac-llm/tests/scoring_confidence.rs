@@ -2,12 +2,16 @@
 //! proposition the LLM decided by scoring carries the probability of the value shown; rule and
 //! JSON-answer labels carry none.
 
+mod support;
+
+use std::sync::Arc;
+use support::spec;
 use trac_llm::labeler::{HybridLabeler, LabelSource, LabelerMode, LlmLabelerConfig};
 use trac_llm::model::{
-    ChatModel, ChatRequest, ChatResponse, ModelError, ScoreRequest, ScoreResponse, Usage,
+    ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, ScoreRequest, ScoreResponse,
+    Usage,
 };
 use trac_runtime::trace::Event;
-use trac_spec::spec::{PropositionDecl, Rule, Spec};
 
 /// A model that scores by the question asked: "looks around" gets P(Yes)=0.6, P(yes)=0.2,
 /// P(No)=0.1, P(no)=0.1 (so P(yes)/(P(yes)+P(no)) = 0.8); any other question P(Yes)=0.1,
@@ -19,7 +23,9 @@ impl ChatModel for Scorer {
         "scorer"
     }
     fn complete(&self, req: &ChatRequest) -> Result<ChatResponse, ModelError> {
-        Err(ModelError::Config(format!("not asked: {}", req.name())))
+        Err(ModelError::Config(ConfigError::Other(Arc::new(
+            std::io::Error::other(format!("not asked: {}", req.name())),
+        ))))
     }
     fn usage(&self) -> Usage {
         Usage::default()
@@ -47,28 +53,6 @@ impl ChatModel for Scorer {
             logprobs: rows,
             usage: Usage::default(),
         })
-    }
-}
-
-fn spec() -> Spec {
-    Spec {
-        name: "t".into(),
-        propositions: vec![
-            PropositionDecl {
-                name: "look".into(),
-                description: "the agent looks around".into(),
-                rule: Some(Rule::Words("look".into())),
-                ..Default::default()
-            },
-            PropositionDecl {
-                name: "take".into(),
-                param: Some("item".into()),
-                description: "the agent takes the {item}".into(),
-                rule: Some(Rule::Words("take {item...}".into())),
-                ..Default::default()
-            },
-        ],
-        ..Default::default()
     }
 }
 
