@@ -119,6 +119,13 @@ type Expected = Vec<(usize, Vec<PastCitation>)>;
 
 /// `(formula, trace, expected violations with their citations)`, derived by hand.
 fn cases() -> Vec<(&'static str, Steps, Expected)> {
+    let mut all = single_cases();
+    all.extend(nested_cases());
+    all
+}
+
+/// Cases of one past operator each: O, S (anchored and not), Y.
+fn single_cases() -> Vec<(&'static str, Steps, Expected)> {
     vec![
         // O: no step 1..3 had `confirm`.
         (
@@ -198,6 +205,12 @@ fn cases() -> Vec<(&'static str, Steps, Expected)> {
                 ),
             ],
         ),
+    ]
+}
+
+/// Cases of H, of past operators nested in each other, and of the one citation picked.
+fn nested_cases() -> Vec<(&'static str, Steps, Expected)> {
+    vec![
         // H: `error` at step 2 made `H !error` false for good.
         (
             "G(submit -> H !error)",
