@@ -666,9 +666,9 @@ pub struct ScienceworldValuation<'a> {
     pub measure_b: bool,
     /// the agent puts substance B into a box
     pub box_b: bool,
-    /// Derived atom `open_between(*, *)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    /// Derived atom `open_between(*, *)`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_open_between: bool,
-    /// Derived atom `exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    /// Derived atom `exists r: go_to(r) & Y(open_between(r, *) | open_between(*, r))`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_exists_r_go_to_r_y_open_between_r_open_between_r: bool,
 }
 impl<'a> ScienceworldValuation<'a> {

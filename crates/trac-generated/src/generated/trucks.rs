@@ -1314,13 +1314,13 @@ pub struct TrucksValuation<'a> {
     ///
     /// Parametric (`deliver_at(loc)`): the values for which it holds.
     pub deliver_at: ::trac_core::generated::Values<'a>,
-    /// Derived atom `exists p: !unloads(p, a1) S loads(p, a1)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    /// Derived atom `exists p: !unloads(p, a1) S loads(p, a1)`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_exists_p_unloads_p_a1_s_loads_p_a1: bool,
-    /// Derived atom `exists p: !unloads(p, a2) S loads(p, a2)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    /// Derived atom `exists p: !unloads(p, a2) S loads(p, a2)`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_exists_p_unloads_p_a2_s_loads_p_a2: bool,
-    /// Derived atom `exists p: !unloads(p, a3) S loads(p, a3)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    /// Derived atom `exists p: !unloads(p, a3) S loads(p, a3)`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_exists_p_unloads_p_a3_s_loads_p_a3: bool,
-    /// Derived atom `exists p: !unloads(p, a4) S loads(p, a4)`: computed from the labels by `trac_runtime::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
+    /// Derived atom `exists p: !unloads(p, a4) S loads(p, a4)`: computed from the labels by `trac_runtime::label::derived::DerivedAtoms` (`from_labels` reads it as the label of that name).
     pub derived_exists_p_unloads_p_a4_s_loads_p_a4: bool,
 }
 impl<'a> TrucksValuation<'a> {
