@@ -15,9 +15,11 @@
 //! }
 //! ```
 //!
-//! Under the hood it is the audit loop of `trac audit` ([`Auditor`], compiled engine, TRAC_R by
-//! default), cloned to try a candidate action or a sampled continuation without committing it,
-//! so a run's log re-audited by `trac audit` gives the same verdicts. The exact look-ahead
+//! Under the hood it is the audit driver of `trac audit`, pushed one event at a time
+//! ([`Driver::feed`], compiled engine, TRAC_R by default): the run is one session of it, opened
+//! at [`Supervisor::initial`] and closed at [`Supervisor::end_of_run`], so a run's log re-audited
+//! by `trac audit` gives the same verdicts. A candidate action or a sampled continuation is tried
+//! on a clone of the session's [`Auditor`], which commits nothing. The exact look-ahead
 //! ([`Supervisor::exact`]) reads the compiled automaton of each property
 //! ([`crate::lookahead`]).
 
@@ -27,7 +29,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use trac_core::labels::LabelSet;
 use trac_core::table::Table;
-use trac_runtime::audit::{AuditError, AuditOptions, Auditor, VerdictRecord};
+use trac_runtime::audit::{
+    AuditError, AuditOptions, AuditPlan, Auditor, Checks, CrossCheckFailure, Driver, Sink,
+    TraceEnd, TraceStart, VerdictRecord,
+};
 use trac_runtime::engine::Engine;
 use trac_runtime::labeler::{LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
@@ -110,10 +115,31 @@ pub enum SupervisorError {
     Labeler(#[from] LabelerError),
 }
 
+/// The supervisor's sink: the verdicts the driver gave during one call, taken by it.
+#[derive(Clone, Debug, Default)]
+struct Taken(Vec<VerdictRecord>);
+
+impl Sink for Taken {
+    type Trace = ();
+
+    fn start(&mut self, _trace: &TraceStart<'_>) {}
+
+    fn verdicts(&mut self, _trace: &mut (), records: Vec<VerdictRecord>) {
+        self.0.extend(records);
+    }
+
+    fn end(&mut self, _trace: (), _end: TraceEnd) {}
+}
+
 /// The monitors of a spec, run step by step over an agent's actions (see the module docs).
 #[derive(Clone)]
 pub struct Supervisor {
-    auditor: Auditor,
+    /// The audit driver; the run is its one session, `session`.
+    driver: Driver<()>,
+    /// The step-0 verdicts, computed when the session opened, until [`Supervisor::initial`].
+    pending: Vec<VerdictRecord>,
+    /// The first step where the cross-check engines differed (never with the compiled engine).
+    failure: Option<CrossCheckFailure>,
     labelers: Vec<RuleLabeler>,
     props: Vec<PropertyMeta>,
     descriptions: Arc<HashMap<String, String>>,
@@ -136,7 +162,12 @@ impl Supervisor {
             engine: Engine::Compiled,
             compiler: Some(trac_compile::Compiler::shared()),
         };
-        let auditor = Auditor::new(specs, &audit)?;
+        let plan = AuditPlan::new(specs, &audit)?;
+        let properties = plan.properties();
+        let name = opts.session.as_deref().unwrap_or("run");
+        let mut driver = Driver::new(plan, Checks::default(), name);
+        let mut taken = Taken::default();
+        driver.open_session(&mut taken, opts.session.as_deref());
         let mut descriptions = HashMap::new();
         let mut labelers = Vec::new();
         let mut vars = Vec::new();
@@ -145,8 +176,7 @@ impl Supervisor {
             labelers.push(RuleLabeler::new(&s.spec)?);
             vars.extend(s.properties.iter().map(|p| p.var.clone()));
         }
-        let props = auditor
-            .properties()
+        let props = properties
             .into_iter()
             .zip(vars)
             .map(|(p, var)| PropertyMeta {
@@ -157,7 +187,9 @@ impl Supervisor {
             })
             .collect();
         Ok(Supervisor {
-            auditor,
+            driver,
+            pending: taken.0,
+            failure: None,
             labelers,
             props,
             descriptions: Arc::new(descriptions),
@@ -177,15 +209,29 @@ impl Supervisor {
         self.steps
     }
 
-    /// Verdicts decided before the first step (call once, first).
+    /// Verdicts decided before the first step (call once, first; later calls give none).
     pub fn initial(&mut self) -> Vec<VerdictRecord> {
-        self.auditor.initial()
+        std::mem::take(&mut self.pending)
     }
 
     /// Verdicts decided by the end of the run (`ltlf` properties with a pending obligation);
-    /// call once, last.
+    /// call once, last: the run's session is closed, and later steps are a new run.
     pub fn end_of_run(&mut self) -> Vec<VerdictRecord> {
-        self.auditor.end_of_trace()
+        let mut taken = Taken::default();
+        self.driver
+            .close_session(&mut taken, self.session.as_deref());
+        taken.0
+    }
+
+    /// The first step at which the cross-check engines differed, if any (the supervisor runs the
+    /// compiled engine alone, so none is expected; kept rather than lost).
+    pub fn failure(&self) -> Option<&CrossCheckFailure> {
+        self.failure.as_ref()
+    }
+
+    /// The auditor of the run's session: `None` after [`Supervisor::end_of_run`].
+    fn auditor(&self) -> Option<&Auditor> {
+        self.driver.session(self.session.as_deref())
     }
 
     /// The labels of `action`: the spec's labeling rules on the action's text, plus `given`
@@ -226,18 +272,23 @@ impl Supervisor {
             .collect()
     }
 
-    /// What `action` with `labels` would do now, without committing it (the monitors are
-    /// cloned). O(properties).
+    /// What `action` with `labels` would do now, without committing it (the session's monitors
+    /// are cloned). O(properties). After the end of the run: no verdicts.
     pub fn check(&self, action: &str, labels: &LabelSet) -> Check {
-        let mut a = self.auditor.clone();
-        let records = a.step_labeled(&self.event(action, None, labels), labels.clone());
+        let records = match self.auditor() {
+            Some(a) => a
+                .clone()
+                .step_labeled(&self.event(action, None, labels), labels.clone()),
+            None => Vec::new(),
+        };
         Check {
             violated: Self::violations(&records),
             records,
         }
     }
 
-    /// The step happened: progress every monitor; returns its verdicts.
+    /// The step happened: it is fed to the driver (every monitor progresses); returns its
+    /// verdicts (the step-0 verdicts first, if [`Supervisor::initial`] was not called).
     pub fn commit(
         &mut self,
         action: &str,
@@ -246,14 +297,21 @@ impl Supervisor {
     ) -> Vec<VerdictRecord> {
         let ev = self.event(action, input, labels);
         self.steps += 1;
-        self.auditor.step_labeled(&ev, labels.clone())
+        let mut taken = Taken(std::mem::take(&mut self.pending));
+        if let Err(f) = self.driver.feed(&mut taken, &ev, Some(labels.clone())) {
+            self.failure.get_or_insert(f);
+        }
+        taken.0
     }
 
     /// Per property, the number of violations a hypothetical continuation (actions with their
     /// labels) would cause from now, on cloned monitors.
     pub fn simulate(&self, steps: &[(String, LabelSet)]) -> Vec<usize> {
-        let mut a = self.auditor.clone();
         let mut counts = vec![0; self.props.len()];
+        let Some(a) = self.auditor() else {
+            return counts;
+        };
+        let mut a = a.clone();
         let index: HashMap<&str, usize> = self
             .props
             .iter()
@@ -295,7 +353,7 @@ impl Supervisor {
     pub fn exact(&self, k: u32, known: &dyn Fn(&str) -> Option<bool>) -> Vec<Exact> {
         let mut out = Vec::with_capacity(self.props.len());
         for (i, p) in self.props.iter().enumerate() {
-            let Some(monitors) = self.auditor.table_monitors(i) else {
+            let Some(monitors) = self.auditor().and_then(|a| a.table_monitors(i)) else {
                 out.push(Exact {
                     property: p.id.clone(),
                     risk: None,
@@ -387,7 +445,7 @@ impl Supervisor {
     pub fn residual_english(&self, index: usize) -> String {
         let p = &self.props[index];
         let mut parts = Vec::new();
-        if let Some(monitors) = self.auditor.table_monitors(index) {
+        if let Some(monitors) = self.auditor().and_then(|a| a.table_monitors(index)) {
             for (value, m) in monitors {
                 if m.state() <= 1 {
                     continue;
@@ -420,7 +478,7 @@ impl Supervisor {
     /// The residual formula(s) of property `index` (Spot syntax; `; `-separated for parametric
     /// instances).
     pub fn residual(&self, index: usize) -> String {
-        match self.auditor.table_monitors(index) {
+        match self.auditor().and_then(|a| a.table_monitors(index)) {
             Some(ms) => ms
                 .iter()
                 .map(|(v, m)| {

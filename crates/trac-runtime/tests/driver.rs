@@ -206,6 +206,51 @@ fn end_session_ends_an_open_session_at_once() {
 }
 
 #[test]
+fn open_session_reports_step_0_at_once_and_close_session_ends_it_even_unread() {
+    let specs = vec![spec("s", &[("f1", "false"), ("f2", "F q")])];
+    let mut sink = Collect::default();
+    let mut driver = Driver::new(plan(&specs), Checks::default(), "live");
+    assert!(driver.open_session(&mut sink, Some("x")));
+    assert!(!driver.open_session(&mut sink, Some("x")), "already open");
+    // Nothing understood yet: end_session keeps it open for the file's coverage check ...
+    driver.end_session(&mut sink, Some("x"));
+    assert_eq!(driver.open_sessions().count(), 1);
+    // ... close_session ends it now.
+    driver.close_session(&mut sink, Some("x"));
+    assert_eq!(driver.open_sessions().count(), 0);
+    assert_eq!(sink.traces.len(), 1);
+    let t = &sink.traces[0];
+    assert_eq!(t.name, "live#x");
+    assert_eq!(
+        t.records
+            .iter()
+            .map(|r| (r.property.as_str(), r.step, r.verdict))
+            .collect::<Vec<_>>(),
+        vec![("f1", 0, Verdict::Violated)]
+    );
+    let end = t.end.as_ref().unwrap();
+    assert_eq!((end.steps, end.error.is_none()), (0, true));
+}
+
+#[test]
+fn a_clone_of_the_driver_commits_nothing_to_the_original() {
+    let specs = vec![spec("s", &[("f1", "G !p")])];
+    let mut sink = Collect::default();
+    let mut driver = Driver::new(plan(&specs), Checks::default(), "live");
+    let ev = trac_runtime::trace::Event {
+        session: Some("x".into()),
+        labels: Some(vec!["p".into()]),
+        ..Default::default()
+    };
+    let mut what_if = driver.clone();
+    what_if.feed(&mut sink, &ev, None).unwrap();
+    assert_eq!((what_if.steps(), driver.steps()), (1, 0));
+    assert!(driver.session(Some("x")).is_none());
+    driver.feed(&mut sink, &ev, None).unwrap();
+    assert_eq!(driver.steps(), 1);
+}
+
+#[test]
 fn shared_ids_are_namespaced_and_conflicting_propositions_refused() {
     let mut specs = vec![
         spec("tw", &[("R1", "G !p")]),

@@ -66,7 +66,7 @@ pub struct CrossCheckFailure {
 }
 
 /// How the audit of one file ended.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct FileEnd {
     /// Violations over its traces.
     pub violations: usize,
@@ -154,6 +154,7 @@ pub trait LabelStage {
 }
 
 /// One open session: its auditor and what the sink keeps of it.
+#[derive(Clone)]
 struct Open<T> {
     name: String,
     auditor: Auditor,
@@ -164,7 +165,9 @@ struct Open<T> {
 const SPARE_AUDITORS: usize = 16;
 
 /// The audit of one file (or one stream of events) against one [`AuditPlan`], split by session.
-/// `T` is the sink's [`Sink::Trace`].
+/// `T` is the sink's [`Sink::Trace`]. A clone is an independent copy of every open session
+/// (what-if runs on it commit nothing to the original).
+#[derive(Clone)]
 pub struct Driver<T> {
     plan: AuditPlan,
     checks: Checks,
@@ -262,6 +265,23 @@ impl<T> Driver<T> {
             auditor,
             trace,
         }
+    }
+
+    /// Opens session `session` now, if it is not open yet (push): its step-0 verdicts go to the
+    /// sink before any event of it, as an online monitor reports them when a session starts.
+    /// Returns whether it was opened by this call (`false`: already open, or stopped by its own
+    /// failure).
+    pub fn open_session<S: Sink<Trace = T>>(
+        &mut self,
+        sink: &mut S,
+        session: Option<&str>,
+    ) -> bool {
+        let key = session.map(str::to_string);
+        if self.index.contains_key(&key) || self.failed.contains(&key) {
+            return false;
+        }
+        self.open_indexed(sink, &key);
+        true
     }
 
     /// Opens session `key` with its step-0 verdicts and indexes it; returns its open number.
@@ -384,6 +404,16 @@ impl<T> Driver<T> {
             return;
         };
         if self.sessions[&i].auditor.coverage().understood > 0 {
+            self.end_open(sink, &key, i);
+        }
+    }
+
+    /// Ends session `session` now even if nothing of it was understood (push; a run that is
+    /// over whatever it did, as a supervisor's): its end-of-trace verdicts and end go to the sink.
+    /// A session not open is ignored.
+    pub fn close_session<S: Sink<Trace = T>>(&mut self, sink: &mut S, session: Option<&str>) {
+        let key = session.map(str::to_string);
+        if let Some(&i) = self.index.get(&key) {
             self.end_open(sink, &key, i);
         }
     }
