@@ -190,7 +190,7 @@ fn every_shared_log_audits_without_error() {
 #[test]
 #[cfg_attr(no_shared_logs, ignore = "needs ../shared/data/paper-traces")]
 fn every_trucks_line_is_one_labeled_action() {
-    use trac::runtime::labeler::RuleLabeler;
+    use trac::runtime::label::labeler::RuleLabeler;
     use trac::runtime::trace;
     let Some(dir) = shared_dir() else { return };
     let spec = load_spec("trucks");

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use trac::runtime::audit::{audit_events, AuditOptions, TraceReport};
-use trac::runtime::labeler::RuleLabeler;
+use trac::runtime::label::labeler::RuleLabeler;
 use trac::runtime::trace::{TraceFormat, TraceReader};
 use trac::spec::spec::{CheckedSpec, Spec};
 

@@ -34,7 +34,7 @@ use trac_runtime::audit::{
     TraceEnd, TraceStart, VerdictRecord,
 };
 use trac_runtime::engine::Engine;
-use trac_runtime::labeler::{LabelerError, RuleLabeler};
+use trac_runtime::label::labeler::{LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
 use trac_runtime::Verdict;
 use trac_spec::spec::CheckedSpec;

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use trac_ltl::formula::split_atom_name;
-use trac_runtime::labeler::{label_value, LabelFailure, Labeler, LabelerError, RuleLabeler};
+use trac_runtime::label::labeler::{label_value, LabelFailure, Labeler, LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
 use trac_spec::spec::{LabelerChoice, PropositionDecl, Spec};
 

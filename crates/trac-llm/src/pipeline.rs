@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
-use trac_runtime::labeler::LabelFailure;
+use trac_runtime::label::labeler::LabelFailure;
 use trac_runtime::trace::Event;
 
 /// Why the stream of labeled steps ended early; `E` is the trace reader's error.

@@ -23,7 +23,7 @@ use crate::model::ChatModel;
 use crate::yes_no::score_propositions;
 pub use crate::yes_no::{labels_of, p_yes, PropScore, ScoringConfig, NO, SYSTEM, YES};
 use std::sync::Arc;
-use trac_runtime::labeler::{LabelFailure, Labeler};
+use trac_runtime::label::labeler::{LabelFailure, Labeler};
 use trac_runtime::trace::Event;
 
 /// A labeling function that decides each proposition by scoring yes/no answers (see the

@@ -319,7 +319,7 @@ fn reason(code: u16) -> &'static str {
 /// about (`- "name"` lines). `None` if the request is not a labeling request.
 pub fn rule_answer(
     spec: &trac_spec::spec::Spec,
-    rules: &trac_runtime::labeler::RuleLabeler,
+    rules: &trac_runtime::label::labeler::RuleLabeler,
     request: &Value,
 ) -> Option<String> {
     let text = prompt_step(request)?;

@@ -5,8 +5,8 @@
 
 use crate::model::{ChatModel, ChatRequest, Message, ScoreRequest};
 use serde::Serialize;
-use trac_runtime::labeler::label_value;
-use trac_runtime::labeler::LabelFailure;
+use trac_runtime::label::labeler::label_value;
+use trac_runtime::label::labeler::LabelFailure;
 use trac_runtime::trace::Event;
 use trac_spec::spec::PropositionDecl;
 

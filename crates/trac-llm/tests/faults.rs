@@ -19,7 +19,7 @@ use trac_llm::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
 use trac_llm::retry::RetryPolicy;
 use trac_llm::testserver::{self, completion, prompt_step, Reply, TestServer};
-use trac_runtime::labeler::RuleLabeler;
+use trac_runtime::label::labeler::RuleLabeler;
 use trac_runtime::trace::Event;
 use trac_spec::spec::{LabelerChoice, Spec};
 

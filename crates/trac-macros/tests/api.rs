@@ -1,6 +1,10 @@
 //! The generated API on inline declarations: typed and label steps, the `Monitor` trait,
 //! TRAC / TRAC_R, LTLf verdicts, options, parametric properties.
 
+// A second name for trac-core, for the `crate = ...` option (as `::trac::core` is for users of
+// the `trac` crate).
+extern crate trac_core as core_renamed;
+
 use trac_core::generated::Values;
 use trac_core::labels::{LabelSet, StepInput};
 use trac_runtime::{Monitor, Verdict};
@@ -15,7 +19,7 @@ trac_macros::trac_monitor! {
 }
 
 trac_macros::trac_monitor! {
-    #[trac(crate = "::trac_runtime")]
+    #[trac(crate = "::core_renamed")]
     pub struct Options {
         props { p: "p holds", q: "q holds" }
         #[ltlf]

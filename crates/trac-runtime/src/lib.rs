@@ -18,11 +18,5 @@ pub mod engine;
 pub mod label;
 pub mod trace;
 
-pub use trac_core::{generated, labels, table};
-
-pub use audit::jsonl;
-pub use engine::{lazy, monitor, parametric, past};
-pub use label::{derived, labeler, prefilter};
-
-pub use labels::{LabelSet, StepInput};
-pub use monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
+pub use engine::monitor::{Change, Monitor, ProgressionMonitor, ResetPolicy, Verdict};
+pub use trac_core::labels::{LabelSet, StepInput};

@@ -32,5 +32,3 @@ mod tests;
 pub use crosscheck::{CrossCheckMonitor, Mismatch, MAX_PROBES};
 pub use rename::rename_residual;
 pub use select::{table_monitor, with_past, Engine, EngineError, EngineMonitor};
-#[doc(hidden)]
-pub use trac_ltl::compiler::{TableCompiler, VerdictOracle};
