@@ -1,42 +1,17 @@
 //! Audit coverage: which steps were understood, and which atoms never held.
 
-use std::io::Cursor;
-use trac_runtime::audit::{audit_events, AuditOptions};
-use trac_runtime::trace::{TraceFormat, TraceReader};
-use trac_spec::spec::{CheckedSpec, PropertyDecl, PropositionDecl, Rule, Spec};
+use trac_runtime::engine::Engine;
+use trac_runtime::trace::TraceFormat;
+use trac_spec::spec::{CheckedSpec, PropositionDecl, Rule, Semantics};
+
+mod support;
 
 fn spec(formulas: &[&str], props: Vec<PropositionDecl>) -> CheckedSpec {
-    Spec {
-        name: "t".into(),
-        propositions: props,
-        properties: formulas
-            .iter()
-            .enumerate()
-            .map(|(i, f)| PropertyDecl {
-                id: format!("p{}", i + 1),
-                formula: f.to_string(),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
-    .check()
-    .unwrap()
+    support::spec_of(formulas, Semantics::default(), props)
 }
 
 fn audit(spec: &CheckedSpec, src: &str, format: TraceFormat) -> trac_runtime::audit::TraceReport {
-    let r = TraceReader::from_reader(Cursor::new(src.as_bytes().to_vec()), "t", format);
-    audit_events(
-        std::slice::from_ref(spec),
-        "t",
-        r,
-        &AuditOptions {
-            compiler: Some(trac_compile::Compiler::shared()),
-            ..AuditOptions::default()
-        },
-    )
-    .unwrap()
-    .remove(0)
+    support::audit_text(spec, src, format, Engine::Compiled)
 }
 
 #[test]

@@ -8,24 +8,10 @@ use trac_runtime::audit::specs::{combine, SpecSetError};
 use trac_runtime::audit::{AuditOptions, AuditPlan};
 use trac_runtime::trace::{TraceFormat, TraceReader};
 use trac_runtime::Verdict;
-use trac_spec::spec::{CheckedSpec, Spec};
 
-fn spec(name: &str, formulas: &[(&str, &str)]) -> CheckedSpec {
-    Spec::from_formulas(name, formulas.iter().copied())
-        .check()
-        .unwrap()
-}
+mod support;
 
-fn plan(specs: &[CheckedSpec]) -> AuditPlan {
-    AuditPlan::new(
-        specs,
-        &AuditOptions {
-            compiler: Some(trac_compile::Compiler::shared()),
-            ..AuditOptions::default()
-        },
-    )
-    .unwrap()
-}
+use support::{named_spec as spec, plan};
 
 /// Three interleaved sessions; `a` ends with a marker after its 2nd event, `b` has a bad line
 /// (its later events are skipped), `c` runs to the end of the file.

@@ -9,13 +9,15 @@
 use quickcheck::{Arbitrary, Gen, QuickCheck, TestResult};
 use trac_core::labels::{LabelSet, StepInput};
 use trac_ltl::Arena;
-use trac_runtime::audit::{AuditOptions, Auditor};
+use trac_runtime::audit::Auditor;
 use trac_runtime::engine::parametric::ParametricMonitor;
 use trac_runtime::engine::{Engine, EngineMonitor};
 use trac_runtime::label::labeler::check_spec;
 use trac_runtime::trace::Event;
 use trac_runtime::{Monitor, ProgressionMonitor, ResetPolicy, Verdict};
 use trac_spec::spec::{Semantics, Spec};
+
+mod support;
 
 const ENGINES: [Engine; 4] = [
     Engine::Progression,
@@ -37,11 +39,7 @@ fn audit(
         "(name: \"t\", properties: [(id: \"P\", formula: \"{formula}\", semantics: {semantics})])"
     );
     let spec = check_spec(&Spec::from_str(&src, "t.ron").unwrap()).unwrap();
-    let opts = AuditOptions {
-        engine,
-        compiler: Some(trac_compile::Compiler::shared()),
-        ..AuditOptions::default()
-    };
+    let opts = support::options(engine);
     let mut a = Auditor::new(&[spec], &opts).unwrap();
     let mut out = Vec::new();
     let mut push = |rs: Vec<trac_runtime::audit::VerdictRecord>| {

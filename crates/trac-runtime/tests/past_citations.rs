@@ -2,14 +2,13 @@
 //! judgement of the run since the last TRAC_R restart (`Monitor::ltlf_since_restart`).
 //! Every expected step below is derived by hand from the trace next to it.
 
-use std::io::Cursor;
 use trac_core::labels::{LabelSet, StepInput};
 use trac_ltl::formula::Arena;
-use trac_runtime::audit::{audit_events, AuditOptions, TraceReport, VerdictRecord};
+use trac_runtime::audit::{TraceReport, VerdictRecord};
 use trac_runtime::engine::monitor::{CitedStep, Monitor, PastCitation, ResetPolicy, Verdict};
 use trac_runtime::engine::{Engine, EngineMonitor};
-use trac_runtime::trace::{TraceFormat, TraceReader};
-use trac_spec::spec::{CheckedSpec, PropertyDecl, Semantics, Spec};
+use trac_runtime::trace::TraceFormat;
+use trac_spec::spec::{CheckedSpec, Semantics};
 
 const ENGINES: [Engine; 4] = [
     Engine::Compiled,
@@ -18,56 +17,14 @@ const ENGINES: [Engine; 4] = [
     Engine::CrossCheck,
 ];
 
-fn spec(formulas: &[&str], semantics: Semantics) -> CheckedSpec {
-    Spec {
-        name: "t".into(),
-        properties: formulas
-            .iter()
-            .enumerate()
-            .map(|(i, f)| PropertyDecl {
-                id: format!("p{}", i + 1),
-                formula: f.to_string(),
-                semantics,
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
-    .check()
-    .unwrap()
-}
+mod support;
 
-/// A JSON Lines trace: step `i` (1-based) has output `s<i>` and the given labels.
-fn trace(steps: &[&[&str]]) -> String {
-    steps
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let labels: Vec<String> = l.iter().map(|x| format!("\"{x}\"")).collect();
-            format!(
-                "{{\"output\": \"s{}\", \"labels\": [{}]}}\n",
-                i + 1,
-                labels.join(", ")
-            )
-        })
-        .collect()
+fn spec(formulas: &[&str], semantics: Semantics) -> CheckedSpec {
+    support::spec_of(formulas, semantics, Vec::new())
 }
 
 fn audit(spec: &CheckedSpec, steps: &[&[&str]], engine: Engine) -> TraceReport {
-    let src = trace(steps);
-    let r = TraceReader::from_reader(Cursor::new(src.into_bytes()), "t", TraceFormat::Jsonl);
-    audit_events(
-        std::slice::from_ref(spec),
-        "t",
-        r,
-        &AuditOptions {
-            engine,
-            compiler: Some(trac_compile::Compiler::shared()),
-            ..AuditOptions::default()
-        },
-    )
-    .unwrap()
-    .remove(0)
+    support::audit_text(spec, &support::jsonl_of(steps), TraceFormat::Jsonl, engine)
 }
 
 fn cited(step: usize, what: &str) -> CitedStep {
