@@ -5,7 +5,7 @@
 //! come only with the opt-in feature `embed`, which the control below checks the reader sees.
 //!
 //! (A C compiler is not a system tool here: rustc links with `cc` on every platform it targets.)
-//! Reads `Cargo.lock` offline.
+//! Reads the default graph offline; the control with the feature may fetch its packages.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -60,11 +60,19 @@ fn members() -> Vec<String> {
 }
 
 /// The packages `cargo build` / `cargo test` of `package` compile (normal, build and dev
-/// dependencies, transitively), with `features` on top of the defaults.
+/// dependencies, transitively), with `features` on top of the defaults. Without features the
+/// graph is read offline (the build being tested downloaded every package of it); with them,
+/// cargo may fetch the packages only those features bring (a fresh machine has never
+/// downloaded llama.cpp's binding), at the versions of `Cargo.lock`.
 fn graph(package: &str, features: &[&str]) -> BTreeSet<String> {
+    let mode = if features.is_empty() {
+        "--offline"
+    } else {
+        "--locked"
+    };
     let mut args = vec![
         "tree",
-        "--offline",
+        mode,
         "-e",
         "normal,build,dev",
         "--prefix",
