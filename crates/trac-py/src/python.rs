@@ -25,7 +25,7 @@ use trac_ltl::compiler::TableCompiler;
 use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor};
 use trac_runtime::engine::Engine;
 use trac_runtime::trace::{Event, TraceError as RtTraceError};
-use trac_spec::spec::{CheckedSpec, PropertyDecl, Semantics, Spec};
+use trac_spec::spec::{CheckedSpec, Semantics, Spec};
 
 create_exception!(
     trac,
