@@ -11,7 +11,7 @@
 //! output never reads as the user's words. Each event keeps the line its message starts on,
 //! also in a pretty-printed document.
 
-use super::event::{strip_json_position, Event, ToolCall};
+use super::event::{strip_json_position, Event, ToolCall, TraceError};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -558,16 +558,15 @@ impl MessageReader {
     /// refuses (an unknown role, a tool call without a name, malformed `arguments`, ...): the
     /// error a reader of the log would give for that line (the line number counts the lines
     /// given so far).
-    pub fn read_line(&mut self, line: &str) -> Result<Vec<Event>, super::TraceError> {
+    pub fn read_line(&mut self, line: &str) -> Result<Vec<Event>, TraceError> {
         self.lines += 1;
-        let error =
-            |column: usize, message: String, session: Option<Option<String>>| super::TraceError {
-                file: self.name.clone(),
-                line: self.lines,
-                column,
-                message,
-                session,
-            };
+        let error = |column: usize, message: String, session: Option<Option<String>>| TraceError {
+            file: self.name.clone(),
+            line: self.lines,
+            column,
+            message,
+            session,
+        };
         let value: Value = serde_json::from_str(line).map_err(|e| {
             error(
                 e.column(),
