@@ -223,6 +223,43 @@ fn a_streamed_response_arrives_byte_identical_when_nothing_is_blocked() {
 }
 
 #[test]
+fn streamed_events_reach_the_client_as_they_arrive() {
+    // The upstream holds its second event back until the client has the first one through
+    // the gateway: a gateway that buffered the stream would stall it (and the upstream would
+    // send `TIMEOUT` after 10 s instead).
+    let upstream = Upstream::start();
+    let gw = start(options(&upstream, Intervene::None, None));
+    let open = upstream.gate();
+    let body = json!({"model": "m", "stream": true,
+        "messages": [{"role": "user", "content": "SLOWSTREAM please"}]});
+    let mut resp = http()
+        .post(&format!("{}/chat/completions", gw.base_url()))
+        .header("Content-Type", "application/json")
+        .send(body.to_string())
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let mut reader = resp.body_mut().as_reader();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !got.ends_with(b"\n\n") {
+        let n = std::io::Read::read(&mut reader, &mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the stream ended early: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(String::from_utf8_lossy(&got), SLOW_EVENTS[0]);
+    open.send(()).unwrap();
+    std::io::Read::read_to_end(&mut reader, &mut got).unwrap();
+    assert_eq!(String::from_utf8(got).unwrap(), SLOW_EVENTS.concat());
+    // The assembled message was committed: user message, then the assistant's text.
+    let s = sessions(&gw.addr().to_string());
+    assert_eq!(s["sessions"][0]["steps"], 2);
+}
+
+#[test]
 fn the_api_key_reaches_the_upstream_and_nowhere_else() {
     let dir = tempfile::tempdir().unwrap();
     let upstream = Upstream::start();

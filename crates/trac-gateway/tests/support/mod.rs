@@ -43,6 +43,7 @@ pub struct Seen {
 pub struct Upstream {
     server: Arc<tiny_http::Server>,
     thread: Option<JoinHandle<()>>,
+    gate: Gate,
     /// Every request, in order.
     pub seen: Arc<Mutex<Vec<Seen>>>,
     /// `http://127.0.0.1:PORT/v1`.
@@ -58,6 +59,16 @@ impl Drop for Upstream {
     }
 }
 
+/// The gate of a `SLOWSTREAM` answer: it sends its first event, then waits for the gate to be
+/// opened (at most 10 s, then it sends `data: TIMEOUT`) before the rest.
+type Gate = Arc<Mutex<Option<std::sync::mpsc::Receiver<()>>>>;
+
+/// The events of a `SLOWSTREAM` answer, before and after the gate.
+pub const SLOW_EVENTS: [&str; 2] = [
+    "data: {\"id\":\"slow\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"first \"},\"finish_reason\":null}]}\n\n",
+    "data: {\"id\":\"slow\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"second\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
+];
+
 /// The body the upstream answers a 500 with.
 pub const FAIL_BODY: &str = r#"{"error": {"message": "scripted failure", "type": "server_error"}}"#;
 
@@ -70,23 +81,61 @@ impl Upstream {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let port = server.server_addr().to_ip().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let (s, log) = (server.clone(), seen.clone());
+        let gate: Gate = Arc::new(Mutex::new(None));
+        let (s, log, g) = (server.clone(), seen.clone(), gate.clone());
         let thread = std::thread::spawn(move || {
             for rq in s.incoming_requests() {
-                let log = log.clone();
-                std::thread::spawn(move || answer(rq, &log));
+                let (log, g) = (log.clone(), g.clone());
+                std::thread::spawn(move || answer(rq, &log, &g));
             }
         });
         Upstream {
             server,
             thread: Some(thread),
+            gate,
             seen,
             base: format!("http://127.0.0.1:{port}/v1"),
         }
     }
 }
 
-fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>) {
+impl Upstream {
+    /// A new gate for the next `SLOWSTREAM` answer: send on it to open it.
+    pub fn gate(&self) -> std::sync::mpsc::Sender<()> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        *self.gate.lock().unwrap() = Some(rx);
+        tx
+    }
+}
+
+/// A `SLOWSTREAM` answer: chunked by hand on the raw connection (tiny_http's own writer would
+/// hold the first event back in its buffer), each event flushed.
+fn slow_stream(rq: tiny_http::Request, gate: &Gate) {
+    let rx = gate.lock().unwrap().take();
+    let mut out = rq.into_writer();
+    let chunk = |out: &mut Box<dyn Write + Send>, s: &str| {
+        write!(out, "{:x}\r\n{s}\r\n", s.len()).unwrap();
+        out.flush().unwrap();
+    };
+    out.write_all(
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n",
+    )
+    .unwrap();
+    chunk(&mut out, SLOW_EVENTS[0]);
+    let opened = rx.is_some_and(|rx| rx.recv_timeout(Duration::from_secs(10)).is_ok());
+    chunk(
+        &mut out,
+        if opened {
+            SLOW_EVENTS[1]
+        } else {
+            "data: TIMEOUT\n\n"
+        },
+    );
+    out.write_all(b"0\r\n\r\n").unwrap();
+    out.flush().unwrap();
+}
+
+fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>, gate: &Gate) {
     let mut raw = Vec::new();
     let _ = rq.as_reader().read_to_end(&mut raw);
     let body: Value = serde_json::from_slice(&raw).unwrap_or(Value::Null);
@@ -113,6 +162,9 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>) {
         .find(|m| m["role"] == "user")
         .and_then(|m| m["content"].as_str())
         .unwrap_or("");
+    if last_user.contains("SLOWSTREAM") {
+        return slow_stream(rq, gate);
+    }
     let (status, text, kind) = if last_user.contains("FAIL500") {
         (500, FAIL_BODY.to_string(), "application/json")
     } else if last_user.contains("MALFORMED") {
