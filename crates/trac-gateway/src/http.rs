@@ -435,13 +435,15 @@ impl Turn<'_> {
                 }
             }
         }
-        let _ = out.finish();
+        // Committed before the body ends: a client that has read the whole stream finds its
+        // step in the gateway's verdicts.
         match asm.message() {
             Ok(m) => {
                 let _ = self.take(m, false);
             }
             Err(_) => self.unread(),
         }
+        let _ = out.finish();
     }
 
     /// A whole 2xx stream under `shield`: its message checked, then the stream sent as it

@@ -232,7 +232,8 @@ fn streamed_events_reach_the_client_as_they_arrive() {
     let open = upstream.gate();
     let body = json!({"model": "m", "stream": true,
         "messages": [{"role": "user", "content": "SLOWSTREAM please"}]});
-    let mut resp = http()
+    let agent = http();
+    let mut resp = agent
         .post(&format!("{}/chat/completions", gw.base_url()))
         .header("Content-Type", "application/json")
         .send(body.to_string())
@@ -254,6 +255,16 @@ fn streamed_events_reach_the_client_as_they_arrive() {
     open.send(()).unwrap();
     std::io::Read::read_to_end(&mut reader, &mut got).unwrap();
     assert_eq!(String::from_utf8(got).unwrap(), SLOW_EVENTS.concat());
+    // The connection serves on after a chunked stream (keep-alive): the next request on the
+    // same client is answered.
+    let (status, _) = {
+        let mut r = agent
+            .get(&format!("{}/models", gw.base_url()))
+            .call()
+            .unwrap();
+        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
+    };
+    assert_eq!(status, 200);
     // The assembled message was committed: user message, then the assistant's text.
     let s = sessions(&gw.addr().to_string());
     assert_eq!(s["sessions"][0]["steps"], 2);
@@ -349,6 +360,15 @@ fn upstream_failures_reach_the_client_faithfully_and_the_gateway_serves_on() {
         post(&url, &json_type, &ask("MALFORMED")),
         (200, MALFORMED_BODY.to_string())
     );
+    // A 429 keeps its body and its Retry-After.
+    let mut r = http()
+        .post(&url)
+        .header("Content-Type", "application/json")
+        .send(ask("FAIL429"))
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 429);
+    assert_eq!(r.headers().get("retry-after").unwrap(), "7");
+    assert_eq!(r.body_mut().read_to_string().unwrap(), RATE_BODY);
     // GET /v1/models passes through.
     let models = |base: &str| {
         let mut r = http().get(&format!("{base}/models")).call().unwrap();
@@ -376,6 +396,35 @@ fn upstream_failures_reach_the_client_faithfully_and_the_gateway_serves_on() {
     assert_eq!(e["error"]["code"], "upstream_unreachable");
     let s = sessions(&gone.addr().to_string());
     assert_eq!(s["sessions"][0]["steps"], 1);
+}
+
+#[test]
+fn an_upstream_slower_than_the_timeout_is_a_502_and_other_conversations_go_on() {
+    let upstream = Upstream::start();
+    let mut o = options(&upstream, Intervene::None, None);
+    o.upstream_timeout = std::time::Duration::from_secs(1);
+    let gw = start(o);
+    let url = format!("{}/chat/completions", gw.base_url());
+    let open = upstream.gate();
+    let slow = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let body = json!({"messages": [{"role": "user", "content": "HANG"}]}).to_string();
+            post(&url, &[("Content-Type", "application/json")], &body)
+        })
+    };
+    // Meanwhile another conversation is served.
+    let run = run_agent(&gw.base_url(), KEY, Some("other"), ASK);
+    assert!(run.ended);
+    let (status, body) = slow.join().unwrap();
+    open.send(()).unwrap_or_default();
+    assert_eq!(status, 502, "{body}");
+    let e: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(e["error"]["code"], "upstream_unreachable");
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("gave no answer"));
 }
 
 /// Agent `i` of the concurrency test: even ones confirm in their first message.
@@ -415,7 +464,8 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
         })
         .collect();
     for t in threads {
-        assert!(t.join().unwrap().ended);
+        let r = t.join().unwrap();
+        assert!(r.ended, "{:?}", r.last);
     }
     let a: BTreeMap<String, Vec<Found>> = gateway_verdicts(&one_by_one.addr().to_string());
     let b = gateway_verdicts(&together.addr().to_string());

@@ -72,6 +72,9 @@ pub const SLOW_EVENTS: [&str; 2] = [
 /// The body the upstream answers a 500 with.
 pub const FAIL_BODY: &str = r#"{"error": {"message": "scripted failure", "type": "server_error"}}"#;
 
+/// The body the upstream answers `FAIL429` with (and `Retry-After: 7`).
+pub const RATE_BODY: &str = r#"{"error": {"message": "slow down", "type": "rate_limit_error"}}"#;
+
 /// The body the upstream answers `MALFORMED` with.
 pub const MALFORMED_BODY: &str = r#"{"id": "chatcmpl-x", "choices": [{"message": "#;
 
@@ -164,6 +167,20 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>, gate: &Gate) {
         .unwrap_or("");
     if last_user.contains("SLOWSTREAM") {
         return slow_stream(rq, gate);
+    }
+    if last_user.contains("HANG") {
+        // Answers only once the gate opens (at most 10 s): slower than the gateway's timeout.
+        let rx = gate.lock().unwrap().take();
+        let _ = rx.map(|rx| rx.recv_timeout(Duration::from_secs(10)));
+    }
+    if last_user.contains("FAIL429") {
+        let retry = tiny_http::Header::from_bytes("Retry-After", "7").unwrap();
+        let resp = tiny_http::Response::from_string(RATE_BODY)
+            .with_status_code(429)
+            .with_header(json_type)
+            .with_header(retry);
+        let _ = rq.respond(resp);
+        return;
     }
     let (status, text, kind) = if last_user.contains("FAIL500") {
         (500, FAIL_BODY.to_string(), "application/json")
