@@ -489,3 +489,43 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
         assert_eq!(violations_of(found, "confirm-before-write").len(), 2);
     }
 }
+
+#[test]
+fn one_pooled_client_sending_eight_requests_at_once_is_served_every_time() {
+    // Keep-alive connections of one client, shared by threads (as an HTTP client's pool is),
+    // through tiny_http: 20 rounds of 8 concurrent requests, each answered.
+    let upstream = Upstream::start();
+    let gw = start(options(&upstream, Intervene::None, None));
+    let agent = http();
+    let url = format!("{}/chat/completions", gw.base_url());
+    for round in 0..20 {
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let (agent, url) = (agent.clone(), url.clone());
+                std::thread::spawn(move || {
+                    let body =
+                        json!({"messages": [{"role": "user", "content": format!("hi {round} {i}")}]});
+                    let mut r = agent
+                        .post(&url)
+                        .header("Content-Type", "application/json")
+                        .send(body.to_string())
+                        .unwrap();
+                    let text = r.body_mut().read_to_string().unwrap();
+                    (r.status().as_u16(), text)
+                })
+            })
+            .collect();
+        for t in threads {
+            let (status, text) = t.join().unwrap();
+            assert_eq!(status, 200, "{text}");
+        }
+    }
+    assert_eq!(upstream.seen.lock().unwrap().len(), 160);
+    assert_eq!(
+        sessions(&gw.addr().to_string())["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        160
+    );
+}
