@@ -188,3 +188,36 @@ pub fn session_id(header: Option<&str>, request: &Value) -> String {
     let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     format!("conv-{hex}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_is_the_header_else_the_user_else_a_hash_of_the_first_messages() {
+        let first = json!({"user": "", "messages": [
+            {"role": "system", "content": "be nice"},
+            {"role": "user", "content": "hi"},
+        ]});
+        let later = json!({"messages": [
+            {"role": "system", "content": "be nice"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"},
+            {"role": "user", "content": "book it"},
+        ]});
+        let other = json!({"messages": [
+            {"role": "system", "content": "be nice"},
+            {"role": "user", "content": "hello"},
+        ]});
+        let h = session_id(None, &first);
+        assert!(h.starts_with("conv-") && h.len() == 5 + 16, "{h}");
+        assert_eq!(session_id(None, &later), h);
+        assert_ne!(session_id(None, &other), h);
+        assert_eq!(session_id(Some(" s-1 "), &first), "s-1");
+        assert_eq!(
+            session_id(Some(""), &json!({"user": "u7", "messages": []})),
+            "u7"
+        );
+        assert_eq!(session_id(Some("s-1"), &json!({"user": "u7"})), "s-1");
+    }
+}

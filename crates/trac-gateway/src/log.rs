@@ -78,3 +78,20 @@ impl Log {
         write_line(&self.interventions, &record.to_string())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interventions_go_beside_the_log() {
+        assert_eq!(
+            interventions_path(Path::new("/x/gw.jsonl")),
+            Path::new("/x/gw.interventions.jsonl")
+        );
+        assert_eq!(
+            interventions_path(Path::new("gw.log")),
+            Path::new("gw.log.interventions.jsonl")
+        );
+    }
+}

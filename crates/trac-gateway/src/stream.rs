@@ -241,3 +241,79 @@ fn reason(status: u16) -> &'static str {
         _ => "Status",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_assembled_from_deltas_split_anywhere() {
+        let stream = concat!(
+            "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":\"get_\",\"arguments\":\"\"}}]}}]}\n\n",
+            ": a comment\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"user\",\"arguments\":\"{\\\"x\\\":\"}},{\"index\":1,\"id\":\"b\",\"function\":{\"name\":\"book\",\"arguments\":\"{}\"}}]}}]}\r\n\r\n",
+            "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\" 1}\"}}]}}]}\n\n",
+            "data: {\"choices\":[],\"usage\":{\"total_tokens\":3}}\n\n",
+            "data: [DONE]\n\n",
+        );
+        // Fed in pieces of 7 bytes: lines and UTF-8 are joined across calls.
+        let mut asm = Assembler::default();
+        for piece in stream.as_bytes().chunks(7) {
+            asm.feed(piece);
+        }
+        assert!(asm.done());
+        assert_eq!(asm.first_chunk().unwrap()["id"], "c");
+        let m = asm.message().unwrap();
+        assert_eq!(
+            m,
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "get_user", "arguments": "{\"x\": 1}"}},
+                {"id": "b", "type": "function", "function": {"name": "book", "arguments": "{}"}},
+            ]})
+        );
+    }
+
+    #[test]
+    fn text_and_refusals_are_concatenated_and_a_bad_stream_is_an_error() {
+        let mut asm = Assembler::default();
+        asm.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hel\"}}]}\n\n");
+        asm.feed(
+            b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo \xc3\xa9\"}}]}\n\n",
+        );
+        asm.feed(b"data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"no\"}}]}\n\n");
+        let m = asm.message().unwrap();
+        assert_eq!(m["content"], "Hello é");
+        assert_eq!(m["refusal"], "no");
+        assert!(!asm.done());
+        assert!(matches!(
+            Assembler::default().message(),
+            Err(StreamError::Empty)
+        ));
+        let mut bad = Assembler::default();
+        bad.feed(b"data: {\"choices\": [\n\n");
+        assert!(matches!(bad.message(), Err(StreamError::Malformed(_))));
+    }
+
+    #[test]
+    fn chunked_bodies_are_framed_and_flushed() {
+        let mut out = Vec::new();
+        let mut c = Chunked::start(
+            &mut out,
+            200,
+            &[("Content-Type".into(), "text/event-stream".into())],
+        )
+        .unwrap();
+        c.send(b"hello").unwrap();
+        c.send(b"").unwrap();
+        c.send(&[b'x'; 20]).unwrap();
+        c.finish().unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n14\r\n{}\r\n0\r\n\r\n",
+                "x".repeat(20)
+            )
+        );
+    }
+}
