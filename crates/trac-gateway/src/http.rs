@@ -301,7 +301,8 @@ fn chat(gw: &Gateway, mut rq: Request) {
         }
         Err(e) => return respond_error(rq, &gone(&e)),
     }
-    let path = path_of(rq.url()).to_string();
+    // The upstream gets the path as asked, query string included.
+    let path = rq.url().to_string();
     let turn = Turn {
         gw,
         h: &h,

@@ -91,7 +91,8 @@ impl Upstream {
         Ok(Upstream { agent, base })
     }
 
-    /// The URL of gateway path `path` (`/v1/chat/completions` → `BASE/chat/completions`).
+    /// The URL of gateway path `path` (`/v1/chat/completions` → `BASE/chat/completions`; a
+    /// query string, such as Azure's `?api-version=`, is kept).
     pub fn url(&self, path: &str) -> String {
         let rest = path.strip_prefix("/v1").unwrap_or(path);
         format!("{}{rest}", self.base)
@@ -117,6 +118,13 @@ impl Upstream {
                 let mut call = self.agent.post(&url);
                 for (k, v) in headers.iter().filter(pick) {
                     call = call.header(k, v);
+                }
+                // A client that names no type sent JSON (the gateway parsed it).
+                if !headers
+                    .iter()
+                    .any(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                {
+                    call = call.header("Content-Type", "application/json");
                 }
                 call.send(b)
             }

@@ -302,6 +302,22 @@ fn the_api_key_reaches_the_upstream_and_nowhere_else() {
     assert!(!sessions(&gw.addr().to_string())
         .to_string()
         .contains("SECRET"));
+    // The path goes on as asked, query string included (Azure's `api-version`), and a body
+    // sent without a type reaches the upstream as JSON.
+    assert!(seen.iter().all(|s| s.path == "/v1/chat/completions"));
+    let mut r = http()
+        .post(&format!(
+            "{}/chat/completions?api-version=2024-06-01",
+            gw.base_url()
+        ))
+        .send(stream_body(0))
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    r.body_mut().read_to_string().unwrap();
+    let last = upstream.seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!(last.path, "/v1/chat/completions?api-version=2024-06-01");
+    assert_eq!(last.body["stream"], true);
+    assert_eq!(last.content_type.as_deref(), Some("application/json"));
 }
 
 #[test]

@@ -31,6 +31,8 @@ pub struct Seen {
     pub path: String,
     /// Its `Authorization` header.
     pub authorization: Option<String>,
+    /// Its `Content-Type` header.
+    pub content_type: Option<String>,
     /// Its body (JSON, or `Null`).
     pub body: Value,
 }
@@ -147,9 +149,15 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>, gate: &Gate) {
         .iter()
         .find(|h| h.field.equiv("Authorization"))
         .map(|h| h.value.as_str().to_string());
+    let content_type = rq
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("Content-Type"))
+        .map(|h| h.value.as_str().to_string());
     log.lock().unwrap().push(Seen {
         path: rq.url().to_string(),
         authorization,
+        content_type,
         body: body.clone(),
     });
     let json_type = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
