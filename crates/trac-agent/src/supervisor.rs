@@ -22,6 +22,11 @@
 //! on a clone of the session's [`Auditor`], which commits nothing. The exact look-ahead
 //! ([`Supervisor::exact`]) reads the compiled automaton of each property
 //! ([`crate::lookahead`]).
+//!
+//! Steps that are trace events rather than action text (chat messages with roles, tool calls
+//! and arguments, as `trac gateway` sees them) go through [`Supervisor::check_event`] and
+//! [`Supervisor::commit_event`]: labeled by the specs' rules exactly as `trac audit` labels
+//! them. [`Supervisor::fork`] opens another run (session) on the same compiled monitors.
 
 use crate::lookahead::{self, ExactRisk, Lookahead};
 use serde::Serialize;
@@ -311,7 +316,8 @@ impl Supervisor {
     pub fn fork(&self, session: Option<&str>) -> Supervisor {
         let mut s = self.clone();
         let mut discarded = Taken::default();
-        s.driver.close_session(&mut discarded, self.session.as_deref());
+        s.driver
+            .close_session(&mut discarded, self.session.as_deref());
         s.session = session.map(str::to_string);
         let mut taken = Taken::default();
         s.driver.open_session(&mut taken, s.session.as_deref());

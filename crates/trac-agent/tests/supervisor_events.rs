@@ -38,10 +38,7 @@ fn lines(session: &str) -> Vec<String> {
 
 fn events(lines: &[String]) -> Vec<Event> {
     let mut r = MessageReader::new("log");
-    lines
-        .iter()
-        .flat_map(|l| r.read_line(l).unwrap())
-        .collect()
+    lines.iter().flat_map(|l| r.read_line(l).unwrap()).collect()
 }
 
 type Found = Vec<(String, usize, Verdict, Option<String>)>;
@@ -65,7 +62,10 @@ fn event_verdicts_are_the_audits_and_a_check_commits_nothing() {
             check.violated,
             if i == 4 {
                 // Captured values are lowercased by the labeler.
-                vec![("confirm-before-write".to_string(), Some("zfa04y".to_string()))]
+                vec![(
+                    "confirm-before-write".to_string(),
+                    Some("zfa04y".to_string()),
+                )]
             } else {
                 vec![]
             },
@@ -78,8 +78,7 @@ fn event_verdicts_are_the_audits_and_a_check_commits_nothing() {
     }
     assert_eq!(sup.steps(), evs.len());
     let reports =
-        audit_events(&specs, "log", evs.iter().cloned().map(Ok), &audit_options())
-            .unwrap();
+        audit_events(&specs, "log", evs.iter().cloned().map(Ok), &audit_options()).unwrap();
     assert_eq!(reports.len(), 1);
     let audited: Found = reports[0].records.iter().map(key).collect();
     assert_eq!(found, audited);
