@@ -105,9 +105,36 @@ fn monitor_crates_stay_off_the_network() {
         "trac-runtime",
     ] {
         let c = closure(package);
-        assert_none_of(package, &c, &["trac-llm", "trac-agent", "ureq"]);
+        assert_none_of(
+            package,
+            &c,
+            &[
+                "trac-llm",
+                "trac-agent",
+                "trac-gateway",
+                "ureq",
+                "tiny_http",
+            ],
+        );
     }
     // The reader sees the real graph: the runtime's labelers use regexes, the LLM client ureq.
     assert!(closure("trac-runtime").contains("regex"));
     assert!(closure("trac-llm").contains("ureq"));
+}
+
+#[test]
+fn the_gateway_sits_above_the_agent_and_below_the_cli() {
+    // The HTTP proxy is its own crate: the monitoring stays in the library (trac-agent's
+    // Supervisor over trac-runtime's driver), the server is tiny_http, the upstream client ureq.
+    let c = closure("trac-gateway");
+    for needed in ["trac-agent", "trac-runtime", "tiny_http", "ureq"] {
+        assert!(c.contains(needed), "trac-gateway lacks {needed}: {c:?}");
+    }
+    assert_none_of("trac-gateway", &c, &["trac-cli", "trac-embed", "trac-py"]);
+    assert_none_of(
+        "trac-agent",
+        &closure("trac-agent"),
+        &["trac-gateway", "tiny_http"],
+    );
+    assert!(closure("trac-cli").contains("trac-gateway"));
 }

@@ -22,6 +22,11 @@
 //! on a clone of the session's [`Auditor`], which commits nothing. The exact look-ahead
 //! ([`Supervisor::exact`]) reads the compiled automaton of each property
 //! ([`crate::lookahead`]).
+//!
+//! Steps that are trace events rather than action text (chat messages with roles, tool calls
+//! and arguments, as `trac gateway` sees them) go through [`Supervisor::check_event`] and
+//! [`Supervisor::commit_event`]: labeled by the specs' rules exactly as `trac audit` labels
+//! them. [`Supervisor::fork`] opens another run (session) on the same compiled monitors.
 
 use crate::lookahead::{self, ExactRisk, Lookahead};
 use serde::Serialize;
@@ -299,6 +304,69 @@ impl Supervisor {
         self.steps += 1;
         let mut taken = Taken(std::mem::take(&mut self.pending));
         if let Err(f) = self.driver.feed(&mut taken, &ev, Some(labels.clone())) {
+            self.failure.get_or_insert(f);
+        }
+        taken.0
+    }
+
+    /// A supervisor of a new run, session `session`, on the same compiled monitors (nothing is
+    /// compiled again: cheap next to [`Supervisor::new`]). None of this supervisor's steps
+    /// carry over; its step-0 verdicts are pending until [`Supervisor::initial`] (or the first
+    /// commit). One supervisor per conversation of a gateway, all forked from one.
+    pub fn fork(&self, session: Option<&str>) -> Supervisor {
+        let mut s = self.clone();
+        let mut discarded = Taken::default();
+        s.driver
+            .close_session(&mut discarded, self.session.as_deref());
+        s.session = session.map(str::to_string);
+        let mut taken = Taken::default();
+        s.driver.open_session(&mut taken, s.session.as_deref());
+        s.pending = taken.0;
+        s.failure = None;
+        s.steps = 0;
+        s
+    }
+
+    /// The session name of the run (events fed to it belong to it).
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
+    }
+
+    /// `event` in the run's session (its `session` set to the supervisor's, when it differs).
+    fn own<'e>(&self, event: &'e Event) -> std::borrow::Cow<'e, Event> {
+        if event.session == self.session {
+            std::borrow::Cow::Borrowed(event)
+        } else {
+            let mut ev = event.clone();
+            ev.session = self.session.clone();
+            std::borrow::Cow::Owned(ev)
+        }
+    }
+
+    /// What trace event `event` (a chat message, as a trace reader reads it) would do now,
+    /// without committing it: it is labeled as `trac audit` labels it (the specs' rules over its
+    /// text, role, tool calls, arguments and fields, plus its own labels) and stepped on a clone
+    /// of the session's auditor. After the end of the run: no verdicts.
+    pub fn check_event(&self, event: &Event) -> Check {
+        let records = match self.auditor() {
+            Some(a) => a.clone().step(&self.own(event)),
+            None => Vec::new(),
+        };
+        Check {
+            violated: Self::violations(&records),
+            records,
+        }
+    }
+
+    /// Trace event `event` happened: it is fed to the driver as `trac audit` feeds an event of a
+    /// trace (labeled by the specs' rules, [`Driver::feed`] with no labels given), so that a log
+    /// of these events re-audits to the same verdicts. Returns its verdicts (the step-0 verdicts
+    /// first, if [`Supervisor::initial`] was not called).
+    pub fn commit_event(&mut self, event: &Event) -> Vec<VerdictRecord> {
+        self.steps += 1;
+        let mut taken = Taken(std::mem::take(&mut self.pending));
+        let ev = self.own(event);
+        if let Err(f) = self.driver.feed(&mut taken, &ev, None) {
             self.failure.get_or_insert(f);
         }
         taken.0

@@ -29,6 +29,7 @@ macro_rules! println {
 
 mod audit;
 mod compile;
+mod gateway;
 mod llm;
 mod model;
 mod report;
@@ -80,6 +81,10 @@ enum Command {
     /// within k steps and intervene (resample, inject, switch, shield); summaries per run and
     /// over runs, and a JSON Lines log that `trac audit` re-audits.
     Run(Box<run::RunArgs>),
+    /// Serve the OpenAI Chat Completions API in front of an upstream server, monitoring every
+    /// conversation against the specs (and, with `--intervene shield`, blocking the responses
+    /// that would break a rule): point an agent's base URL at it.
+    Gateway(Box<gateway::GatewayArgs>),
 }
 
 #[derive(clap::Args)]
@@ -215,6 +220,7 @@ pub fn main() -> ExitCode {
         Command::LabelEval(args) => llm::label_eval(&args),
         Command::Model(cmd) => model::run(&cmd),
         Command::Run(args) => run::run(&args),
+        Command::Gateway(args) => gateway::run(&args),
     }
 }
 
@@ -261,16 +267,29 @@ fn check(src: &str) -> ExitCode {
 }
 
 fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
+    load_spec_list(&args.specs, &args.formulas)
+}
+
+/// The spec files `paths` read and checked as `trac audit` checks them (labeling rules
+/// included, several specs combined by the library's policy), then the `--formula` properties
+/// `formulas` as one more spec; every error rendered with its position, one per line.
+pub(crate) fn load_spec_list(
+    paths: &[PathBuf],
+    formulas: &[String],
+) -> Result<Vec<CheckedSpec>, String> {
     let mut specs = Vec::new();
     let mut errors = Vec::new();
-    for path in &args.specs {
+    for path in paths {
         match Spec::from_path(path).and_then(|s| trac_runtime::label::labeler::check_spec(&s)) {
             Ok(c) => specs.push(c),
             Err(e) => errors.extend(report::diagnostics(&e)),
         }
     }
     if errors.is_empty() {
-        let files: Vec<Option<String>> = spec_files(args).into_iter().map(Some).collect();
+        let files: Vec<Option<String>> = paths
+            .iter()
+            .map(|p| Some(p.display().to_string()))
+            .collect();
         match trac_runtime::audit::specs::combine(&mut specs, &files) {
             Ok(renamed) => {
                 for r in renamed {
@@ -280,9 +299,9 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
             Err(e) => errors.extend(e.iter().map(|e| format!("error: {e}"))),
         }
     }
-    if !args.formulas.is_empty() {
+    if !formulas.is_empty() {
         let mut properties = Vec::new();
-        for (i, f) in args.formulas.iter().enumerate() {
+        for (i, f) in formulas.iter().enumerate() {
             let mut arena = trac_ltl::Arena::new();
             if let Err(e) = trac_ltl::parse_property(&mut arena, f) {
                 errors.push(report::with_context(
@@ -326,8 +345,7 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     // every trace would pass.
     // (Without errors, `specs` holds the `--spec` files in order, then the `--formula` spec.)
     if errors.is_empty() {
-        let empty: Vec<String> = args
-            .specs
+        let empty: Vec<String> = paths
             .iter()
             .zip(&specs)
             .filter(|(_, c)| c.properties.is_empty())

@@ -1029,3 +1029,27 @@ fn a_cut_conversation_object_keeps_its_complete_messages() {
     let items = read_src(doc, &ReadOptions::default());
     assert_eq!(items.iter().filter(|i| i.is_ok()).count(), 4, "{items:?}");
 }
+
+#[test]
+fn a_message_reader_reads_each_line_as_the_file_reader_does() {
+    // `trac gateway` reads each message it logs with `MessageReader`: the events must be the
+    // ones `trac audit` reads from the log (tool results linked to earlier calls per session).
+    let (_, from_file) = read_all("openai_sessions.jsonl");
+    let text = std::fs::read_to_string(fixture("openai_sessions.jsonl")).unwrap();
+    let mut reader = trac_runtime::trace::MessageReader::new("log");
+    let mut one_by_one = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        one_by_one.extend(reader.read_line(line).unwrap());
+    }
+    assert_eq!(one_by_one.len(), 8);
+    assert_eq!(one_by_one, from_file);
+    assert_eq!(one_by_one[4].tool_name.as_deref(), Some("get_user_details"));
+    // A bad line is the reader's error, naming its session; the reader reads on.
+    let err = reader
+        .read_line(r#"{"session": "x", "role": "asistant", "content": "hi"}"#)
+        .unwrap_err();
+    assert!(err.message.contains("unknown role `asistant`"), "{err}");
+    assert_eq!(err.session, Some(Some("x".into())));
+    assert!(reader.read_line("{not json").is_err());
+    assert!(reader.read_line(r#"{"content": "no role"}"#).is_err());
+}

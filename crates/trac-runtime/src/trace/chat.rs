@@ -11,7 +11,7 @@
 //! output never reads as the user's words. Each event keeps the line its message starts on,
 //! also in a pretty-printed document.
 
-use super::event::{strip_json_position, Event, ToolCall};
+use super::event::{strip_json_position, Event, ToolCall, TraceError};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -70,7 +70,7 @@ pub(super) fn first_id(obj: &Map<String, Value>, keys: &[&str]) -> Option<String
 }
 
 /// Tool call names by (session, call id), to link tool results to their calls.
-#[derive(Default, Debug)]
+#[derive(Clone, Default, Debug)]
 pub(super) struct Links {
     names: HashMap<(Option<String>, String), String>,
 }
@@ -522,5 +522,77 @@ pub(super) fn kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+/// Chat messages given one at a time, read into events exactly as the chat readers read the
+/// lines of a JSON Lines chat log (one message per line, its session in a `session` field or
+/// one of its aliases, `session_id`, `conversation_id`, ...): for an online caller that writes each message it sees as a
+/// log line (`trac gateway`), the events of a line are the ones `trac audit` reads from it, so
+/// its verdicts are the audit's. Tool results are linked to the calls of earlier lines by call
+/// id, per session, as in a file. Cheap to clone (a clone reads on independently: read a batch
+/// on a clone, keep it if every line was good).
+#[derive(Clone, Debug, Default)]
+pub struct MessageReader {
+    name: String,
+    links: Links,
+    lines: usize,
+    events: usize,
+}
+
+impl MessageReader {
+    /// A reader of the lines of a log named `name` (in errors).
+    pub fn new(name: &str) -> MessageReader {
+        MessageReader {
+            name: name.to_string(),
+            ..MessageReader::default()
+        }
+    }
+
+    /// The events of one line holding one chat message (OpenAI or Anthropic shape): one event,
+    /// or, for an Anthropic `user` message with `tool_result` blocks, one per result and one
+    /// for the rest. Each event's `raw` is the line.
+    ///
+    /// # Errors
+    /// The line is not JSON, is not an object with a `role`, or is a message the chat reader
+    /// refuses (an unknown role, a tool call without a name, malformed `arguments`, ...): the
+    /// error a reader of the log would give for that line (the line number counts the lines
+    /// given so far).
+    pub fn read_line(&mut self, line: &str) -> Result<Vec<Event>, TraceError> {
+        self.lines += 1;
+        let error = |column: usize, message: String, session: Option<Option<String>>| TraceError {
+            file: self.name.clone(),
+            line: self.lines,
+            column,
+            message,
+            session,
+        };
+        let value: Value = serde_json::from_str(line).map_err(|e| {
+            error(
+                e.column(),
+                format!("invalid JSON: {}", strip_json_position(&e.to_string())),
+                None,
+            )
+        })?;
+        let Some(obj) = value.as_object().filter(|o| o.contains_key("role")) else {
+            return Err(error(
+                1,
+                format!(
+                    "expected a chat message (an object with `role`), found {}",
+                    kind(&value)
+                ),
+                None,
+            ));
+        };
+        let session = first_id(obj, &MESSAGE_SESSION_KEYS);
+        let mut evs = messages(&value, session.clone(), &mut self.links)
+            .map_err(|m| error(1, m, Some(session)))?;
+        for ev in &mut evs {
+            self.events += 1;
+            ev.step = self.events;
+            ev.line = self.lines;
+            ev.raw = line.to_string();
+        }
+        Ok(evs)
     }
 }

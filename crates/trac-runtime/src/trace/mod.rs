@@ -58,7 +58,7 @@ mod lines;
 mod otlp;
 mod scan;
 
-pub use chat::KNOWN_ROLES;
+pub use chat::{MessageReader, KNOWN_ROLES};
 use event::strip_json_position;
 pub use event::{Event, ToolCall, TraceError, SESSION_END};
 use lines::LineCounter;

@@ -1,0 +1,166 @@
+//! What a gateway is told ([`GatewayOptions`], [`Intervene`], [`OnBlock`]) and why one cannot
+//! start ([`GatewayError`]).
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The default address: loopback only (`--listen` to choose another).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8090";
+
+/// The default limit on a request body (8 MiB): a larger one gets HTTP 413.
+pub const DEFAULT_MAX_BODY: usize = 8 << 20;
+
+/// What the gateway does with a response that would violate a property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Intervene {
+    /// Monitor only: every response reaches the agent; verdicts are logged and shown.
+    None,
+    /// A response whose step would lead a property to ⊥ never reaches the agent (see
+    /// [`OnBlock`]).
+    Shield,
+}
+
+impl Intervene {
+    /// Its name on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Intervene::None => "none",
+            Intervene::Shield => "shield",
+        }
+    }
+}
+
+/// An intervention this gateway does not know (or does not do yet).
+#[derive(Debug, thiserror::Error)]
+#[error("unknown intervention `{0}`: trac gateway does none or shield (resample, inject and switch are `trac run`'s for now)")]
+pub struct UnknownIntervention(pub String);
+
+impl FromStr for Intervene {
+    type Err = UnknownIntervention;
+
+    fn from_str(s: &str) -> Result<Intervene, UnknownIntervention> {
+        match s {
+            "none" => Ok(Intervene::None),
+            "shield" => Ok(Intervene::Shield),
+            other => Err(UnknownIntervention(other.to_string())),
+        }
+    }
+}
+
+/// What replaces a blocked response (under [`Intervene::Shield`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnBlock {
+    /// An assistant message without tool calls stating the rule it would break (the agent's
+    /// loop goes on, or ends, as after any answer).
+    Refuse,
+    /// An OpenAI-style error response: HTTP 400, `"type": "trac_blocked"`.
+    Error,
+}
+
+impl OnBlock {
+    /// Its name on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnBlock::Refuse => "refuse",
+            OnBlock::Error => "error",
+        }
+    }
+}
+
+/// An `--on-block` value this gateway does not know.
+#[derive(Debug, thiserror::Error)]
+#[error("unknown --on-block `{0}`: expected refuse or error")]
+pub struct UnknownOnBlock(pub String);
+
+impl FromStr for OnBlock {
+    type Err = UnknownOnBlock;
+
+    fn from_str(s: &str) -> Result<OnBlock, UnknownOnBlock> {
+        match s {
+            "refuse" => Ok(OnBlock::Refuse),
+            "error" => Ok(OnBlock::Error),
+            other => Err(UnknownOnBlock(other.to_string())),
+        }
+    }
+}
+
+/// The settings of a gateway.
+#[derive(Clone, Debug)]
+pub struct GatewayOptions {
+    /// The address to listen on (default [`DEFAULT_LISTEN`]; port 0 picks a free one).
+    pub listen: String,
+    /// The upstream server's base URL (`http://127.0.0.1:8080/v1`; a URL without a path gets
+    /// `/v1`): a request for `/v1/X` goes to `BASE/X`.
+    pub upstream: String,
+    /// What to do with a response that would violate a property.
+    pub intervene: Intervene,
+    /// What replaces a blocked response.
+    pub on_block: OnBlock,
+    /// The JSON Lines log of every step (see [`crate::log`]); interventions go to
+    /// `FILE.interventions.jsonl` beside it.
+    pub log: Option<PathBuf>,
+    /// The largest request body accepted, in bytes (default [`DEFAULT_MAX_BODY`]).
+    pub max_body: usize,
+    /// The whole-call timeout of an upstream request (default 600 s: long generations).
+    pub upstream_timeout: Duration,
+    /// The connect timeout of an upstream request (default 10 s).
+    pub connect_timeout: Duration,
+    /// Monitor threads (default: the machine's parallelism, at most 8; see
+    /// [`crate::monitors`]).
+    pub monitor_threads: usize,
+}
+
+impl GatewayOptions {
+    /// Options for `upstream` with every default: listen on [`DEFAULT_LISTEN`], monitor only, no
+    /// log.
+    pub fn new(upstream: &str) -> GatewayOptions {
+        GatewayOptions {
+            listen: DEFAULT_LISTEN.to_string(),
+            upstream: upstream.to_string(),
+            intervene: Intervene::None,
+            on_block: OnBlock::Refuse,
+            log: None,
+            max_body: DEFAULT_MAX_BODY,
+            upstream_timeout: Duration::from_secs(600),
+            connect_timeout: Duration::from_secs(10),
+            monitor_threads: std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .min(8),
+        }
+    }
+}
+
+/// Why a gateway cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// The specs cannot be monitored.
+    #[error(transparent)]
+    Supervisor(#[from] trac_agent::supervisor::SupervisorError),
+    /// The upstream URL is not an `http://` or `https://` URL.
+    #[error("--upstream {url}: expected an http:// or https:// URL")]
+    BadUpstream {
+        /// The URL given.
+        url: String,
+    },
+    /// The log (or its interventions file) cannot be opened for appending.
+    #[error("{}: cannot open the log: {source}", path.display())]
+    Log {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The monitor threads could not start.
+    #[error("{0}")]
+    Monitors(String),
+    /// The address cannot be listened on.
+    #[error("--listen {addr}: cannot listen: {message}")]
+    Listen {
+        /// The address given.
+        addr: String,
+        /// The server's error, in words.
+        message: String,
+    },
+}
