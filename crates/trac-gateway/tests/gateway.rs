@@ -596,12 +596,15 @@ fn agent_words(i: usize) -> (String, String) {
     }
 }
 
+/// Conversations run at once in the concurrency test (issue 23: 64).
+const CONCURRENT: usize = 64;
+
 #[test]
-fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
+fn sixty_four_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let upstream = Upstream::start();
     let one_by_one = start(options(&upstream, Intervene::None, None));
-    for i in 0..8 {
+    for i in 0..CONCURRENT {
         let (id, words) = agent_words(i);
         let header = (i % 4 != 3).then_some(id.as_str());
         assert!(run_agent(&one_by_one.base_url(), KEY, header, &words).ended);
@@ -609,12 +612,15 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
     let log = temp(&dir, "many.jsonl");
     let together = start(options(&upstream, Intervene::None, Some(&log)));
     let base = together.base_url();
-    let threads: Vec<_> = (0..8)
+    // Every agent starts its loop at the same moment, so that their requests overlap.
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(CONCURRENT));
+    let threads: Vec<_> = (0..CONCURRENT)
         .map(|i| {
-            let base = base.clone();
+            let (base, barrier) = (base.clone(), barrier.clone());
             std::thread::spawn(move || {
                 let (id, words) = agent_words(i);
                 let header = (i % 4 != 3).then_some(id.as_str());
+                barrier.wait();
                 run_agent(&base, KEY, header, &words)
             })
         })
@@ -625,12 +631,12 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
     }
     let a: BTreeMap<String, Vec<Found>> = gateway_verdicts(&one_by_one.addr().to_string());
     let b = gateway_verdicts(&together.addr().to_string());
-    assert_eq!(a.len(), 8);
+    assert_eq!(a.len(), CONCURRENT);
     assert_eq!(a, b);
     assert_eq!(audit(&airline(), &log).verdicts, b);
-    // The agents that confirmed broke no rule; the others did, twice each (agents 3 and 7,
+    // The agents that confirmed broke no rule; the others did, twice each (one in four,
     // without a header, are named by the hash of their first messages).
-    for i in (0..8).filter(|i| i % 4 != 3) {
+    for i in (0..CONCURRENT).filter(|i| i % 4 != 3) {
         let (id, _) = agent_words(i);
         let k = violations_of(&b[&id], "confirm-before-write").len();
         assert_eq!(k, if i % 2 == 0 { 0 } else { 2 }, "{id}");
@@ -640,7 +646,7 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
         .filter(|(k, _)| k.starts_with("conv-"))
         .map(|(_, v)| v)
         .collect();
-    assert_eq!(hashed.len(), 2);
+    assert_eq!(hashed.len(), CONCURRENT / 4);
     for found in hashed {
         assert_eq!(violations_of(found, "confirm-before-write").len(), 2);
     }
