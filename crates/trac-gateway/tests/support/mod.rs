@@ -451,7 +451,15 @@ pub fn audit(spec: &CheckedSpec, log: &Path) -> Audit {
         steps: end.steps,
         ..Audit::default()
     };
-    assert!(!end.bad_input, "{} was not read to its end", log.display());
+    assert!(
+        !end.bad_input,
+        "{} was not read to its end: {:?}",
+        log.display(),
+        sink.notices
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+    );
     for t in sink.traces {
         let found = t
             .records
