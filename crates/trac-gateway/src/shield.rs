@@ -140,3 +140,36 @@ pub fn blocked_error(violations: &[Violation]) -> ApiError {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::Assembler;
+
+    #[test]
+    fn a_message_streamed_assembles_back_to_itself() {
+        let first = json!({"id": "c1", "created": 7, "model": "m"});
+        let call = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_user_details", "arguments": "{\"user_id\":\"u\"}"}},
+            {"id": "call_2", "type": "function",
+             "function": {"name": "search", "arguments": "{}"}},
+        ]});
+        let text = json!({"role": "assistant", "content": "Shall I? Please confirm."});
+        for (m, finish) in [(&call, "tool_calls"), (&text, "stop")] {
+            let body = message_stream(Some(&first), m);
+            let s = String::from_utf8(body.clone()).unwrap();
+            assert!(s.ends_with("data: [DONE]\n\n"), "{s}");
+            assert!(
+                s.contains(&format!("\"finish_reason\":\"{finish}\"")),
+                "{s}"
+            );
+            let mut asm = Assembler::default();
+            asm.feed(&body);
+            let got = asm.message().unwrap();
+            assert_eq!(got["content"], m["content"], "{s}");
+            assert_eq!(got.get("tool_calls"), m.get("tool_calls"), "{s}");
+            assert_eq!(asm.first_chunk().unwrap()["id"], "c1");
+        }
+    }
+}
