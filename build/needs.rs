@@ -10,7 +10,7 @@
 //! | `no_shared_logs` | `../shared/data/paper-traces` is not a directory | tests on the real logs |
 //! | `no_embed` | the package is built without its feature `embed` (also under CI: CI tests the feature in a second pass) | tests of the embedded model in trac-cli |
 //! | `no_model` | the SmolLM2 GGUF (`$TRAC_SMOLLM2_GGUF`, else `$TRAC_MODEL_DIR` or `~/.cache/trac/models`, file `SmolLM2-135M-Instruct.Q4_1.gguf`) is not a file | embedded-model and LLM-server tests |
-//! | `no_llama_server` | `$TRAC_PYTHON` (default `python3`) does not find the module `llama_cpp` (PyPI `llama-cpp-python[server]`) | real-server tests of trac-llm, trac-agent |
+//! | `no_llama_server` | `$TRAC_PYTHON` (default `python3`) does not find the module `llama_cpp` (PyPI `llama-cpp-python[server]`) | real-server tests of trac-llm, trac-agent, trac-gateway |
 //! | `no_chromium` | neither `$TRAC_CHROMIUM` nor `chromium` / `chromium-browser` on the `PATH` | the browser test of the HTML report |
 //! | `no_dot` | neither `$TRAC_DOT` nor Graphviz's `dot` on the `PATH` | the HTML report's monitor drawings |
 //! | `no_script` | no `script` (util-linux) on the `PATH` | the progress bar on a pseudo-terminal |
@@ -80,7 +80,7 @@ fn main() {
         (
             "no_llama_server",
             // Only the packages with real-server tests pay for starting Python.
-            matches!(package.as_str(), "trac-llm" | "trac-agent")
+            matches!(package.as_str(), "trac-llm" | "trac-agent" | "trac-gateway")
                 && !python_finds(&python(), "llama_cpp"),
         ),
         (

@@ -28,6 +28,11 @@ pub struct GatewayArgs {
     /// `error` (an OpenAI-style HTTP 400, type `trac_blocked`).
     #[arg(long, value_name = "WHAT", default_value = "refuse")]
     on_block: String,
+    /// Under `shield`, how many more times the upstream is asked (the same request, not
+    /// streamed) for a blocked response: the first sample that violates nothing reaches the
+    /// agent, else `--on-block` applies. 0: block at once.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    samples: usize,
     /// JSON Lines log of every step (OpenAI messages with `session`) that `trac audit --spec
     /// SPEC FILE` re-audits; interventions go to FILE.interventions.jsonl. Created anew.
     #[arg(long, value_name = "FILE.jsonl")]
@@ -52,6 +57,7 @@ fn options(a: &GatewayArgs) -> Result<GatewayOptions, String> {
         .parse::<Intervene>()
         .map_err(|e| format!("--intervene: {e}"))?;
     o.on_block = a.on_block.parse::<OnBlock>().map_err(|e| e.to_string())?;
+    o.samples = a.samples;
     o.log = a.log.clone();
     o.max_body = a.max_body;
     if a.timeout == 0 {
@@ -84,7 +90,11 @@ pub fn run(a: &GatewayArgs) -> ExitCode {
         opts.upstream,
         opts.intervene.as_str(),
         if opts.intervene == Intervene::Shield {
-            format!(" (on block: {})", opts.on_block.as_str())
+            format!(
+                " (on block: {}, samples {})",
+                opts.on_block.as_str(),
+                opts.samples
+            )
         } else {
             String::new()
         },

@@ -12,7 +12,7 @@
 
 use crate::log::Log;
 use crate::options::OnBlock;
-use crate::shield::{blocked_error, refusal_message, refusal_text, Violation};
+use crate::shield::{blocked_error, refusal_message, refusal_text, Sample, Violation};
 use serde::Serialize;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
@@ -60,8 +60,10 @@ pub struct Stats {
     pub violations: Vec<Found>,
     /// Every verdict reached, in order.
     pub verdicts: Vec<Found>,
-    /// Responses blocked under `shield`.
+    /// Responses blocked under `shield` (replaced by a sample, a refusal or an error).
     pub interventions: usize,
+    /// Model calls spent on samples for blocked responses (`--samples`).
+    pub samples: usize,
     /// Responses passed without monitoring: they could not be read as a chat message.
     pub unread: usize,
     /// Log lines that could not be written.
@@ -85,11 +87,32 @@ pub enum Outcome {
         /// What the response would have violated.
         violations: Vec<Violation>,
     },
+    /// Replaced by a sample of the upstream that violates nothing (`--samples`), which is
+    /// what was committed and logged.
+    Resampled {
+        /// The sample's assistant message.
+        message: Value,
+        /// Which sample (1 is the first one drawn after the blocked response).
+        sample: usize,
+        /// What the response would have violated.
+        violations: Vec<Violation>,
+    },
     /// It could not be read as a chat message: it passes, unmonitored and not logged.
     Unread {
         /// Why.
         reason: String,
     },
+}
+
+/// A response checked, nothing committed ([`Conversation::screen`]).
+#[derive(Clone, Debug)]
+pub enum Screen {
+    /// It violates nothing.
+    Clean,
+    /// It would lead these properties to ⊥.
+    Violates(Vec<Violation>),
+    /// It cannot be read as a chat message (why).
+    Unread(String),
 }
 
 /// One conversation (behind its own lock in the gateway).
@@ -234,6 +257,79 @@ impl Conversation {
         out
     }
 
+    /// What assistant message `message` would do as the next step, committing nothing.
+    pub fn screen(&self, message: &Value) -> Screen {
+        let line = self.line(message);
+        let mut reader = self.reader.clone();
+        match reader.read_line(&line) {
+            Err(e) => Screen::Unread(e.message.clone()),
+            Ok(events) => {
+                let v = self.violations(&events);
+                if v.is_empty() {
+                    Screen::Clean
+                } else {
+                    Screen::Violates(v)
+                }
+            }
+        }
+    }
+
+    /// A blocked response (`original`, violating `violations`) after `samples` more were
+    /// drawn: the last of them is committed and logged when `chosen` (it violates nothing:
+    /// [`Conversation::screen`] said so, and nothing was committed since), else the response is
+    /// replaced as `on_block` says. The intervention is recorded with every sample and the
+    /// model calls spent (the response and its samples).
+    pub fn take_resampled(
+        &mut self,
+        original: &Value,
+        violations: Vec<Violation>,
+        samples: Vec<Sample>,
+        chosen: bool,
+        on_block: OnBlock,
+        log: Option<&Log>,
+    ) -> Outcome {
+        let picked = if chosen {
+            samples.last().and_then(|s| s.message.clone())
+        } else {
+            None
+        };
+        let Some(message) = picked else {
+            return self.block(original, violations, &samples, on_block, log);
+        };
+        let step = self.sup.steps() + 1;
+        let line = self.line(&message);
+        let Ok(events) = self.reader.read_line(&line) else {
+            return self.block(original, violations, &samples, on_block, log);
+        };
+        self.seen += 1;
+        self.commit(&line, &events, log);
+        let record = json!({
+            "session": self.id,
+            "step": step,
+            "kind": "shield",
+            "on_block": on_block.as_str(),
+            "committed": true,
+            "properties": violations,
+            "replaced": original,
+            "by": message,
+            "samples": samples,
+            "chosen": samples.len(),
+            "model_calls": 1 + samples.len(),
+        });
+        let failed = log.is_some_and(|l| l.intervention(&record).is_err());
+        let drawn = samples.len();
+        self.with_stats(|s| {
+            s.interventions += 1;
+            s.samples += drawn;
+            s.log_errors += usize::from(failed);
+        });
+        Outcome::Resampled {
+            message,
+            sample: drawn,
+            violations,
+        }
+    }
+
     /// The response's assistant message: checked first when `shield` is given (a message that
     /// would lead a property to ⊥ is replaced, as `shield` says), then committed and logged.
     pub fn take_response(
@@ -258,7 +354,7 @@ impl Conversation {
         if let Some(on_block) = shield {
             let violations = self.violations(&events);
             if !violations.is_empty() {
-                return self.block(message, violations, on_block, log);
+                return self.block(message, violations, &[], on_block, log);
             }
         }
         self.reader = reader;
@@ -273,11 +369,13 @@ impl Conversation {
         self.with_stats(|s| s.unread += 1);
     }
 
-    /// Replaces blocked response `original` as `on_block` says, and records the intervention.
+    /// Replaces blocked response `original` as `on_block` says (after `samples`, none of
+    /// which could be used), and records the intervention.
     fn block(
         &mut self,
         original: &Value,
         violations: Vec<Violation>,
+        samples: &[Sample],
         on_block: OnBlock,
         log: Option<&Log>,
     ) -> Outcome {
@@ -318,10 +416,14 @@ impl Conversation {
             "properties": violations,
             "replaced": original,
             "by": by,
+            "samples": samples,
+            "chosen": null,
+            "model_calls": 1 + samples.len(),
         });
         let failed = log.is_some_and(|l| l.intervention(&record).is_err());
         self.with_stats(|s| {
             s.interventions += 1;
+            s.samples += samples.len();
             s.log_errors += usize::from(failed);
         });
         outcome

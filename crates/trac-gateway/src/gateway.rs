@@ -143,6 +143,7 @@ impl Gateway {
         json!({
             "intervene": self.opts.intervene.as_str(),
             "on_block": self.opts.on_block.as_str(),
+            "samples": self.opts.samples,
             "properties": self.properties(),
             "sessions": self.sessions(),
         })

@@ -4,7 +4,8 @@
 //! - `POST /v1/chat/completions`: the request's new messages are committed to its
 //!   conversation, the request goes to the upstream unchanged (body and credentials), and the
 //!   answer's assistant message is checked (under `shield`), committed and logged before the
-//!   client gets it (or its replacement).
+//!   client gets it (or its replacement: the first compliant of `--samples N` more answers of
+//!   the upstream, else a refusal or an error).
 //! - `GET /v1/models` (and anything under it): passed through.
 //! - `GET /trac/sessions`: each conversation's steps, violations and verdicts.
 //!
@@ -14,11 +15,11 @@
 //! upstream's own error (any non-2xx status) reaches the client as it was sent.
 
 use crate::api::ApiError;
-use crate::conversation::Outcome;
+use crate::conversation::{Outcome, Screen};
 use crate::gateway::{session_id, Gateway, Handle, SESSION_HEADER};
 use crate::monitors::MonitorGone;
 use crate::options::GatewayError;
-use crate::shield::{blocked_error, refused_completion, refused_stream};
+use crate::shield::{blocked_error, message_stream, refused_completion, refused_stream, Sample};
 use crate::stream::{Assembler, Chunked};
 use crate::upstream::{read_some, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY};
 use serde_json::Value;
@@ -338,6 +339,112 @@ impl Turn<'_> {
             .map_err(|e| gone(&e))
     }
 
+    /// The response's message under `shield` with `--samples N`: when it would violate, the
+    /// upstream is asked up to N more times (the same request, not streamed) and the first
+    /// sample that violates nothing replaces it; else it is replaced as `--on-block` says. The
+    /// completion of the chosen sample comes back with the outcome.
+    fn take_first(&self, message: Value) -> Result<(Outcome, Option<Value>), ApiError> {
+        let n = self.gw.options().samples;
+        let Some(on_block) = self.gw.shield().filter(|_| n > 0) else {
+            return self.take(message, true).map(|o| (o, None));
+        };
+        let m = message.clone();
+        let screen = self
+            .gw
+            .with(self.h, move |c| c.screen(&m))
+            .map_err(|e| gone(&e))?;
+        let Screen::Violates(violations) = screen else {
+            return self.take(message, true).map(|o| (o, None));
+        };
+        let body = self.sample_body();
+        let mut samples = Vec::new();
+        let mut chosen = None;
+        for _ in 0..n {
+            let (completion, m) = match self.draw(&body) {
+                Ok(d) => d,
+                Err(error) => {
+                    samples.push(Sample {
+                        message: None,
+                        properties: Vec::new(),
+                        error: Some(error),
+                    });
+                    continue;
+                }
+            };
+            let probe = m.clone();
+            let screen = self
+                .gw
+                .with(self.h, move |c| c.screen(&probe))
+                .map_err(|e| gone(&e))?;
+            let (properties, error, clean) = match screen {
+                Screen::Clean => (Vec::new(), None, true),
+                Screen::Violates(v) => (v, None, false),
+                Screen::Unread(why) => (Vec::new(), Some(why), false),
+            };
+            samples.push(Sample {
+                message: Some(m),
+                properties,
+                error,
+            });
+            if clean {
+                chosen = Some(completion);
+                break;
+            }
+        }
+        let log = self.gw.log();
+        let picked = chosen.is_some();
+        let outcome = self
+            .gw
+            .with(self.h, move |c| {
+                c.take_resampled(
+                    &message,
+                    violations,
+                    samples,
+                    picked,
+                    on_block,
+                    log.as_deref(),
+                )
+            })
+            .map_err(|e| gone(&e))?;
+        Ok((outcome, chosen))
+    }
+
+    /// The request as it is sent for a sample: not streamed.
+    fn sample_body(&self) -> Vec<u8> {
+        let mut v: Value = serde_json::from_slice(self.body).unwrap_or(Value::Null);
+        if let Some(o) = v.as_object_mut() {
+            o.remove("stream_options");
+            o.insert("stream".into(), Value::Bool(false));
+        }
+        v.to_string().into_bytes()
+    }
+
+    /// One sample: the upstream's completion and its assistant message.
+    ///
+    /// # Errors
+    /// No answer, an error status or a body without a message, in words.
+    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
+        let a = self
+            .gw
+            .upstream()
+            .fetch(self.path, self.headers, Some(body))
+            .map_err(|e| e.message)?;
+        if !a.ok() {
+            return Err(format!(
+                "the upstream answered {}: {}",
+                a.status,
+                String::from_utf8_lossy(&a.body)
+            ));
+        }
+        let v: Value = serde_json::from_slice(&a.body)
+            .map_err(|e| format!("the upstream's answer is not JSON: {e}"))?;
+        let m = v
+            .pointer("/choices/0/message")
+            .cloned()
+            .ok_or_else(|| "the upstream's answer has no choices[0].message".to_string())?;
+        Ok((v, m))
+    }
+
     /// An answer that could not be monitored.
     fn unread(&self) {
         let _ = self.gw.with(self.h, |c| c.note_unread());
@@ -365,15 +472,22 @@ impl Turn<'_> {
             self.unread();
             return respond_answer(rq, answer);
         };
-        match self.take(message, true) {
+        match self.take_first(message) {
             Err(e) => respond_error(rq, &e),
-            Ok(Outcome::Pass | Outcome::Unread { .. }) => respond_answer(rq, answer),
-            Ok(Outcome::Refused { message, .. }) => {
+            Ok((Outcome::Pass | Outcome::Unread { .. }, _)) => respond_answer(rq, answer),
+            Ok((Outcome::Resampled { message, .. }, chosen)) => {
+                let original = parsed.unwrap_or(Value::Null);
+                let out = chosen.unwrap_or_else(|| refused_completion(&original, &message));
+                respond(rq, 200, &json_type(), out.to_string().into_bytes())
+            }
+            Ok((Outcome::Refused { message, .. }, _)) => {
                 let original = parsed.unwrap_or(Value::Null);
                 let out = refused_completion(&original, &message).to_string();
                 respond(rq, 200, &json_type(), out.into_bytes())
             }
-            Ok(Outcome::Blocked { violations }) => respond_error(rq, &blocked_error(&violations)),
+            Ok((Outcome::Blocked { violations }, _)) => {
+                respond_error(rq, &blocked_error(&violations))
+            }
         }
     }
 
@@ -459,19 +573,25 @@ impl Turn<'_> {
                 return respond_answer(rq, answer);
             }
         };
-        match self.take(message, true) {
+        let headers = vec![
+            ("Content-Type".to_string(), "text/event-stream".to_string()),
+            ("Cache-Control".to_string(), "no-cache".to_string()),
+        ];
+        match self.take_first(message) {
             Err(e) => respond_error(rq, &e),
-            Ok(Outcome::Pass | Outcome::Unread { .. }) => respond_answer(rq, answer),
-            Ok(Outcome::Refused { message, .. }) => {
-                let text = message["content"].as_str().unwrap_or_default();
-                let body = refused_stream(asm.first_chunk(), text);
-                let headers = vec![
-                    ("Content-Type".to_string(), "text/event-stream".to_string()),
-                    ("Cache-Control".to_string(), "no-cache".to_string()),
-                ];
+            Ok((Outcome::Pass | Outcome::Unread { .. }, _)) => respond_answer(rq, answer),
+            Ok((Outcome::Resampled { message, .. }, _)) => {
+                let body = message_stream(asm.first_chunk(), &message);
                 respond(rq, 200, &headers, body)
             }
-            Ok(Outcome::Blocked { violations }) => respond_error(rq, &blocked_error(&violations)),
+            Ok((Outcome::Refused { message, .. }, _)) => {
+                let text = message["content"].as_str().unwrap_or_default();
+                let body = refused_stream(asm.first_chunk(), text);
+                respond(rq, 200, &headers, body)
+            }
+            Ok((Outcome::Blocked { violations }, _)) => {
+                respond_error(rq, &blocked_error(&violations))
+            }
         }
     }
 }

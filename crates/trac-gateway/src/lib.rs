@@ -10,7 +10,8 @@
 //! request adds and the response's assistant message are steps, labeled by the specs' rules
 //! exactly as `trac audit` labels them, so the gateway's verdicts are the audit's. Under
 //! `--intervene shield`, a response that would lead a property to ⊥ never reaches the agent:
-//! it is replaced by a refusal stating the rule, or an error ([`shield`]). The [`log`] is JSON
+//! it is replaced by the first compliant of `--samples N` more answers of the upstream (the
+//! same request asked again), else by a refusal stating the rule, or an error ([`shield`]). The [`log`] is JSON
 //! Lines of OpenAI messages with a `session` field, which `trac audit --spec SPEC FILE`
 //! re-audits to the same verdicts; interventions go beside it. `GET /trac/sessions` shows each
 //! conversation's verdicts.

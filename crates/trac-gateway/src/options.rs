@@ -97,6 +97,10 @@ pub struct GatewayOptions {
     pub intervene: Intervene,
     /// What replaces a blocked response.
     pub on_block: OnBlock,
+    /// Under `shield`, how many more times the upstream is asked (the same request, not
+    /// streamed) for a response that would not violate before `on_block` applies: the first
+    /// compliant sample reaches the agent. Default 0: blocked at once.
+    pub samples: usize,
     /// The JSON Lines log of every step (see [`crate::log`]); interventions go to
     /// `FILE.interventions.jsonl` beside it.
     pub log: Option<PathBuf>,
@@ -120,6 +124,7 @@ impl GatewayOptions {
             upstream: upstream.to_string(),
             intervene: Intervene::None,
             on_block: OnBlock::Refuse,
+            samples: 0,
             log: None,
             max_body: DEFAULT_MAX_BODY,
             upstream_timeout: Duration::from_secs(600),

@@ -167,6 +167,146 @@ fn on_block_error_answers_an_openai_style_400() {
     assert_eq!(iv[0]["by"]["error"]["type"], "trac_blocked");
 }
 
+/// The chat requests the upstream was sent (not `GET /v1/models`).
+fn chat_requests(upstream: &Upstream) -> Vec<Value> {
+    let seen = upstream.seen.lock().unwrap();
+    seen.iter()
+        .filter(|s| s.path.ends_with("/chat/completions"))
+        .map(|s| s.body.clone())
+        .collect()
+}
+
+#[test]
+fn a_blocked_response_is_replaced_by_the_first_compliant_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start();
+    let log = temp(&dir, "rs.jsonl");
+    let mut o = options(&upstream, Intervene::Shield, Some(&log));
+    o.samples = 3;
+    let gw = start(o);
+    // Turn 1 updates without a confirmation; asked again, the model asks for one.
+    let words = "FLAKY: please move my flight to HAT045 and add a bag, reservation ZFA04Y";
+    let run = run_agent(&gw.base_url(), KEY, Some("rs"), words);
+    assert!(run.ended, "{:?}", run.last);
+    assert_eq!(run.calls, 2);
+    let last = run.messages.last().unwrap();
+    assert_eq!(last["content"], confirm_question("ZFA04Y"));
+    // The client got the sample's completion as the upstream sent it.
+    assert_eq!(run.last.1["object"], "chat.completion");
+    assert_eq!(run.last.1["choices"][0]["message"], *last);
+    // Three model calls: turn 0, turn 1, and one sample of turn 1, not streamed.
+    let sent = chat_requests(&upstream);
+    assert_eq!(sent.len(), 3);
+    assert_eq!(sent[2]["messages"], sent[1]["messages"]);
+    assert_eq!(sent[2]["stream"], false);
+    let a = audit(&airline(), &log);
+    assert_eq!(a.violations, 0, "{:?}", a.verdicts);
+    assert!(a.complaints.is_empty(), "{:?}", a.complaints);
+    // The log is the conversation the agent holds: the violating response is not in it.
+    assert_eq!(lines(&log).len(), run.messages.len());
+    let iv = lines(&temp(&dir, "rs.interventions.jsonl"));
+    assert_eq!(iv.len(), 1);
+    assert_eq!(iv[0]["step"], 5);
+    assert_eq!(iv[0]["committed"], true);
+    assert_eq!(iv[0]["model_calls"], 2);
+    assert_eq!(iv[0]["chosen"], 1);
+    assert_eq!(iv[0]["samples"].as_array().unwrap().len(), 1);
+    assert_eq!(iv[0]["samples"][0]["properties"], json!([]));
+    assert_eq!(iv[0]["properties"][0]["property"], "confirm-before-write");
+    assert_eq!(
+        iv[0]["replaced"]["tool_calls"][0]["function"]["name"],
+        "update_reservation_flights"
+    );
+    assert_eq!(iv[0]["by"], *last);
+    let s = sessions(&gw.addr().to_string());
+    assert_eq!(s["samples"], 3);
+    assert_eq!(s["sessions"][0]["interventions"], 1);
+    assert_eq!(s["sessions"][0]["samples"], 1);
+    assert_eq!(s["sessions"][0]["violations"], json!([]));
+
+    // Streamed: the chosen sample reaches the client as a stream.
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are an airline agent."}),
+        json!({"role": "user", "content": "FLAKY: change reservation QQQ111"}),
+    ];
+    let m = scripted_message(0, "QQQ111");
+    messages.push(m.clone());
+    messages
+        .push(json!({"role": "tool", "tool_call_id": m["tool_calls"][0]["id"], "content": "ok"}));
+    let body = json!({"model": "scripted", "messages": messages, "stream": true, "tools": tools()});
+    let (status, text) = post(
+        &format!("{}/chat/completions", gw.base_url()),
+        &[
+            ("Content-Type", "application/json"),
+            ("X-Trac-Session", "rs-stream"),
+        ],
+        &body.to_string(),
+    );
+    assert_eq!(status, 200, "{text}");
+    assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
+    let mut asm = trac_gateway::stream::Assembler::default();
+    asm.feed(text.as_bytes());
+    let got = asm.message().unwrap();
+    assert_eq!(got["content"], confirm_question("QQQ111"));
+    let sent = chat_requests(&upstream);
+    assert_eq!(sent.len(), 5);
+    assert_eq!(sent[3]["stream"], true);
+    assert_eq!(sent[4]["stream"], false);
+    let a = audit(&airline(), &log);
+    assert_eq!(a.violations, 0, "{:?}", a.verdicts);
+    let iv = lines(&temp(&dir, "rs.interventions.jsonl"));
+    assert_eq!(iv.len(), 2);
+    assert_eq!(iv[1]["model_calls"], 2);
+    assert_eq!(iv[1]["session"], "rs-stream");
+}
+
+#[test]
+fn when_every_sample_violates_the_response_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start();
+    let log = temp(&dir, "all.jsonl");
+    let mut o = options(&upstream, Intervene::Shield, Some(&log));
+    o.samples = 2;
+    let gw = start(o);
+    let run = run_agent(&gw.base_url(), KEY, Some("all"), ASK);
+    assert!(run.ended, "{:?}", run.last);
+    assert_eq!(run.calls, 2);
+    let text = run.messages.last().unwrap()["content"].as_str().unwrap();
+    assert!(text.starts_with("I can't do that"), "{text}");
+    // Turn 0, turn 1 and its two samples.
+    assert_eq!(chat_requests(&upstream).len(), 4);
+    let a = audit(&airline(), &log);
+    assert_eq!(a.violations, 0, "{:?}", a.verdicts);
+    let iv = lines(&temp(&dir, "all.interventions.jsonl"));
+    assert_eq!(iv.len(), 1);
+    assert_eq!(iv[0]["model_calls"], 3);
+    assert_eq!(iv[0]["chosen"], Value::Null);
+    assert_eq!(iv[0]["by"]["content"], text);
+    let samples = iv[0]["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 2);
+    for s in samples {
+        assert_eq!(s["properties"][0]["property"], "confirm-before-write");
+        assert_eq!(
+            s["message"]["tool_calls"][0]["function"]["name"],
+            "update_reservation_flights"
+        );
+    }
+    assert_eq!(
+        sessions(&gw.addr().to_string())["sessions"][0]["samples"],
+        2
+    );
+
+    // With --on-block error, the same: an error after the samples.
+    let mut o = options(&upstream, Intervene::Shield, None);
+    o.samples = 2;
+    o.on_block = OnBlock::Error;
+    let gw = start(o);
+    let run = run_agent(&gw.base_url(), KEY, Some("err"), ASK);
+    assert_eq!(run.last.0, 400);
+    assert_eq!(run.last.1["error"]["type"], "trac_blocked");
+    assert_eq!(chat_requests(&upstream).len(), 8);
+}
+
 /// A streamed request at turn `turn` of the scripted conversation.
 fn stream_body(turn: usize) -> String {
     let mut messages = vec![
@@ -456,12 +596,15 @@ fn agent_words(i: usize) -> (String, String) {
     }
 }
 
+/// Conversations run at once in the concurrency test (issue 23: 64).
+const CONCURRENT: usize = 64;
+
 #[test]
-fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
+fn sixty_four_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let upstream = Upstream::start();
     let one_by_one = start(options(&upstream, Intervene::None, None));
-    for i in 0..8 {
+    for i in 0..CONCURRENT {
         let (id, words) = agent_words(i);
         let header = (i % 4 != 3).then_some(id.as_str());
         assert!(run_agent(&one_by_one.base_url(), KEY, header, &words).ended);
@@ -469,12 +612,15 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
     let log = temp(&dir, "many.jsonl");
     let together = start(options(&upstream, Intervene::None, Some(&log)));
     let base = together.base_url();
-    let threads: Vec<_> = (0..8)
+    // Every agent starts its loop at the same moment, so that their requests overlap.
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(CONCURRENT));
+    let threads: Vec<_> = (0..CONCURRENT)
         .map(|i| {
-            let base = base.clone();
+            let (base, barrier) = (base.clone(), barrier.clone());
             std::thread::spawn(move || {
                 let (id, words) = agent_words(i);
                 let header = (i % 4 != 3).then_some(id.as_str());
+                barrier.wait();
                 run_agent(&base, KEY, header, &words)
             })
         })
@@ -485,12 +631,12 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
     }
     let a: BTreeMap<String, Vec<Found>> = gateway_verdicts(&one_by_one.addr().to_string());
     let b = gateway_verdicts(&together.addr().to_string());
-    assert_eq!(a.len(), 8);
+    assert_eq!(a.len(), CONCURRENT);
     assert_eq!(a, b);
     assert_eq!(audit(&airline(), &log).verdicts, b);
-    // The agents that confirmed broke no rule; the others did, twice each (agents 3 and 7,
+    // The agents that confirmed broke no rule; the others did, twice each (one in four,
     // without a header, are named by the hash of their first messages).
-    for i in (0..8).filter(|i| i % 4 != 3) {
+    for i in (0..CONCURRENT).filter(|i| i % 4 != 3) {
         let (id, _) = agent_words(i);
         let k = violations_of(&b[&id], "confirm-before-write").len();
         assert_eq!(k, if i % 2 == 0 { 0 } else { 2 }, "{id}");
@@ -500,7 +646,7 @@ fn eight_concurrent_conversations_give_the_verdicts_of_one_at_a_time() {
         .filter(|(k, _)| k.starts_with("conv-"))
         .map(|(_, v)| v)
         .collect();
-    assert_eq!(hashed.len(), 2);
+    assert_eq!(hashed.len(), CONCURRENT / 4);
     for found in hashed {
         assert_eq!(violations_of(found, "confirm-before-write").len(), 2);
     }

@@ -41,7 +41,8 @@ pub struct Seen {
 /// in the request: turn 0 looks the user up, turns 1 and 2 update the reservation (the last
 /// word of the first user message) without asking for a confirmation, turn 3 answers in text.
 /// It streams when asked; a last user message saying `FAIL500` gets a 500, `MALFORMED` a 200
-/// whose body is not JSON.
+/// whose body is not JSON. A first user message saying `FLAKY` makes turn 1 flaky: asked
+/// again the same messages (a sample), the model asks for a confirmation instead of updating.
 pub struct Upstream {
     server: Arc<tiny_http::Server>,
     thread: Option<JoinHandle<()>>,
@@ -203,7 +204,18 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>, gate: &Gate) {
             .unwrap_or("");
         let rid = first_user.split_whitespace().last().unwrap_or("NONE");
         let model = body["model"].as_str().unwrap_or("scripted").to_string();
-        let message = scripted_message(turn, rid);
+        let again = log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.body["messages"] == body["messages"])
+            .count()
+            > 1;
+        let message = if first_user.contains("FLAKY") && turn == 1 && again {
+            json!({"role": "assistant", "content": confirm_question(rid)})
+        } else {
+            scripted_message(turn, rid)
+        };
         if body["stream"] == true {
             (200, sse(turn, &model, &message), "text/event-stream")
         } else {
@@ -215,6 +227,11 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>, gate: &Gate) {
         .with_status_code(status)
         .with_header(header);
     let _ = rq.respond(resp);
+}
+
+/// What the flaky model asks when sampled again at turn 1.
+pub fn confirm_question(rid: &str) -> String {
+    format!("Shall I move reservation {rid} to HAT045 and add a bag? Please confirm.")
 }
 
 /// The scripted model's message at `turn`.
@@ -434,7 +451,15 @@ pub fn audit(spec: &CheckedSpec, log: &Path) -> Audit {
         steps: end.steps,
         ..Audit::default()
     };
-    assert!(!end.bad_input, "{} was not read to its end", log.display());
+    assert!(
+        !end.bad_input,
+        "{} was not read to its end: {:?}",
+        log.display(),
+        sink.notices
+            .iter()
+            .map(|n| n.to_string())
+            .collect::<Vec<_>>()
+    );
     for t in sink.traces {
         let found = t
             .records
