@@ -954,6 +954,8 @@ impl PyMonitor {
 pub struct PySupervisor {
     sup: Supervisor,
     trace: String,
+    /// Whether `end_of_run` was called: the run's session is closed.
+    ended: bool,
 }
 
 impl PySupervisor {
@@ -1019,6 +1021,17 @@ impl PySupervisor {
         }
     }
 
+    /// Refuses a step or a check after the end of the run (whose monitors are gone: a check
+    /// would see no verdict and call any action compliant).
+    fn running(&self) -> PyResult<()> {
+        if self.ended {
+            return Err(TracError::new_err(
+                "the run has ended (end_of_run() was called): make a new Supervisor for the next run",
+            ));
+        }
+        Ok(())
+    }
+
     fn failed(&self) -> PyResult<()> {
         match self.sup.failure() {
             Some(f) => Err(TracError::new_err(f.to_string())),
@@ -1045,7 +1058,11 @@ impl PySupervisor {
         let opts = SupervisorOptions { reset, session };
         let sup = Supervisor::new(&specs.checked, &opts)
             .map_err(|e| SpecError::new_err(e.to_string()))?;
-        Ok(PySupervisor { sup, trace })
+        Ok(PySupervisor {
+            sup,
+            trace,
+            ended: false,
+        })
     }
 
     /// The verdicts decided before the first step (once; later calls give none).
@@ -1074,6 +1091,7 @@ impl PySupervisor {
         action: &str,
         labels: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        self.running()?;
         let labels = self.labels(action, labels)?;
         let c = self.sup.check(action, &labels);
         self.check_to_py(py, &c)
@@ -1088,6 +1106,7 @@ impl PySupervisor {
         input: Option<&str>,
         labels: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        self.running()?;
         let labels = self.labels(action, labels)?;
         let rs = self.sup.commit(action, input, &labels);
         self.failed()?;
@@ -1100,6 +1119,7 @@ impl PySupervisor {
         py: Python<'py>,
         event: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        self.running()?;
         let ev = self.event(py, event)?;
         let c = self.sup.check_event(&ev);
         self.check_to_py(py, &c)
@@ -1111,6 +1131,7 @@ impl PySupervisor {
         py: Python<'py>,
         event: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
+        self.running()?;
         let ev = self.event(py, event)?;
         let rs = self.sup.commit_event(&ev);
         self.failed()?;
@@ -1138,6 +1159,7 @@ impl PySupervisor {
         k: u32,
         known: Option<HashMap<String, bool>>,
     ) -> PyResult<Bound<'py, PyList>> {
+        self.running()?;
         let known = known.unwrap_or_default();
         let out = self.sup.exact(k, &|l: &str| known.get(l).copied());
         let v = serde_json::to_value(&out)
@@ -1148,8 +1170,13 @@ impl PySupervisor {
         }
     }
 
-    /// The verdicts decided by the end of the run; the run's session is closed.
+    /// The verdicts decided by the end of the run; the run's session is closed (a second call
+    /// gives none).
     fn end_of_run<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.ended {
+            return Ok(PyList::empty(py));
+        }
+        self.ended = true;
         let rs = self.sup.end_of_run();
         self.records(py, &rs)
     }

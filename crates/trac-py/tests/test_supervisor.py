@@ -180,3 +180,23 @@ def test_errors_are_the_package_exceptions():
     with pytest.raises(trac.TraceError):
         sup.commit_event({"output": "x", "labels": "book"})
     assert sup.steps == 0
+
+
+def test_after_the_end_of_the_run_steps_and_checks_raise():
+    # An ltlf property: `F pay` over a finite run that never pays is violated at its end.
+    spec = trac.Spec.from_str(BOOKING.replace('formula: "G(book -> F pay)"', 'formula: "F pay", semantics: Ltlf'), "b.ron")
+    sup = trac.Supervisor(spec)
+    sup.commit("search flights")
+    end = sup.end_of_run()
+    assert [(r.property, r.verdict) for r in end] == [("pay-after", "violated")]
+    assert sup.end_of_run() == []
+    for call in (
+        lambda: sup.check("book"),
+        lambda: sup.commit("book"),
+        lambda: sup.check_event({"output": "book"}),
+        lambda: sup.commit_event({"output": "book"}),
+        lambda: sup.exact(1),
+    ):
+        with pytest.raises(trac.TracError, match="the run has ended"):
+            call()
+    assert sup.steps == 1

@@ -632,9 +632,10 @@ class Supervisor:
     >>> sup = trac.Supervisor(trac.Spec.from_formulas(["G(book -> O confirm)"]))
     >>> sup.check("book", labels=["book"]).compliant      # nothing committed
     False
-    >>> sup.commit("confirm", labels=["confirm"])         # the step happened: its verdicts
-    []
-    >>> sup.residual_english(0)                           # what is still owed, in English
+    >>> sup.commit("confirm", labels=["confirm"])[0].verdict   # the step happened: its verdicts
+    'satisfied'
+    >>> sup.exact(1, {"book": True})[0]["risk"]                 # look-ahead: now never violated
+    0.0
 
     It wraps the supervisor of ``trac run`` and ``trac gateway`` (crate ``trac-agent``): the run
     is one session of the audit driver on compiled monitors (TRAC_R unless ``reset=False``), so
@@ -714,8 +715,9 @@ class Supervisor:
         return list(self._s.exact(k, known))
 
     def end_of_run(self) -> List[Verdict]:
-        """The verdicts decided by the end of the run (``ltlf`` properties); the run's session
-        is closed, and later steps are a new run."""
+        """The verdicts decided by the end of the run (``ltlf`` properties). The run's session
+        is closed: later checks, commits and look-aheads raise :class:`TracError`; a second
+        call gives none."""
         return [Verdict.from_dict(d) for d in self._s.end_of_run()]
 
     @property
