@@ -138,3 +138,26 @@ fn the_gateway_sits_above_the_agent_and_below_the_cli() {
     );
     assert!(closure("trac-cli").contains("trac-gateway"));
 }
+
+#[test]
+fn the_python_package_sits_above_the_agent_and_beside_the_gateway() {
+    // trac-py wraps trac-agent's Supervisor (`trac.Supervisor`, TRAC_P+I for agents that run in
+    // the Python process) rather than copying its check / commit / look-ahead: one supervisor,
+    // so a Python agent, `trac run` and `trac gateway` get the same verdicts. trac-agent brings
+    // trac-llm (and ureq) along, which the package does not call: the package reaches the
+    // network only if a caller's code does. It stays off the HTTP server, the command line and
+    // the embedded llama.cpp (its wheel needs no cmake nor libclang).
+    let c = closure("trac-py");
+    for needed in ["trac-agent", "trac-runtime", "trac-compile", "trac-spec"] {
+        assert!(c.contains(needed), "trac-py lacks {needed}: {c:?}");
+    }
+    assert_none_of(
+        "trac-py",
+        &c,
+        &["trac-gateway", "tiny_http", "trac-cli", "trac-embed"],
+    );
+    // Nothing below depends on the Python package.
+    for package in ["trac-agent", "trac-gateway", "trac-cli"] {
+        assert_none_of(package, &closure(package), &["trac-py", "pyo3"]);
+    }
+}

@@ -20,9 +20,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use trac_agent::supervisor::{Check as SupCheck, Supervisor, SupervisorOptions};
 use trac_compile::TableKey;
+use trac_core::labels::LabelSet;
 use trac_ltl::compiler::TableCompiler;
-use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor};
+use trac_runtime::audit::{AuditOptions, AuditPlan, Auditor, VerdictRecord};
 use trac_runtime::engine::Engine;
 use trac_runtime::trace::{Event, TraceError as RtTraceError};
 use trac_spec::spec::{CheckedSpec, Semantics, Spec};
@@ -941,12 +943,281 @@ impl PyMonitor {
     }
 }
 
+/// The supervisor of TRAC_P+I for an agent loop in Python: check a candidate action (nothing
+/// committed), commit the step that happened, look ahead, residuals in English. Wraps
+/// `trac_agent::supervisor::Supervisor` (the one `trac run` and `trac gateway` use), whose run
+/// is one session of the audit driver, so its verdicts are those `trac audit` gives the same
+/// events. Records are the JSON Lines verdict objects, trace `name` (`name#session` with a
+/// session).
+// `unsendable`: the supervisor's auditors are not `Send`.
+#[pyclass(module = "trac._trac", name = "NativeSupervisor", unsendable)]
+pub struct PySupervisor {
+    sup: Supervisor,
+    trace: String,
+    /// Whether `end_of_run` was called: the run's session is closed.
+    ended: bool,
+}
+
+impl PySupervisor {
+    fn records<'py>(&self, py: Python<'py>, rs: &[VerdictRecord]) -> PyResult<Bound<'py, PyList>> {
+        let v: Vec<Value> = rs
+            .iter()
+            .map(|r| trac_runtime::audit::jsonl::verdict_record(&self.trace, r))
+            .collect();
+        records_to_py(py, &v)
+    }
+
+    fn check_to_py<'py>(&self, py: Python<'py>, c: &SupCheck) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("compliant", c.compliant())?;
+        d.set_item("violated", c.violated.clone())?;
+        d.set_item("records", self.records(py, &c.records)?)?;
+        Ok(d)
+    }
+
+    /// The labels of `action`: the spec's rules on its text, plus `given` (checked as labels).
+    fn labels(&self, action: &str, given: Option<Vec<String>>) -> PyResult<LabelSet> {
+        for l in given.iter().flatten() {
+            trac_runtime::label::labeler::check_label(l)
+                .map_err(|e| TraceError::new_err(format!("label `{l}`: {}", e.message)))?;
+        }
+        Ok(self.sup.label(action, given))
+    }
+
+    /// Property `which` (its 0-based index, or its id) as an index.
+    fn index(&self, which: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let props = self.sup.properties();
+        if let Ok(id) = which.extract::<String>() {
+            return props.iter().position(|p| p.id == id).ok_or_else(|| {
+                let ids: Vec<&str> = props.iter().map(|p| p.id.as_str()).collect();
+                TracError::new_err(format!(
+                    "no property `{id}`: the properties are {}",
+                    ids.join(", ")
+                ))
+            });
+        }
+        if which.is_instance_of::<PyBool>() {
+            return Err(PyTypeError::new_err(
+                "a property is its index (int) or its id (str)",
+            ));
+        }
+        match which.extract::<i64>() {
+            Ok(i) if i >= 0 && (i as u64) < props.len() as u64 => Ok(i as usize),
+            Ok(i) => Err(TracError::new_err(format!(
+                "no property {i}: indices go from 0 to {} ({} properties)",
+                props.len().saturating_sub(1),
+                props.len()
+            ))),
+            Err(_) => Err(PyTypeError::new_err(
+                "a property is its index (int) or its id (str)",
+            )),
+        }
+    }
+
+    fn event(&self, py: Python<'_>, event: &Bound<'_, PyAny>) -> PyResult<Event> {
+        match event_of(py, event, &self.trace, self.sup.steps() + 1)? {
+            Ok((ev, _fields)) => Ok(ev),
+            Err(e) => Err(trace_err(py, &e)),
+        }
+    }
+
+    /// Refuses a step or a check after the end of the run (whose monitors are gone: a check
+    /// would see no verdict and call any action compliant).
+    fn running(&self) -> PyResult<()> {
+        if self.ended {
+            return Err(TracError::new_err(
+                "the run has ended (end_of_run() was called): make a new Supervisor for the next run",
+            ));
+        }
+        Ok(())
+    }
+
+    fn failed(&self) -> PyResult<()> {
+        match self.sup.failure() {
+            Some(f) => Err(TracError::new_err(f.to_string())),
+            None => Ok(()),
+        }
+    }
+}
+
+#[pymethods]
+impl PySupervisor {
+    #[new]
+    #[pyo3(signature = (spec, reset = true, session = None, name = "<supervisor>"))]
+    fn new(
+        spec: &Bound<'_, PyAny>,
+        reset: bool,
+        session: Option<String>,
+        name: &str,
+    ) -> PyResult<Self> {
+        let specs = specs_of(spec)?;
+        let trace = match &session {
+            Some(s) => format!("{name}#{s}"),
+            None => name.to_string(),
+        };
+        let opts = SupervisorOptions { reset, session };
+        let sup = Supervisor::new(&specs.checked, &opts)
+            .map_err(|e| SpecError::new_err(e.to_string()))?;
+        Ok(PySupervisor {
+            sup,
+            trace,
+            ended: false,
+        })
+    }
+
+    /// The verdicts decided before the first step (once; later calls give none).
+    fn initial<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let rs = self.sup.initial();
+        self.records(py, &rs)
+    }
+
+    /// The labels of `action` (the spec's rules on its text, plus `given`), sorted.
+    #[pyo3(signature = (action, given = None))]
+    fn label(&self, action: &str, given: Option<Vec<String>>) -> PyResult<Vec<String>> {
+        let mut l: Vec<String> = self
+            .labels(action, given)?
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        l.sort();
+        Ok(l)
+    }
+
+    /// What `action` (with the extra `labels`) would do now; nothing is committed.
+    #[pyo3(signature = (action, labels = None))]
+    fn check<'py>(
+        &self,
+        py: Python<'py>,
+        action: &str,
+        labels: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.running()?;
+        let labels = self.labels(action, labels)?;
+        let c = self.sup.check(action, &labels);
+        self.check_to_py(py, &c)
+    }
+
+    /// The step happened: returns its verdicts.
+    #[pyo3(signature = (action, input = None, labels = None))]
+    fn commit<'py>(
+        &mut self,
+        py: Python<'py>,
+        action: &str,
+        input: Option<&str>,
+        labels: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.running()?;
+        let labels = self.labels(action, labels)?;
+        let rs = self.sup.commit(action, input, &labels);
+        self.failed()?;
+        self.records(py, &rs)
+    }
+
+    /// What trace event `event` would do now; nothing is committed.
+    fn check_event<'py>(
+        &self,
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.running()?;
+        let ev = self.event(py, event)?;
+        let c = self.sup.check_event(&ev);
+        self.check_to_py(py, &c)
+    }
+
+    /// Trace event `event` happened: returns its verdicts.
+    fn commit_event<'py>(
+        &mut self,
+        py: Python<'py>,
+        event: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.running()?;
+        let ev = self.event(py, event)?;
+        let rs = self.sup.commit_event(&ev);
+        self.failed()?;
+        self.records(py, &rs)
+    }
+
+    /// The residual formula(s) of a property (index or id), Spot syntax.
+    fn residual(&self, which: &Bound<'_, PyAny>) -> PyResult<String> {
+        let i = self.index(which)?;
+        Ok(self.sup.residual(i))
+    }
+
+    /// The residual obligation of a property (index or id) in plain English.
+    fn residual_english(&self, which: &Bound<'_, PyAny>) -> PyResult<String> {
+        let i = self.index(which)?;
+        Ok(self.sup.residual_english(i))
+    }
+
+    /// The exact look-ahead of every property within `k` steps, given the next step's known
+    /// labels.
+    #[pyo3(signature = (k, known = None))]
+    fn exact<'py>(
+        &self,
+        py: Python<'py>,
+        k: u32,
+        known: Option<HashMap<String, bool>>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.running()?;
+        let known = known.unwrap_or_default();
+        let out = self.sup.exact(k, &|l: &str| known.get(l).copied());
+        let v = serde_json::to_value(&out)
+            .map_err(|e| TracError::new_err(format!("look-ahead: {e}")))?;
+        match to_py(py, &v)?.cast_into::<PyList>() {
+            Ok(l) => Ok(l),
+            Err(_) => Ok(PyList::empty(py)),
+        }
+    }
+
+    /// The verdicts decided by the end of the run; the run's session is closed (a second call
+    /// gives none).
+    fn end_of_run<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        if self.ended {
+            return Ok(PyList::empty(py));
+        }
+        self.ended = true;
+        let rs = self.sup.end_of_run();
+        self.records(py, &rs)
+    }
+
+    /// The monitored properties: dicts with `id`, `description`, `english`, `var`.
+    #[getter]
+    fn properties<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let v = serde_json::to_value(self.sup.properties())
+            .map_err(|e| TracError::new_err(format!("properties: {e}")))?;
+        match to_py(py, &v)?.cast_into::<PyList>() {
+            Ok(l) => Ok(l),
+            Err(_) => Ok(PyList::empty(py)),
+        }
+    }
+
+    /// Steps committed so far.
+    #[getter]
+    fn steps(&self) -> usize {
+        self.sup.steps()
+    }
+
+    /// The trace name in records.
+    #[getter]
+    fn name(&self) -> String {
+        self.trace.clone()
+    }
+
+    /// The run's session, if any.
+    #[getter]
+    fn session(&self) -> Option<String> {
+        self.sup.session().map(str::to_string)
+    }
+}
+
 /// The native module `trac._trac`.
 #[pymodule]
 fn _trac(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_class::<PySpec>()?;
     m.add_class::<PyMonitor>()?;
+    m.add_class::<PySupervisor>()?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(audit_path, m)?)?;
     m.add_function(wrap_pyfunction!(audit_events, m)?)?;

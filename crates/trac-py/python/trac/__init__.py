@@ -18,14 +18,14 @@ violation to count violations), with compiled monitor tables for complete verdic
   ``trac audit --format jsonl`` as :class:`Verdict` and :class:`End` objects; :func:`audit_table`
   and :meth:`Records.to_pandas` give tables.
 - :func:`check` -- a formula's normal form, English reading and monitor facts.
+- :class:`Supervisor` -- TRAC_P+I in an agent loop: ``check(action)`` a candidate (nothing
+  committed), ``commit(action)`` the step that happened, ``exact(k)`` look-ahead,
+  ``residual_english(i)``.
 - :mod:`trac.distributed` -- many sessions on a Dask cluster.
 
 Errors are :class:`TracError` and its subclasses :class:`FormulaError` (the message shows the
 formula with a caret under the error), :class:`SpecError` and :class:`TraceError`.
 
-The supervisor hook of the TRAC_P+I issue (check a candidate action of a Python agent loop and
-get the decision) is pending: it will wrap that supervisor (crate ``trac-agent``) once it is
-merged.
 """
 
 from __future__ import annotations
@@ -53,6 +53,8 @@ __all__ = [
     "audit_table",
     "audit_jsonl",
     "check",
+    "Supervisor",
+    "Check",
     "TracError",
     "FormulaError",
     "SpecError",
@@ -606,3 +608,141 @@ def check(formula: str) -> FormulaInfo:
     Compiling the monitor is exponential in the worst case.
     """
     return FormulaInfo(**_trac.check(formula))
+
+
+@dataclass(frozen=True)
+class Check:
+    """What a candidate action would do (:meth:`Supervisor.check`); nothing was committed."""
+
+    compliant: bool
+    """Whether the action would violate no property now."""
+    violated: List[Any]
+    """``(property, value)`` of each violation it would cause (value: the parameter's value of
+    a parametric property, else None)."""
+    records: List[Verdict]
+    """The verdict records the action would produce (as :meth:`Supervisor.commit` would)."""
+
+    def __bool__(self) -> bool:
+        return self.compliant
+
+
+class Supervisor:
+    """The monitors of a spec between a Python agent and its environment (TRAC_P+I).
+
+    >>> sup = trac.Supervisor(trac.Spec.from_formulas(["G(book -> O confirm)"]))
+    >>> sup.check("book", labels=["book"]).compliant      # nothing committed
+    False
+    >>> sup.commit("confirm", labels=["confirm"])[0].verdict   # the step happened: its verdicts
+    'satisfied'
+    >>> sup.exact(1, {"book": True})[0]["risk"]                 # look-ahead: now never violated
+    0.0
+
+    It wraps the supervisor of ``trac run`` and ``trac gateway`` (crate ``trac-agent``): the run
+    is one session of the audit driver on compiled monitors (TRAC_R unless ``reset=False``), so
+    the verdicts of the committed steps are those :func:`audit` gives the same events (the
+    events of :meth:`commit` are ``{"step", "input", "output": action, "labels"}``). Records
+    are :class:`Verdict` objects with trace ``name`` (``name#session`` with a session). Bad
+    specs raise :class:`SpecError`, bad events or labels :class:`TraceError`, an unknown
+    property :class:`TracError`. A supervisor belongs to the thread that made it.
+    """
+
+    def __init__(
+        self,
+        spec: SpecLike,
+        reset: bool = True,
+        session: Optional[str] = None,
+        *,
+        name: str = "<supervisor>",
+    ) -> None:
+        self._s = _trac.NativeSupervisor(spec, reset, session, name)
+
+    def initial(self) -> List[Verdict]:
+        """The verdicts decided before the first step (step 0). Once: later calls give none,
+        and a first :meth:`commit` without it returns them first."""
+        return [Verdict.from_dict(d) for d in self._s.initial()]
+
+    def label(self, action: str, given: Optional[Iterable[str]] = None) -> List[str]:
+        """The labels of ``action``: the spec's labeling rules on its text, plus ``given`` (the
+        environment's labels), sorted."""
+        return list(self._s.label(action, None if given is None else list(given)))
+
+    def check(self, action: str, labels: Optional[Iterable[str]] = None) -> Check:
+        """What ``action`` would do now (its labels: :meth:`label` of it and ``labels``),
+        without committing it. O(properties)."""
+        d = self._s.check(action, None if labels is None else list(labels))
+        return _check(d)
+
+    def commit(
+        self,
+        action: str,
+        input: Optional[str] = None,
+        labels: Optional[Iterable[str]] = None,
+    ) -> List[Verdict]:
+        """The step happened (``input``: what the agent saw): every monitor progresses; returns
+        the step's verdicts."""
+        return [
+            Verdict.from_dict(d)
+            for d in self._s.commit(action, input, None if labels is None else list(labels))
+        ]
+
+    def check_event(self, event: Event) -> Check:
+        """What trace event ``event`` (a dict as a JSON Lines event -- chat messages with roles
+        and tool calls included --, a str log line or a list of labels) would do now, labeled
+        as :func:`audit` labels it; nothing committed."""
+        return _check(self._s.check_event(event))
+
+    def commit_event(self, event: Event) -> List[Verdict]:
+        """Trace event ``event`` happened (labeled as :func:`audit` labels it); returns its
+        verdicts."""
+        return [Verdict.from_dict(d) for d in self._s.commit_event(event)]
+
+    def residual(self, prop: Union[int, str]) -> str:
+        """The residual formula of property ``prop`` (its index or id) now, Spot syntax
+        (``value: residual`` per instance of a parametric property, ``; ``-separated)."""
+        return str(self._s.residual(prop))
+
+    def residual_english(self, prop: Union[int, str]) -> str:
+        """The residual obligation of property ``prop`` (index or id) in plain English, with the
+        spec's proposition descriptions (the *inject* intervention's text); the property's
+        formula in English when nothing is pending."""
+        return str(self._s.residual_english(prop))
+
+    def exact(self, k: int, known: Optional[Dict[str, bool]] = None) -> List[Dict[str, Any]]:
+        """The exact look-ahead per property within ``k`` steps, given what is known of the next
+        step's labels (``known``: ``{label: holds}``): dicts with ``property``, ``risk`` (1.0 if
+        some monitor must be violated at the next step, 0.0 if none can be within ``k`` steps,
+        else None), ``min_steps`` and ``immediate`` (next-step valuations that violate at once)."""
+        return list(self._s.exact(k, known))
+
+    def end_of_run(self) -> List[Verdict]:
+        """The verdicts decided by the end of the run (``ltlf`` properties). The run's session
+        is closed: later checks, commits and look-aheads raise :class:`TracError`; a second
+        call gives none."""
+        return [Verdict.from_dict(d) for d in self._s.end_of_run()]
+
+    @property
+    def properties(self) -> List[Dict[str, Any]]:
+        """The monitored properties: dicts with ``id``, ``description``, ``english``, ``var``."""
+        return list(self._s.properties)
+
+    @property
+    def steps(self) -> int:
+        """Steps committed so far."""
+        return int(self._s.steps)
+
+    @property
+    def name(self) -> str:
+        """The trace name in records."""
+        return str(self._s.name)
+
+    def __repr__(self) -> str:
+        ids = ", ".join(p["id"] for p in self.properties)
+        return f"Supervisor(name={self.name!r}, steps={self.steps}, properties=[{ids}])"
+
+
+def _check(d: Dict[str, Any]) -> Check:
+    return Check(
+        compliant=bool(d["compliant"]),
+        violated=[tuple(v) for v in d["violated"]],
+        records=[Verdict.from_dict(r) for r in d["records"]],
+    )
