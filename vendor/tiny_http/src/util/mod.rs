@@ -1,5 +1,5 @@
 pub use self::custom_stream::CustomStream;
-pub use self::equal_reader::EqualReader;
+pub use self::equal_reader::{Closer, EqualReader};
 pub use self::fused_reader::FusedReader;
 pub use self::messages_queue::MessagesQueue;
 pub use self::refined_tcp_stream::RefinedTcpStream;

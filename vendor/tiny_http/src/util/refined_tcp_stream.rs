@@ -121,6 +121,21 @@ impl RefinedTcpStream {
     pub(crate) fn peer_addr(&mut self) -> IoResult<Option<SocketAddr>> {
         self.stream.peer_addr()
     }
+
+    /// trac patch: what shuts this connection down in both directions (plain connections
+    /// only; `None` for TLS or when the socket cannot be cloned).
+    pub(crate) fn closer(&self) -> Option<crate::util::Closer> {
+        match &self.stream {
+            Stream::Http(c) => {
+                let c = c.try_clone().ok()?;
+                Some(std::sync::Arc::new(move || {
+                    c.shutdown(Shutdown::Both).ok();
+                }))
+            }
+            #[cfg(any(feature = "ssl-openssl", feature = "ssl-rustls"))]
+            Stream::Https(_) => None,
+        }
+    }
 }
 
 impl Drop for RefinedTcpStream {

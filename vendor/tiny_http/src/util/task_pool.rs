@@ -69,7 +69,13 @@ impl TaskPool {
     pub fn spawn(&self, code: Box<dyn FnMut() + Send>) {
         let mut queue = self.sharing.todo.lock().unwrap();
 
-        if self.sharing.waiting_tasks.load(Ordering::Acquire) == 0 {
+        // trac patch: 0.12.0 queued the task whenever a thread was waiting (`waiting_tasks !=
+        // 0`), but a waiting thread that was already notified still counts as waiting until it
+        // wakes: two connections accepted in a row were both queued for one thread, and the
+        // second waited until some thread finished its task, that is until another client
+        // closed its (keep-alive) connection. A task is queued only when there are more
+        // waiting threads than queued tasks.
+        if self.sharing.waiting_tasks.load(Ordering::Acquire) <= queue.len() {
             self.add_thread(Some(code));
         } else {
             queue.push_back(code);
