@@ -1,4 +1,5 @@
 //! # Simple usage
+#![allow(unused_imports, dead_code)] // trac patch: as quiet as the registry copy (unused items of 0.12.0)
 //!
 //! ## Creating the server
 //!
