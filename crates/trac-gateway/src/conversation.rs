@@ -27,6 +27,7 @@ use trac_agent::supervisor::{Check, Supervisor};
 use trac_runtime::audit::VerdictRecord;
 use trac_runtime::trace::{Event, MessageReader, TraceError};
 use trac_runtime::Verdict;
+use trac_spec::spec::CheckedSpec;
 
 /// A verdict a conversation reached.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -82,6 +83,20 @@ pub struct Stats {
     pub unread: usize,
     /// Log lines that could not be written.
     pub log_errors: usize,
+    /// The properties not audited so far, as `trac audit` reports them: none of their
+    /// propositions can hold on the conversation's steps (their rules read roles, tools,
+    /// arguments or fields no step has, as tool-call propositions on a text-only
+    /// conversation), so they pass vacuously.
+    pub not_audited: Vec<NotAudited>,
+}
+
+/// A property that could not be audited on a conversation ([`Stats::not_audited`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotAudited {
+    /// The property's id.
+    pub property: String,
+    /// Its propositions, none of which can hold on the steps so far.
+    pub propositions: Vec<String>,
 }
 
 /// What became of a response.
@@ -242,6 +257,8 @@ pub struct Conversation {
     id: String,
     sup: Supervisor,
     reader: MessageReader,
+    /// The specs monitored (for the coverage: which properties could be audited).
+    specs: Arc<[CheckedSpec]>,
     /// The keys ([`message_key`]) of the messages seen, in order: the history as the client
     /// is expected to hold it.
     history: Vec<u64>,
@@ -251,14 +268,20 @@ pub struct Conversation {
 }
 
 impl Conversation {
-    /// Conversation `id`, a new session of `template`'s monitors, keeping its stats in
-    /// `stats` (shared with whoever shows them).
-    pub fn new(id: &str, template: &Supervisor, stats: Arc<Mutex<Stats>>) -> Conversation {
+    /// Conversation `id`, a new session of `template`'s monitors (of `specs`), keeping its
+    /// stats in `stats` (shared with whoever shows them).
+    pub fn new(
+        id: &str,
+        template: &Supervisor,
+        specs: Arc<[CheckedSpec]>,
+        stats: Arc<Mutex<Stats>>,
+    ) -> Conversation {
         stats.lock().unwrap_or_else(|e| e.into_inner()).session = id.to_string();
         Conversation {
             id: id.to_string(),
             sup: template.fork(Some(id)),
             reader: MessageReader::new(id),
+            specs,
             history: Vec::new(),
             told: [false; 2],
             stats,
@@ -303,7 +326,19 @@ impl Conversation {
             found.extend(self.sup.commit_event(ev).iter().map(Found::of));
         }
         let failed = log.is_some_and(|l| l.step(line).is_err());
+        let not_audited: Vec<NotAudited> = self
+            .sup
+            .coverage()
+            .map(|c| c.unaudited_properties(&self.specs, false))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(property, propositions)| NotAudited {
+                property,
+                propositions,
+            })
+            .collect();
         self.with_stats(|s| {
+            s.not_audited = not_audited;
             for f in found {
                 if f.verdict == Verdict::Violated {
                     s.violations.push(f.clone());

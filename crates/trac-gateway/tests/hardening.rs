@@ -4,7 +4,7 @@
 
 mod support;
 
-use serde_json::json;
+use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -389,4 +389,57 @@ fn histories_that_are_not_resent_whole_lose_no_step_and_count_none_twice() {
     );
     assert_eq!(notes[0]["not_resent"], 1);
     assert_eq!(notes[3]["not_resent"], 2);
+}
+
+#[test]
+fn sessions_report_the_properties_not_audited_as_the_audit_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start();
+    let log = temp(&dir, "text.jsonl");
+    let gw = start(options(&upstream, Some(&log)));
+    // Text only: three assistant answers make the scripted model answer in text.
+    let mut messages = vec![json!({"role": "system", "content": "You are an airline agent."})];
+    for i in 0..3 {
+        messages.push(user(&format!("question {i}")));
+        messages.push(json!({"role": "assistant", "content": format!("answer {i}")}));
+    }
+    messages.push(user("thanks"));
+    let last = say(&gw, "text", &messages);
+    assert!(
+        last["content"].is_string() && last.get("tool_calls").is_none(),
+        "{last}"
+    );
+    let s = stats_of(&gw, "text");
+    let mut gateway: Vec<String> = s["not_audited"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["property"].as_str().unwrap().to_string())
+        .collect();
+    gateway.sort();
+    let mut audited: Vec<String> = audit_complaints(&airline(), &log)
+        .iter()
+        .filter_map(|c| {
+            let rest = c.split(": property ").nth(1)?;
+            Some(rest.split(" not audited").next()?.to_string())
+        })
+        .collect();
+    audited.sort();
+    assert!(
+        !audited.is_empty(),
+        "the airline spec's tool rules cannot hold on text"
+    );
+    assert!(
+        audited.iter().any(|p| p == "lookup-before-write"),
+        "{audited:?}"
+    );
+    assert_eq!(gateway, audited, "{s}");
+    // A conversation with tool calls has them audited.
+    say(&gw, "tools", &[user("Please change reservation ZFA04Y")]);
+    let s = stats_of(&gw, "tools");
+    let tools: Vec<&Value> = s["not_audited"].as_array().unwrap().iter().collect();
+    assert!(
+        !tools.iter().any(|n| n["property"] == "lookup-before-write"),
+        "{s}"
+    );
 }

@@ -548,3 +548,28 @@ pub fn sessions(addr: &str) -> Value {
 pub fn temp(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
 }
+
+/// The warnings and errors of the audit of `log` against `spec` (as `trac audit` prints
+/// them), whether or not the log could be audited.
+pub fn audit_complaints(spec: &CheckedSpec, log: &Path) -> Vec<String> {
+    let opts = AuditOptions {
+        compiler: Some(trac_compile::Compiler::shared()),
+        ..AuditOptions::default()
+    };
+    let specs = [spec.clone()];
+    let plan = AuditPlan::new(&specs, &opts).unwrap();
+    let checks = Checks {
+        specs: specs.to_vec().into(),
+        ..Checks::default()
+    };
+    let mut sink = Collect::default();
+    audit_file(
+        plan,
+        checks,
+        log,
+        &trac_runtime::trace::ReadOptions::default(),
+        None,
+        &mut sink,
+    );
+    sink.notices.iter().map(|n| n.to_string()).collect()
+}
