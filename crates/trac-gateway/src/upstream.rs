@@ -81,10 +81,9 @@ impl Upstream {
             .http_status_as_error(false)
             .timeout_global(Some(opts.upstream_timeout))
             .timeout_connect(Some(opts.connect_timeout))
-            // A fresh connection per upstream request: with pooled keep-alive connections,
-            // concurrent conversations sometimes saw a request sent on a reused connection to a
-            // tiny_http upstream never answered (the eight-conversation test, about 1 run in 6).
-            .max_idle_connections(0)
+            // Keep-alive connections are pooled (ureq's default). They once were not: a tiny_http
+            // upstream left a new connection unread behind busy keep-alive ones, a bug of its
+            // thread pool now patched in vendor/tiny_http (TRAC-PATCH.md).
             .user_agent(concat!("trac-gateway/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();

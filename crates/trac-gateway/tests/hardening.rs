@@ -443,3 +443,49 @@ fn sessions_report_the_properties_not_audited_as_the_audit_does() {
         "{s}"
     );
 }
+
+#[test]
+fn a_burst_of_keep_alive_connections_is_served_while_they_stay_open() {
+    // tiny_http 0.12.0's thread pool could queue a new connection for a thread already
+    // notified of another: that connection was not read until some other connection closed.
+    // Every round opens 48 connections at once, each sends one request and keeps its
+    // connection open (as a pooled HTTP client does) until every one has its answer.
+    let upstream = Upstream::start();
+    let gw = start(options(&upstream, None));
+    for round in 0..10 {
+        let n = 48;
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(n));
+        let done = std::sync::Arc::new(std::sync::Barrier::new(n));
+        let threads: Vec<_> = (0..n)
+            .map(|_| {
+                let (addr, barrier, done) = (gw.addr(), barrier.clone(), done.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    let mut s = TcpStream::connect(addr).unwrap();
+                    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                    s.write_all(b"GET /trac/sessions HTTP/1.1\r\nHost: gw\r\n\r\n")
+                        .unwrap();
+                    let mut got = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    let answered = loop {
+                        if String::from_utf8_lossy(&got).contains("\"sessions\"") {
+                            break true;
+                        }
+                        match s.read(&mut buf) {
+                            Ok(0) | Err(_) => break false,
+                            Ok(k) => got.extend_from_slice(&buf[..k]),
+                        }
+                    };
+                    done.wait();
+                    answered
+                })
+            })
+            .collect();
+        let answered = threads
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .filter(|a| *a)
+            .count();
+        assert_eq!(answered, n, "round {round}");
+    }
+}
