@@ -312,7 +312,7 @@ fn histories_that_are_not_resent_whole_lose_no_step_and_count_none_twice() {
 
     // Only the newest message: it is a new step, with a notice.
     say(&gw, "newest", &[sys.clone(), u1.clone()]);
-    say(&gw, "newest", &[t1.clone()]);
+    say(&gw, "newest", std::slice::from_ref(&t1));
     let s = stats_of(&gw, "newest");
     assert_eq!(
         (s["windows"].as_u64(), s["divergences"].as_u64()),
