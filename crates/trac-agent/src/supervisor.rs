@@ -234,6 +234,13 @@ impl Supervisor {
         self.failure.as_ref()
     }
 
+    /// What the run's steps so far let the audit read (as `trac audit` computes it: which
+    /// properties could be audited, [`trac_runtime::audit::Coverage::unaudited_properties`]):
+    /// `None` after [`Supervisor::end_of_run`].
+    pub fn coverage(&self) -> Option<&trac_runtime::audit::Coverage> {
+        self.auditor().map(Auditor::coverage)
+    }
+
     /// The auditor of the run's session: `None` after [`Supervisor::end_of_run`].
     fn auditor(&self) -> Option<&Auditor> {
         self.driver.session(self.session.as_deref())

@@ -2,10 +2,16 @@
 //! the one of its monitor thread, [`crate::monitors`]), the messages it has seen, and what its
 //! steps gave.
 //!
-//! A request's steps are the messages it adds since the conversation's last request (the
-//! client sends the whole history each time; the ones past [`Conversation::seen`] are new: user
-//! messages, tool results, and on the first request the system message), then the response's
-//! assistant message. Each message is written as a log line (the message with a `session`
+//! A request's steps are the messages it adds to the conversation's history (user messages,
+//! tool results, and on the first request the system message), then the response's assistant
+//! message. Messages are compared by content ([`message_key`], [`match_history`]): a request
+//! that carries the whole history adds what follows it; one that carries only a window of it
+//! (its newest message and what follows) adds what follows that message; one that does not carry
+//! its newest message at all (the client sends only its newest messages, or rewound or edited
+//! its history) adds its messages past the prefix it shares with the history, and the gateway
+//! writes a notice (stderr once per conversation and kind, the interventions file, the
+//! session's `windows` / `divergences` counts). No message is committed twice, and none is
+//! dropped without a notice. Each message is written as a log line (the message with a `session`
 //! field), and that line is read back by the trace reader ([`MessageReader`]) into the events
 //! that are checked and committed: so the gateway's events are, by construction, the ones
 //! `trac audit` reads from the log.
@@ -15,11 +21,13 @@ use crate::options::OnBlock;
 use crate::shield::{blocked_error, refusal_message, refusal_text, Sample, Violation};
 use serde::Serialize;
 use serde_json::{json, Value};
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
 use trac_agent::supervisor::{Check, Supervisor};
 use trac_runtime::audit::VerdictRecord;
 use trac_runtime::trace::{Event, MessageReader, TraceError};
 use trac_runtime::Verdict;
+use trac_spec::spec::CheckedSpec;
 
 /// A verdict a conversation reached.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -56,6 +64,13 @@ pub struct Stats {
     pub steps: usize,
     /// Messages of the conversation seen (the history the next request is expected to carry).
     pub messages: usize,
+    /// Requests that carried only a window of the history: the messages after the newest
+    /// seen one were taken as new steps ([`HistoryMatch::Window`]).
+    pub windows: usize,
+    /// Requests that did not carry the history's newest message (a client that sends only its
+    /// newest messages, or rewound or edited its history): their messages past the prefix
+    /// shared with the history were taken as new steps ([`HistoryMatch::Diverged`]).
+    pub divergences: usize,
     /// The violations, in order.
     pub violations: Vec<Found>,
     /// Every verdict reached, in order.
@@ -68,6 +83,20 @@ pub struct Stats {
     pub unread: usize,
     /// Log lines that could not be written.
     pub log_errors: usize,
+    /// The properties not audited so far, as `trac audit` reports them: none of their
+    /// propositions can hold on the conversation's steps (their rules read roles, tools,
+    /// arguments or fields no step has, as tool-call propositions on a text-only
+    /// conversation), so they pass vacuously.
+    pub not_audited: Vec<NotAudited>,
+}
+
+/// A property that could not be audited on a conversation ([`Stats::not_audited`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct NotAudited {
+    /// The property's id.
+    pub property: String,
+    /// Its propositions, none of which can hold on the steps so far.
+    pub propositions: Vec<String>,
 }
 
 /// What became of a response.
@@ -115,26 +144,146 @@ pub enum Screen {
     Unread(String),
 }
 
+/// How a request's messages stand to the conversation's history ([`match_history`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HistoryMatch {
+    /// The request starts with the whole history (the usual case, and the first request).
+    Extends,
+    /// It carries the history's newest message, but not the whole history before it (a
+    /// client that trims old messages): what follows that message is new.
+    Window,
+    /// It does not carry the history's newest message: what follows the prefix it shares with
+    /// the history is new (the seen messages past that prefix stay committed: a trace is not
+    /// rewound).
+    Diverged,
+}
+
+/// Where a request's new messages start ([`match_history`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistorySplit {
+    /// How the request stands to the history.
+    pub kind: HistoryMatch,
+    /// The index of its first new message.
+    pub new_from: usize,
+    /// The length of the prefix it shares with the history.
+    pub common: usize,
+}
+
+/// The key a message is compared by: a hash of its role, its text (string content, or the
+/// text parts of an array; `null` and absent are empty), its tool calls (id, name, arguments),
+/// `tool_call_id` and `name`. Fields a client may add or drop when it keeps a message in its
+/// history (`refusal`, `annotations`, `audio`, ...) do not count.
+pub fn message_key(m: &Value) -> u64 {
+    let text = match m.get("content") {
+        None | Some(Value::Null) => Value::String(String::new()),
+        Some(Value::Array(parts)) if parts.iter().all(|p| p.get("text").is_some()) => {
+            Value::String(parts.iter().filter_map(|p| p["text"].as_str()).collect())
+        }
+        Some(other) => other.clone(),
+    };
+    let calls: Vec<Value> = m
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .map(|cs| {
+            cs.iter()
+                .map(|c| {
+                    json!([
+                        c.get("id"),
+                        c.pointer("/function/name"),
+                        c.pointer("/function/arguments")
+                    ])
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let key = json!([
+        m.get("role"),
+        text,
+        calls,
+        m.get("tool_call_id"),
+        m.get("name")
+    ]);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// Where the new messages of a request (their keys `request`) start, given the conversation's
+/// history (`history`): past the whole history when the request starts with it; else past the
+/// request's last message equal to the history's newest one; else past the prefix the two
+/// share.
+pub fn match_history(history: &[u64], request: &[u64]) -> HistorySplit {
+    let common = history
+        .iter()
+        .zip(request)
+        .take_while(|(a, b)| a == b)
+        .count();
+    if common == history.len() {
+        return HistorySplit {
+            kind: HistoryMatch::Extends,
+            new_from: common,
+            common,
+        };
+    }
+    let newest = history[history.len() - 1];
+    match request.iter().rposition(|k| *k == newest) {
+        Some(i) => HistorySplit {
+            kind: HistoryMatch::Window,
+            new_from: i + 1,
+            common,
+        },
+        None => HistorySplit {
+            kind: HistoryMatch::Diverged,
+            new_from: common,
+            common,
+        },
+    }
+}
+
+/// A message of a request that the trace reader refuses.
+#[derive(Debug, thiserror::Error)]
+#[error("'messages[{index}]': {}", .error.message)]
+pub struct BadMessage {
+    /// Its index in the request's `messages`.
+    pub index: usize,
+    /// Why.
+    pub error: TraceError,
+}
+
 /// One conversation (behind its own lock in the gateway).
 #[derive(Clone)]
 pub struct Conversation {
     id: String,
     sup: Supervisor,
     reader: MessageReader,
-    seen: usize,
+    /// The specs monitored (for the coverage: which properties could be audited).
+    specs: Arc<[CheckedSpec]>,
+    /// The keys ([`message_key`]) of the messages seen, in order: the history as the client
+    /// is expected to hold it.
+    history: Vec<u64>,
+    /// History notices already printed on stderr (window, diverged): once each.
+    told: [bool; 2],
     stats: Arc<Mutex<Stats>>,
 }
 
 impl Conversation {
-    /// Conversation `id`, a new session of `template`'s monitors, keeping its stats in
-    /// `stats` (shared with whoever shows them).
-    pub fn new(id: &str, template: &Supervisor, stats: Arc<Mutex<Stats>>) -> Conversation {
+    /// Conversation `id`, a new session of `template`'s monitors (of `specs`), keeping its
+    /// stats in `stats` (shared with whoever shows them).
+    pub fn new(
+        id: &str,
+        template: &Supervisor,
+        specs: Arc<[CheckedSpec]>,
+        stats: Arc<Mutex<Stats>>,
+    ) -> Conversation {
         stats.lock().unwrap_or_else(|e| e.into_inner()).session = id.to_string();
         Conversation {
             id: id.to_string(),
             sup: template.fork(Some(id)),
             reader: MessageReader::new(id),
-            seen: 0,
+            specs,
+            history: Vec::new(),
+            told: [false; 2],
             stats,
         }
     }
@@ -146,7 +295,7 @@ impl Conversation {
 
     /// Messages seen so far.
     pub fn seen(&self) -> usize {
-        self.seen
+        self.history.len()
     }
 
     /// Its stats, shared (they stay readable while the conversation is locked).
@@ -158,7 +307,7 @@ impl Conversation {
         let mut s = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut s);
         s.steps = self.sup.steps();
-        s.messages = self.seen;
+        s.messages = self.history.len();
     }
 
     /// The log line of message `m`: the message with the conversation's `session`.
@@ -177,7 +326,19 @@ impl Conversation {
             found.extend(self.sup.commit_event(ev).iter().map(Found::of));
         }
         let failed = log.is_some_and(|l| l.step(line).is_err());
+        let not_audited: Vec<NotAudited> = self
+            .sup
+            .coverage()
+            .map(|c| c.unaudited_properties(&self.specs, false))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(property, propositions)| NotAudited {
+                property,
+                propositions,
+            })
+            .collect();
         self.with_stats(|s| {
+            s.not_audited = not_audited;
             for f in found {
                 if f.verdict == Verdict::Violated {
                     s.violations.push(f.clone());
@@ -188,31 +349,90 @@ impl Conversation {
         });
     }
 
-    /// The messages of a request: those past [`Conversation::seen`] are committed (and
-    /// logged), in order. A request carrying fewer messages than seen adds none. Returns how
-    /// many were new.
+    /// The messages of a request: its new ones ([`match_history`]) are committed (and
+    /// logged), in order; a request that does not extend the history gets a notice
+    /// ([`Conversation::notice`]). Returns how many were new.
     ///
     /// # Errors
-    /// A new message the trace reader refuses (a misspelled role, a malformed tool call):
-    /// nothing of the request is committed.
+    /// A new message the trace reader refuses (a misspelled role, a malformed tool call), with
+    /// its index: nothing of the request is committed.
     pub fn take_request(
         &mut self,
         messages: &[Value],
         log: Option<&Log>,
-    ) -> Result<usize, TraceError> {
-        let new = messages.get(self.seen..).unwrap_or(&[]);
+    ) -> Result<usize, BadMessage> {
+        let keys: Vec<u64> = messages.iter().map(message_key).collect();
+        let split = match_history(&self.history, &keys);
+        let new = &messages[split.new_from..];
         let lines: Vec<String> = new.iter().map(|m| self.line(m)).collect();
         let mut reader = self.reader.clone();
         let mut events = Vec::with_capacity(lines.len());
-        for l in &lines {
-            events.push(reader.read_line(l)?);
+        for (i, l) in lines.iter().enumerate() {
+            let evs = reader.read_line(l).map_err(|error| BadMessage {
+                index: split.new_from + i,
+                error,
+            })?;
+            events.push(evs);
         }
         self.reader = reader;
-        self.seen += new.len();
+        if split.kind != HistoryMatch::Extends {
+            self.notice(split, messages.len(), log);
+        }
+        match split.kind {
+            HistoryMatch::Diverged => self.history = keys,
+            _ => self.history.extend_from_slice(&keys[split.new_from..]),
+        }
         for (l, evs) in lines.iter().zip(&events) {
             self.commit(l, evs, log);
         }
         Ok(new.len())
+    }
+
+    /// Records a request (of `len` messages) that does not extend the history: a `history`
+    /// record in the interventions file, its count in the stats, and a line on stderr the first
+    /// time of each kind in this conversation.
+    fn notice(&mut self, split: HistorySplit, len: usize, log: Option<&Log>) {
+        let (seen, new) = (self.history.len(), len - split.new_from);
+        let window = split.kind == HistoryMatch::Window;
+        let record = json!({
+            "session": self.id,
+            "step": self.sup.steps() + 1,
+            "kind": "history",
+            "match": split.kind,
+            "request_messages": len,
+            "history_messages": seen,
+            "common_prefix": split.common,
+            "new": new,
+            // Seen messages the request does not carry past the shared prefix (a rewind or
+            // edit): they stay committed.
+            "not_resent": if window { 0 } else { seen - split.common },
+        });
+        let failed = log.is_some_and(|l| l.intervention(&record).is_err());
+        self.with_stats(|s| {
+            if window {
+                s.windows += 1;
+            } else {
+                s.divergences += 1;
+            }
+            s.log_errors += usize::from(failed);
+        });
+        let told = &mut self.told[usize::from(!window)];
+        if !*told {
+            *told = true;
+            let what = if window {
+                "carried only a window of the conversation's history: the messages after the newest one seen are taken as new steps".to_string()
+            } else {
+                format!(
+                    "does not carry the conversation's newest message (only the newest messages sent, or the history rewound or edited): its {new} messages past the {} shared with the history are taken as new steps; the {} seen after those stay committed",
+                    split.common,
+                    seen - split.common
+                )
+            };
+            eprintln!(
+                "trac gateway: notice: a request of session `{}` {what} (counted in GET /trac/sessions from now on, without this notice)",
+                self.id
+            );
+        }
     }
 
     /// The rules `events` (one message) would violate now, committing nothing.
@@ -301,7 +521,7 @@ impl Conversation {
         let Ok(events) = self.reader.read_line(&line) else {
             return self.block(original, violations, &samples, on_block, log);
         };
-        self.seen += 1;
+        self.history.push(message_key(&message));
         self.commit(&line, &events, log);
         let record = json!({
             "session": self.id,
@@ -344,7 +564,7 @@ impl Conversation {
             Ok(evs) => evs,
             Err(e) => {
                 // The agent may still append it to its history: count it as seen.
-                self.seen += 1;
+                self.history.push(message_key(message));
                 self.with_stats(|s| s.unread += 1);
                 return Outcome::Unread {
                     reason: e.message.clone(),
@@ -358,7 +578,7 @@ impl Conversation {
             }
         }
         self.reader = reader;
-        self.seen += 1;
+        self.history.push(message_key(message));
         self.commit(&line, &events, log);
         Outcome::Pass
     }
@@ -386,7 +606,7 @@ impl Conversation {
                 let line = self.line(&message);
                 // A refusal is a plain assistant message: the reader always reads it.
                 if let Ok(evs) = self.reader.read_line(&line) {
-                    self.seen += 1;
+                    self.history.push(message_key(&message));
                     self.commit(&line, &evs, log);
                 }
                 (
@@ -427,5 +647,53 @@ impl Conversation {
             s.log_errors += usize::from(failed);
         });
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_extends_trims_or_diverges_from_the_history() {
+        let m = |k: u64| k;
+        let h = [m(1), m(2), m(3), m(4)];
+        let split = |r: &[u64]| {
+            let s = match_history(&h, r);
+            (s.kind, s.new_from, s.common)
+        };
+        assert_eq!(split(&[1, 2, 3, 4, 5, 6]), (HistoryMatch::Extends, 4, 4));
+        assert_eq!(split(&[1, 2, 3, 4]), (HistoryMatch::Extends, 4, 4));
+        assert_eq!(split(&[1, 3, 4, 5]), (HistoryMatch::Window, 3, 1));
+        assert_eq!(split(&[4, 5]), (HistoryMatch::Window, 1, 0));
+        assert_eq!(split(&[5]), (HistoryMatch::Diverged, 0, 0));
+        assert_eq!(split(&[1, 2, 9]), (HistoryMatch::Diverged, 2, 2));
+        assert_eq!(split(&[1, 2, 3]), (HistoryMatch::Diverged, 3, 3));
+        assert_eq!(
+            match_history(&[], &[7, 8]).kind,
+            HistoryMatch::Extends,
+            "the first request"
+        );
+    }
+
+    #[test]
+    fn a_message_kept_by_a_client_has_the_key_it_had_when_answered() {
+        let answered = json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]});
+        let kept = json!({"role": "assistant", "refusal": null, "annotations": [], "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]});
+        assert_eq!(message_key(&answered), message_key(&kept));
+        let parts = json!({"role": "user", "content": [{"type": "text", "text": "hi"}]});
+        assert_eq!(
+            message_key(&parts),
+            message_key(&json!({"role": "user", "content": "hi"}))
+        );
+        assert_ne!(
+            message_key(&json!({"role": "user", "content": "hi"})),
+            message_key(&json!({"role": "user", "content": "hi!"}))
+        );
+        let other_args = json!({"role": "assistant", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]});
+        assert_ne!(message_key(&answered), message_key(&other_args));
     }
 }

@@ -10,7 +10,8 @@
 //! - `GET /trac/sessions`: each conversation's steps, violations and verdicts.
 //!
 //! Errors of the gateway itself are OpenAI-shaped ([`ApiError`]): 400 for a body that is not
-//! JSON or has no `messages` array (or a message the trace reader refuses), 413 for a body over
+//! a JSON object with a `messages` array of objects (the message names the field and the type
+//! expected), or a message the trace reader refuses, 413 for a body over
 //! the limit, 404 / 405 for other paths and methods, 502 when the upstream gives no answer. An
 //! upstream's own error (any non-2xx status) reaches the client as it was sent.
 
@@ -21,7 +22,9 @@ use crate::monitors::MonitorGone;
 use crate::options::GatewayError;
 use crate::shield::{blocked_error, message_stream, refused_completion, refused_stream, Sample};
 use crate::stream::{Assembler, Chunked};
-use crate::upstream::{read_some, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY};
+use crate::upstream::{
+    read_some, redact, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY,
+};
 use serde_json::Value;
 use std::io::Read;
 use std::net::SocketAddr;
@@ -233,24 +236,60 @@ fn read_body(rq: &mut Request, max: usize) -> Result<Vec<u8>, ApiError> {
     Ok(body)
 }
 
+/// The JSON type of `v`, in words.
+fn json_type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The chat request in `body`.
 ///
 /// # Errors
-/// 400: not JSON, not an object, no `messages` array.
+/// 400, naming the field, what it must be and what it is: not JSON (with its line and
+/// column), not an object, `messages` missing, not an array, or one of its items not an
+/// object (with its index), `stream` not a boolean.
 fn parse_chat(body: &[u8]) -> Result<Value, ApiError> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::invalid(format!("the request body is not valid JSON: {e}")))?;
-    if !v.is_object() {
-        return Err(ApiError::invalid(
-            "the request body must be a JSON object (a chat completion request)",
-        ));
+    let Some(o) = v.as_object() else {
+        return Err(ApiError::invalid(format!(
+            "the request body must be a JSON object (a chat completion request), not {}",
+            json_type_of(&v)
+        )));
+    };
+    let messages = match o.get("messages") {
+        None => {
+            return Err(ApiError::invalid(
+                "'messages' is a required property: an array of chat messages",
+            ))
+        }
+        Some(Value::Array(ms)) => ms,
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "'messages' must be an array of chat messages, not {}",
+                json_type_of(other)
+            )))
+        }
+    };
+    if let Some((i, m)) = messages.iter().enumerate().find(|(_, m)| !m.is_object()) {
+        return Err(ApiError::invalid(format!(
+            "'messages[{i}]' must be an object (a chat message with a 'role'), not {}",
+            json_type_of(m)
+        )));
     }
-    if !v.get("messages").is_some_and(Value::is_array) {
-        return Err(ApiError::invalid(
-            "'messages' is a required property: an array of chat messages",
-        ));
+    match o.get("stream") {
+        None | Some(Value::Bool(_)) | Some(Value::Null) => Ok(v),
+        Some(other) => Err(ApiError::invalid(format!(
+            "'stream' must be a boolean, not {}",
+            json_type_of(other)
+        ))),
     }
-    Ok(v)
 }
 
 fn pass_get(gw: &Gateway, rq: Request) {
@@ -296,10 +335,7 @@ fn chat(gw: &Gateway, mut rq: Request) {
     let log = gw.log();
     match gw.with(&h, move |c| c.take_request(&messages, log.as_deref())) {
         Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            let e = ApiError::invalid(format!("a message of the request: {}", e.message));
-            return respond_error(rq, &e);
-        }
+        Ok(Err(e)) => return respond_error(rq, &ApiError::invalid(e.to_string())),
         Err(e) => return respond_error(rq, &gone(&e)),
     }
     // The upstream gets the path as asked, query string included.
@@ -430,11 +466,9 @@ impl Turn<'_> {
             .fetch(self.path, self.headers, Some(body))
             .map_err(|e| e.message)?;
         if !a.ok() {
-            return Err(format!(
-                "the upstream answered {}: {}",
-                a.status,
-                String::from_utf8_lossy(&a.body)
-            ));
+            // The upstream's words, without the request's API key (an error body may echo it).
+            let body = redact(&String::from_utf8_lossy(&a.body), self.headers);
+            return Err(format!("the upstream answered {}: {body}", a.status));
         }
         let v: Value = serde_json::from_slice(&a.body)
             .map_err(|e| format!("the upstream's answer is not JSON: {e}"))?;
@@ -508,6 +542,10 @@ impl Turn<'_> {
                 .limit(MAX_UPSTREAM_BODY)
                 .read_to_vec()
                 .map_err(|e| unreadable_error(&url, &e))
+                .map_err(|mut e| {
+                    e.message = redact(&e.message, self.headers);
+                    e
+                })
         };
         if !(200..300).contains(&status) || gw.shield().is_some() {
             let body = match whole(&mut resp) {

@@ -23,6 +23,7 @@ type Job = Box<dyn FnOnce(&mut Shard) + Send>;
 /// What one monitor thread owns.
 struct Shard {
     template: Supervisor,
+    specs: Arc<[CheckedSpec]>,
     conversations: HashMap<String, Conversation>,
 }
 
@@ -68,6 +69,7 @@ impl Monitors {
                 let mut shard = match supervisor(&specs) {
                     Ok(template) => Shard {
                         template,
+                        specs: specs.clone(),
                         conversations: HashMap::new(),
                     },
                     Err(e) => {
@@ -116,11 +118,11 @@ impl Monitors {
         let id = session.to_string();
         let stats = stats.clone();
         let job: Job = Box::new(move |s: &mut Shard| {
-            let template = &s.template;
+            let (template, specs) = (&s.template, &s.specs);
             let c = s
                 .conversations
                 .entry(id.clone())
-                .or_insert_with(|| Conversation::new(&id, template, stats));
+                .or_insert_with(|| Conversation::new(&id, template, specs.clone(), stats));
             let _ = tx.send(f(c));
         });
         let gone = || MonitorGone {

@@ -81,10 +81,9 @@ impl Upstream {
             .http_status_as_error(false)
             .timeout_global(Some(opts.upstream_timeout))
             .timeout_connect(Some(opts.connect_timeout))
-            // A fresh connection per upstream request: with pooled keep-alive connections,
-            // concurrent conversations sometimes saw a request sent on a reused connection to a
-            // tiny_http upstream never answered (the eight-conversation test, about 1 run in 6).
-            .max_idle_connections(0)
+            // Keep-alive connections are pooled (ureq's default). They once were not: a tiny_http
+            // upstream left a new connection unread behind busy keep-alive ones, a bug of its
+            // thread pool now patched in vendor/tiny_http (TRAC-PATCH.md).
             .user_agent(concat!("trac-gateway/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
@@ -136,7 +135,7 @@ impl Upstream {
                 call.call()
             }
         };
-        result.map_err(|e| unreachable_error(&url, &e))
+        result.map_err(|e| redacted(unreachable_error(&url, &e), headers))
     }
 
     /// [`Upstream::send`], and the answer read whole.
@@ -152,13 +151,14 @@ impl Upstream {
         let url = self.url(path);
         let mut resp = self.send(path, headers, body)?;
         let status = resp.status().as_u16();
+        let sent = headers;
         let headers = response_headers(&resp);
         let body = resp
             .body_mut()
             .with_config()
             .limit(MAX_UPSTREAM_BODY)
             .read_to_vec()
-            .map_err(|e| unreadable_error(&url, &e))?;
+            .map_err(|e| redacted(unreadable_error(&url, &e), sent))?;
         Ok(Answer {
             status,
             headers,
@@ -202,5 +202,78 @@ pub fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usiz
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             r => return r,
         }
+    }
+}
+
+/// Request headers whose values are secrets: never printed or logged.
+pub const SECRET_HEADERS: [&str; 3] = ["authorization", "api-key", "x-api-key"];
+
+/// What replaces a secret in a text ([`redact`]).
+pub const REDACTED: &str = "[redacted]";
+
+/// The secrets of request `headers`: the values of [`SECRET_HEADERS`], and of an
+/// `Authorization` value its credentials without the scheme (`Bearer sk-...` gives `sk-...`
+/// too, since an upstream may echo either). Values under 8 characters are left out (they
+/// would mask ordinary words).
+pub fn secrets(headers: &[(String, String)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (k, v) in headers {
+        if !SECRET_HEADERS.contains(&k.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        let v = v.trim();
+        let token = v.split_once(' ').map_or(v, |(_, t)| t.trim());
+        for s in [v, token] {
+            if s.len() >= 8 && !out.iter().any(|o| o == s) {
+                out.push(s.to_string());
+            }
+        }
+    }
+    // Longest first: `Bearer sk-...` is masked whole before `sk-...`.
+    out.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    out
+}
+
+/// `text` with every secret of request `headers` ([`secrets`]) replaced by [`REDACTED`]: for
+/// any upstream text trac prints or logs (an error body can echo the API key: `Incorrect API
+/// key provided: sk-...`).
+pub fn redact(text: &str, headers: &[(String, String)]) -> String {
+    let mut out = text.to_string();
+    for s in secrets(headers) {
+        out = out.replace(&s, REDACTED);
+    }
+    out
+}
+
+/// `e` with its message [`redact`]ed.
+fn redacted(mut e: ApiError, headers: &[(String, String)]) -> ApiError {
+    e.message = redact(&e.message, headers);
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_of_the_request_are_masked_in_any_text() {
+        let h = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let headers = vec![
+            h("Authorization", "Bearer sk-live-0123456789"),
+            h("api-key", "azure-key-abcdef"),
+            h("x-api-key", "short"),
+            h("Content-Type", "application/json-secretive"),
+        ];
+        let text =
+            "Incorrect API key provided: Bearer sk-live-0123456789; also sk-live-0123456789 \
+                    and azure-key-abcdef, not short, application/json-secretive";
+        let out = redact(text, &headers);
+        assert!(!out.contains("sk-live"), "{out}");
+        assert!(!out.contains("azure-key"), "{out}");
+        assert_eq!(out.matches(REDACTED).count(), 3, "{out}");
+        assert!(
+            out.contains("not short") && out.contains("json-secretive"),
+            "{out}"
+        );
     }
 }

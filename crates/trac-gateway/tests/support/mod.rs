@@ -42,7 +42,9 @@ pub struct Seen {
 /// word of the first user message) without asking for a confirmation, turn 3 answers in text.
 /// It streams when asked; a last user message saying `FAIL500` gets a 500, `MALFORMED` a 200
 /// whose body is not JSON. A first user message saying `FLAKY` makes turn 1 flaky: asked
-/// again the same messages (a sample), the model asks for a confirmation instead of updating.
+/// again the same messages (a sample), the model asks for a confirmation instead of updating;
+/// a message saying `ECHOKEY` makes such a repeated request a 401 echoing the `Authorization`
+/// header (as OpenAI's "Incorrect API key provided" does).
 pub struct Upstream {
     server: Arc<tiny_http::Server>,
     thread: Option<JoinHandle<()>>,
@@ -181,6 +183,33 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>, gate: &Gate) {
         // Answers only once the gate opens (at most 10 s): slower than the gateway's timeout.
         let rx = gate.lock().unwrap().take();
         let _ = rx.map(|rx| rx.recv_timeout(Duration::from_secs(10)));
+    }
+    let repeated = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.body["messages"] == body["messages"])
+        .count()
+        > 1;
+    if repeated
+        && messages
+            .iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains("ECHOKEY")))
+    {
+        // A sample refused, echoing the credentials (as OpenAI's 401 does).
+        let auth = rq
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv("Authorization"))
+            .map(|h| h.value.as_str().to_string())
+            .unwrap_or_default();
+        let b = json!({"error": {"message": format!("Incorrect API key provided: {auth}"), "type": "invalid_request_error"}});
+        let _ = rq.respond(
+            tiny_http::Response::from_string(b.to_string())
+                .with_status_code(401)
+                .with_header(json_type),
+        );
+        return;
     }
     if last_user.contains("FAIL429") {
         let retry = tiny_http::Header::from_bytes("Retry-After", "7").unwrap();
@@ -518,4 +547,29 @@ pub fn sessions(addr: &str) -> Value {
 /// A temporary directory's file `name`.
 pub fn temp(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
+}
+
+/// The warnings and errors of the audit of `log` against `spec` (as `trac audit` prints
+/// them), whether or not the log could be audited.
+pub fn audit_complaints(spec: &CheckedSpec, log: &Path) -> Vec<String> {
+    let opts = AuditOptions {
+        compiler: Some(trac_compile::Compiler::shared()),
+        ..AuditOptions::default()
+    };
+    let specs = [spec.clone()];
+    let plan = AuditPlan::new(&specs, &opts).unwrap();
+    let checks = Checks {
+        specs: specs.to_vec().into(),
+        ..Checks::default()
+    };
+    let mut sink = Collect::default();
+    audit_file(
+        plan,
+        checks,
+        log,
+        &trac_runtime::trace::ReadOptions::default(),
+        None,
+        &mut sink,
+    );
+    sink.notices.iter().map(|n| n.to_string()).collect()
 }
