@@ -6,6 +6,7 @@
 //!   answer's assistant message is checked (under `shield`), committed and logged before the
 //!   client gets it (or its replacement: the first compliant of `--samples N` more answers of
 //!   the upstream, else a refusal or an error).
+//! - `POST /v1/messages`: the same for Anthropic's Messages API ([`crate::messages`]).
 //! - `GET /v1/models` (and anything under it): passed through.
 //! - `GET /trac/sessions`: each conversation's steps, violations and verdicts.
 //!
@@ -154,13 +155,18 @@ fn route(gw: &Gateway, rq: Request) {
         "/v1/chat/completions" | "/chat/completions" if *rq.method() == Method::Post => {
             chat(gw, rq)
         }
+        "/v1/messages" | "/messages" if *rq.method() == Method::Post => anthropic(gw, rq),
         "/v1/models" | "/models" if get => pass_get(gw, rq),
         p if get && (p.starts_with("/v1/models/") || p.starts_with("/models/")) => pass_get(gw, rq),
         "/trac/sessions" if get => {
             let body = gw.sessions_json().to_string().into_bytes();
             respond(rq, 200, &json_type(), body)
         }
-        "/v1/chat/completions" | "/chat/completions" | "/v1/models" | "/trac/sessions" => {
+        "/v1/chat/completions"
+        | "/chat/completions"
+        | "/v1/messages"
+        | "/v1/models"
+        | "/trac/sessions" => {
             let e = ApiError {
                 status: 405,
                 ..ApiError::invalid(format!("method {} not allowed on {path}", rq.method()))
@@ -171,7 +177,7 @@ fn route(gw: &Gateway, rq: Request) {
             let e = ApiError {
                 status: 404,
                 ..ApiError::invalid(format!(
-                    "trac gateway serves POST /v1/chat/completions, GET /v1/models and GET /trac/sessions; not {path}"
+                    "trac gateway serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models and GET /trac/sessions; not {path}"
                 ))
             };
             respond_error(rq, &e)
@@ -270,6 +276,14 @@ fn gone(e: &MonitorGone) -> ApiError {
         code: Some("monitor_stopped".into()),
         message: format!("trac gateway: {e}"),
     }
+}
+
+/// `POST /v1/messages` (Anthropic's Messages API): its body read here, served by
+/// [`crate::messages`].
+fn anthropic(gw: &Gateway, mut rq: Request) {
+    let headers = headers_of(&rq);
+    let body = read_body(&mut rq, gw.options().max_body);
+    crate::messages::serve(gw, rq, headers, body)
 }
 
 /// `POST /v1/chat/completions`.
