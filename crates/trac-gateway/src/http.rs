@@ -11,7 +11,8 @@
 //! - `GET /trac/sessions`: each conversation's steps, violations and verdicts.
 //!
 //! Errors of the gateway itself are OpenAI-shaped ([`ApiError`]): 400 for a body that is not
-//! JSON or has no `messages` array (or a message the trace reader refuses), 413 for a body over
+//! JSON or has no `messages` array (or a message the trace reader refuses, or `n` over 1:
+//! [`ApiError::one_choice`]), 413 for a body over
 //! the limit, 404 / 405 for other paths and methods, 502 when the upstream gives no answer. An
 //! upstream's own error (any non-2xx status) reaches the client as it was sent.
 
@@ -291,6 +292,7 @@ fn chat(gw: &Gateway, mut rq: Request) {
     let headers = headers_of(&rq);
     let parsed = read_body(&mut rq, gw.options().max_body).and_then(|b| {
         let v = parse_chat(&b)?;
+        ApiError::one_choice(&v)?;
         Ok((b, v))
     });
     let (body, mut req) = match parsed {
