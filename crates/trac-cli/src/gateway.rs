@@ -14,7 +14,8 @@ pub struct GatewayArgs {
     #[arg(long = "spec", value_name = "FILE", required = true)]
     specs: Vec<PathBuf>,
     /// The upstream OpenAI-compatible server's base URL (e.g. http://127.0.0.1:8080/v1; a URL
-    /// without a path gets /v1).
+    /// without a path gets /v1), or Anthropic-compatible one (https://api.anthropic.com):
+    /// `/v1/X` goes to `BASE/X`.
     #[arg(long, value_name = "URL")]
     upstream: String,
     /// The address to listen on (loopback unless told otherwise; port 0 picks a free one).
@@ -25,7 +26,8 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "MODE", default_value = "none")]
     intervene: String,
     /// What replaces a blocked response: `refuse` (an assistant message stating the rule) or
-    /// `error` (an OpenAI-style HTTP 400, type `trac_blocked`).
+    /// `error` (an OpenAI-style HTTP 400, type `trac_blocked`; Anthropic-style on
+    /// `/v1/messages`).
     #[arg(long, value_name = "WHAT", default_value = "refuse")]
     on_block: String,
     /// Under `shield`, how many more times the upstream is asked (the same request, not

@@ -81,9 +81,10 @@ enum Command {
     /// within k steps and intervene (resample, inject, switch, shield); summaries per run and
     /// over runs, and a JSON Lines log that `trac audit` re-audits.
     Run(Box<run::RunArgs>),
-    /// Serve the OpenAI Chat Completions API in front of an upstream server, monitoring every
-    /// conversation against the specs (and, with `--intervene shield`, blocking the responses
-    /// that would break a rule): point an agent's base URL at it.
+    /// Serve the OpenAI Chat Completions API and Anthropic's Messages API in front of an
+    /// upstream server, monitoring every conversation against the specs (and, with
+    /// `--intervene shield`, blocking the responses that would break a rule): point an agent's
+    /// base URL at it.
     Gateway(Box<gateway::GatewayArgs>),
 }
 

@@ -1,7 +1,7 @@
 //! OpenAI-style error responses of the gateway itself (`{"error": {"message", "type",
 //! "code"}}`).
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// `type` of a malformed client request (HTTP 400, 404, 405, 413).
 pub const INVALID_REQUEST: &str = "invalid_request_error";
@@ -47,6 +47,23 @@ impl ApiError {
         }
     }
 
+    /// A chat request asking for more than one choice (`"n": 2` or more) is refused with HTTP
+    /// 400: the agent keeps one of the choices and the gateway cannot tell which, so no choice
+    /// could be the conversation's next step (monitored, logged, shielded). `n` of 1, null or
+    /// absent passes. (Ask several times instead: each request is one step.)
+    ///
+    /// # Errors
+    /// 400, param `n`, naming the value.
+    pub fn one_choice(request: &Value) -> Result<(), ApiError> {
+        match request.get("n") {
+            None | Some(Value::Null) => Ok(()),
+            Some(n) if n.as_u64() == Some(1) => Ok(()),
+            Some(n) => Err(ApiError::invalid(format!(
+                "trac gateway: 'n' is {n}: only one choice per request is supported (the agent keeps one choice, and the gateway cannot tell which would be the conversation's next step); send the request several times instead"
+            ))),
+        }
+    }
+
     /// The JSON body.
     pub fn body(&self) -> Vec<u8> {
         json!({"error": {
@@ -57,5 +74,21 @@ impl ApiError {
         }})
         .to_string()
         .into_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_choice_passes_and_more_are_refused() {
+        for ok in [json!({}), json!({"n": null}), json!({"n": 1})] {
+            assert_eq!(ApiError::one_choice(&ok), Ok(()), "{ok}");
+        }
+        for bad in [json!({"n": 2}), json!({"n": 0}), json!({"n": "1"})] {
+            let e = ApiError::one_choice(&bad).unwrap_err();
+            assert_eq!((e.status, e.kind), (400, INVALID_REQUEST), "{bad}");
+        }
     }
 }

@@ -6,12 +6,14 @@
 //!   answer's assistant message is checked (under `shield`), committed and logged before the
 //!   client gets it (or its replacement: the first compliant of `--samples N` more answers of
 //!   the upstream, else a refusal or an error).
+//! - `POST /v1/messages`: the same for Anthropic's Messages API ([`crate::messages`]).
 //! - `GET /v1/models` (and anything under it): passed through.
 //! - `GET /trac/sessions`: each conversation's steps, violations and verdicts.
 //!
 //! Errors of the gateway itself are OpenAI-shaped ([`ApiError`]): 400 for a body that is not
 //! a JSON object with a `messages` array of objects (the message names the field and the type
-//! expected), or a message the trace reader refuses, 413 for a body over
+//! expected), a message the trace reader refuses, or `n` over 1 ([`ApiError::one_choice`]), 413
+//! for a body over
 //! the limit, 404 / 405 for other paths and methods, 502 when the upstream gives no answer. An
 //! upstream's own error (any non-2xx status) reaches the client as it was sent.
 
@@ -157,13 +159,18 @@ fn route(gw: &Gateway, rq: Request) {
         "/v1/chat/completions" | "/chat/completions" if *rq.method() == Method::Post => {
             chat(gw, rq)
         }
+        "/v1/messages" | "/messages" if *rq.method() == Method::Post => anthropic(gw, rq),
         "/v1/models" | "/models" if get => pass_get(gw, rq),
         p if get && (p.starts_with("/v1/models/") || p.starts_with("/models/")) => pass_get(gw, rq),
         "/trac/sessions" if get => {
             let body = gw.sessions_json().to_string().into_bytes();
             respond(rq, 200, &json_type(), body)
         }
-        "/v1/chat/completions" | "/chat/completions" | "/v1/models" | "/trac/sessions" => {
+        "/v1/chat/completions"
+        | "/chat/completions"
+        | "/v1/messages"
+        | "/v1/models"
+        | "/trac/sessions" => {
             let e = ApiError {
                 status: 405,
                 ..ApiError::invalid(format!("method {} not allowed on {path}", rq.method()))
@@ -174,7 +181,7 @@ fn route(gw: &Gateway, rq: Request) {
             let e = ApiError {
                 status: 404,
                 ..ApiError::invalid(format!(
-                    "trac gateway serves POST /v1/chat/completions, GET /v1/models and GET /trac/sessions; not {path}"
+                    "trac gateway serves POST /v1/chat/completions, POST /v1/messages, GET /v1/models and GET /trac/sessions; not {path}"
                 ))
             };
             respond_error(rq, &e)
@@ -311,11 +318,20 @@ fn gone(e: &MonitorGone) -> ApiError {
     }
 }
 
+/// `POST /v1/messages` (Anthropic's Messages API): its body read here, served by
+/// [`crate::messages`].
+fn anthropic(gw: &Gateway, mut rq: Request) {
+    let headers = headers_of(&rq);
+    let body = read_body(&mut rq, gw.options().max_body);
+    crate::messages::serve(gw, rq, headers, body)
+}
+
 /// `POST /v1/chat/completions`.
 fn chat(gw: &Gateway, mut rq: Request) {
     let headers = headers_of(&rq);
     let parsed = read_body(&mut rq, gw.options().max_body).and_then(|b| {
         let v = parse_chat(&b)?;
+        ApiError::one_choice(&v)?;
         Ok((b, v))
     });
     let (body, mut req) = match parsed {

@@ -27,11 +27,13 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod anthropic;
 pub mod api;
 pub mod conversation;
 pub mod gateway;
 pub mod http;
 pub mod log;
+pub mod messages;
 pub mod monitors;
 pub mod options;
 pub mod shield;

@@ -7,27 +7,32 @@ use std::io::Read;
 use ureq::http::Response;
 use ureq::Body;
 
-/// Request headers passed through to the upstream (credentials and OpenAI's own headers); no
-/// other, so no hop-by-hop header (`Connection`, `Host`, `Content-Length`) is copied. Their
-/// values are never logged.
-pub const FORWARDED_REQUEST_HEADERS: [&str; 8] = [
+/// Request headers passed through to the upstream (credentials, OpenAI's and Anthropic's own
+/// headers); no other, so no hop-by-hop header (`Connection`, `Host`, `Content-Length`) is
+/// copied. Their values are never logged.
+pub const FORWARDED_REQUEST_HEADERS: [&str; 10] = [
     "authorization",
     "api-key",
     "x-api-key",
     "openai-organization",
     "openai-project",
     "openai-beta",
+    "anthropic-version",
+    "anthropic-beta",
     "content-type",
     "accept",
 ];
 
 /// Whether response header `name` is passed back to the client: the content type,
-/// `Retry-After`, request ids and rate-limit headers.
+/// `Retry-After`, request ids and rate-limit headers (OpenAI's and Anthropic's).
 pub fn forwarded_response_header(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
-    matches!(n.as_str(), "content-type" | "retry-after" | "x-request-id")
-        || n.starts_with("x-ratelimit-")
+    matches!(
+        n.as_str(),
+        "content-type" | "retry-after" | "x-request-id" | "request-id"
+    ) || n.starts_with("x-ratelimit-")
         || n.starts_with("openai-")
+        || n.starts_with("anthropic-")
 }
 
 /// The largest upstream body read whole (a non-streamed answer, or a stream under `shield`).

@@ -477,6 +477,14 @@ fn malformed_client_requests_get_a_400_with_a_message() {
             r#"{"messages": [{"role": "asistant", "content": "hi"}]}"#,
             "unknown role `asistant`",
         ),
+        (
+            r#"{"n": 2, "messages": [{"role": "user", "content": "hi"}]}"#,
+            "'n' is 2: only one choice per request",
+        ),
+        (
+            r#"{"n": "3", "messages": [{"role": "user", "content": "hi"}]}"#,
+            "'n' is \"3\"",
+        ),
     ] {
         let (status, text) = post(&url, &json_type, body);
         assert_eq!(status, 400, "{body}: {text}");

@@ -7,8 +7,9 @@ update the reservation (the last word of the first user message) without asking 
 confirmation, turn 3 answers in text. With ``"stream": true`` it answers Server-Sent Events as
 OpenAI sends them (``chat.completion.chunk`` objects, one per event, in chunked transfer
 encoding, ending ``data: [DONE]``). A last user message saying ``FAIL500`` gets a 500,
-``FAIL429`` a 429 with ``Retry-After: 7``. Every request is recorded (path, Authorization
-header, body).
+``FAIL429`` a 429 with ``Retry-After: 7``. ``POST /v1/messages`` answers the same script in
+Anthropic's Messages API shape (anthropic_script.py). Every request is recorded (path,
+Authorization header, body, and every header).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+import anthropic_script
 
 FAIL_BODY = {"error": {"message": "scripted failure", "type": "server_error"}}
 RATE_BODY = {"error": {"message": "slow down", "type": "rate_limit_error"}}
@@ -32,6 +35,8 @@ class Seen:
     path: str
     authorization: str | None
     body: Any
+    #: Every header, names in lower case.
+    headers: dict | None = None
 
 
 def scripted_message(turn: int, rid: str) -> dict:
@@ -134,7 +139,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: Any) -> None:
         with self.server.lock:
             self.server.seen.append(
-                Seen(self.command, self.path, self.headers.get("Authorization"), body)
+                Seen(
+                    self.command,
+                    self.path,
+                    self.headers.get("Authorization"),
+                    body,
+                    {k.lower(): v for k, v in self.headers.items()},
+                )
             )
 
     def _json(self, status: int, obj: Any, extra: dict | None = None) -> None:
@@ -161,6 +172,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         self._record(body)
+        if self.path.endswith("/messages") and isinstance(body, dict):
+            self._messages(body)
+            return
         if not self.path.endswith("/chat/completions") or not isinstance(body, dict):
             self._json(404, {"error": {"message": "no such path", "type": "not_found"}})
             return
@@ -193,6 +207,28 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(200, completion(turn, model, message))
 
+    def _events(self, events: list[str]) -> None:
+        """A 200 of server-sent ``events``, each flushed in its own chunk."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for event in events:
+            data = event.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    def _messages(self, body: dict) -> None:
+        """``POST /v1/messages``: the script in Anthropic's shape."""
+        status, out, extra = anthropic_script.answer(body)
+        if isinstance(out, list):
+            self._events(out)
+        else:
+            self._json(status, out, extra)
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -219,6 +255,10 @@ class Upstream:
         """Every request so far, in order."""
         with self._server.lock:
             return list(self._server.seen)
+
+    def messages(self) -> list[Seen]:
+        """The Messages API requests so far."""
+        return [s for s in self.seen if s.path.endswith("/messages")]
 
     def completions(self) -> list[Seen]:
         """The chat-completion requests so far."""

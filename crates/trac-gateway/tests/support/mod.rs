@@ -3,6 +3,8 @@
 //! of a log by the library's audit driver (what `trac audit` runs).
 #![allow(dead_code)]
 
+pub mod anthropic;
+
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::Write;
