@@ -408,6 +408,13 @@ trac_macros::trac_monitor! {
         finite_eventually: "F p",
         #[ltlf]
         finite_next_false: "X false",
+        /// Issue 24: bounded operators, their past counterparts and counts.
+        bounded_response: "G(p -> F[1:2] q)",
+        bounded_past: "G(q -> O[1:2] p)",
+        at_most_once: "G(count(p) <= 1)",
+        window_of_two: "G(count[2](p) < 2)",
+        #[ltlf]
+        strong_bounded: "F[1:2!] p",
     }
 }
 
@@ -427,6 +434,15 @@ const SUITE: &[(&str, &str, &str)] = &[
     ("finite_eventually", ";;p", "???T"),
     // `X` is weak at the end of a finite trace: one step satisfies `X false`.
     ("finite_next_false", ";", "??F"),
+    // A `p` at 1 needs a `q` at 2 or 3.
+    ("bounded_response", "p;;", "???F"),
+    ("bounded_response", "p;;q;", "?????"),
+    // A `q` at 4 needs a `p` at 2 or 3; the one at 1 is too old.
+    ("bounded_past", "p;;;q", "????F"),
+    ("at_most_once", "p;;p", "???F"),
+    ("window_of_two", "p;;p;p", "????F"),
+    ("strong_bounded", ";;", "???F"),
+    ("strong_bounded", ";;p", "???T"),
 ];
 
 fn letter(v: Verdict) -> char {
