@@ -136,7 +136,9 @@ impl Case {
             5 => i >= lo && b(i - lo),
             6 => i < lo || b(i - lo),
             7 => {
-                let first = self.window.map_or(0, |w| (i + 1).saturating_sub(w as usize));
+                let first = self
+                    .window
+                    .map_or(0, |w| (i + 1).saturating_sub(w as usize));
                 let c = (first..=i).filter(|&j| b(j)).count();
                 let k = hi;
                 match self.cmp {
@@ -242,13 +244,7 @@ fn check(c: Case) -> TestResult {
     // LTL3 verdicts: the table and complete progression agree (plain progression may stay
     // pending longer, never contradict).
     let ltl3: Vec<_> = runs.iter().filter(|r| r.0 == Semantics::Ltl3).collect();
-    for (step, ((t, p), q)) in ltl3[0]
-        .2
-        .iter()
-        .zip(&ltl3[1].2)
-        .zip(&ltl3[2].2)
-        .enumerate()
-    {
+    for (step, ((t, p), q)) in ltl3[0].2.iter().zip(&ltl3[1].2).zip(&ltl3[2].2).enumerate() {
         if t.0 != p.0 || (q.0 != Verdict::Pending && q.0 != p.0) {
             return TestResult::error(format!(
                 "`{src}` on {:?} at step {}: compiled {:?}, complete {:?}, progression {:?}",

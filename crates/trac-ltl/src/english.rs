@@ -178,14 +178,23 @@ impl Renderer<'_> {
                 }
                 Self::prefixed(&prefix, self.go(body))
             }
-            Sugar::Count { body, cmp, k } => {
+            Sugar::Count {
+                body,
+                window,
+                cmp,
+                k,
+            } => {
                 let bound = match cmp {
                     Cmp::Le => "at most",
                     _ => "at least",
                 };
+                let span = match window {
+                    Some(w) => format!("of the last {w} steps"),
+                    None => "steps so far".to_string(),
+                };
                 let inner = self.go(body);
                 phrase(
-                    format!("{bound} {k} steps so far at which {}", inner.text),
+                    format!("{bound} {k} {span} at which {}", inner.text),
                     Kind::Compound,
                 )
             }

@@ -142,10 +142,16 @@ fn sugar(arena: &Arena, s: Sugar, ex: ExistsParses) -> (String, u8) {
                 ex,
             )
         }
-        Sugar::Count { body, cmp, k } => {
+        Sugar::Count {
+            body,
+            window,
+            cmp,
+            k,
+        } => {
             let inner = fmt(arena, body, ex).0;
+            let w = window.map_or(String::new(), |w| format!("[{w}]"));
             // A comparison: parenthesized under a prefix operator (`G(count(a) <= 3)`).
-            (format!("count({inner}) {} {k}", cmp.text()), P_UNTIL)
+            (format!("count{w}({inner}) {} {k}", cmp.text()), P_UNTIL)
         }
     }
 }

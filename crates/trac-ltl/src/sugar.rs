@@ -140,10 +140,13 @@ pub enum Sugar {
         /// The operand.
         body: Formula,
     },
-    /// `count(body) >= k` or `count(body) <= k` over the run so far.
+    /// `count(body) >= k` or `count(body) <= k` over the run so far, or over the last `w` steps
+    /// (`count[w](body)`).
     Count {
         /// What is counted.
         body: Formula,
+        /// The window, if any.
+        window: Option<u32>,
         /// `Ge` or `Le`.
         cmp: Cmp,
         /// The constant.
@@ -225,7 +228,11 @@ pub fn at_least(arena: &mut Arena, body: Formula, k: u32, window: Option<u32>) -
         }
         Some(w) => {
             let mut memo = HashMap::new();
-            windowed(arena, body, k, w, &mut memo)
+            let f = windowed(arena, body, k, w, &mut memo);
+            if k >= 2 && w > 1 {
+                arena.note_window(f, body, w, k);
+            }
+            f
         }
     }
 }
@@ -316,18 +323,20 @@ pub fn recognize(arena: &Arena, f: Formula) -> Option<Sugar> {
         if matches!(arena.node(*a), Node::StrongNext(t) if *t == Formula::TRUE) {
             return Some(Sugar::End);
         }
-        if let Some((body, k)) = run_count(arena, *a) {
+        if let Some((body, window, k)) = count_of(arena, *a) {
             return Some(Sugar::Count {
                 body,
+                window,
                 cmp: Cmp::Le,
                 k: k - 1,
             });
         }
         return None;
     }
-    if let Some((body, k)) = run_count(arena, f) {
+    if let Some((body, window, k)) = count_of(arena, f) {
         return Some(Sugar::Count {
             body,
+            window,
             cmp: Cmp::Ge,
             k,
         });
@@ -447,6 +456,14 @@ fn chain(arena: &Arena, g: Formula, op: RangeOp, st: Step) -> Option<(Formula, u
     None
 }
 
+/// `f` as a count `(body, window, k)`: a noted window or a run count.
+fn count_of(arena: &Arena, f: Formula) -> Option<(Formula, Option<u32>, u32)> {
+    if let Some((b, w, k)) = arena.window_of(f) {
+        return Some((b, Some(w), k));
+    }
+    run_count(arena, f).map(|(b, k)| (b, None, k))
+}
+
 /// `f = O(b & Y O(b & … Y O b))` with `k >= 2` nested `O`: `(b, k)`.
 fn run_count(arena: &Arena, f: Formula) -> Option<(Formula, u32)> {
     let Node::Once(x) = arena.node(f) else {
@@ -508,8 +525,19 @@ mod tests {
             recognize(&a, c),
             Some(Sugar::Count {
                 body: p,
+                window: None,
                 cmp: Cmp::Le,
                 k: 3
+            })
+        );
+        let c = count(&mut a, p, Some(5), Cmp::Lt, 3);
+        assert_eq!(
+            recognize(&a, c),
+            Some(Sugar::Count {
+                body: p,
+                window: Some(5),
+                cmp: Cmp::Le,
+                k: 2
             })
         );
         let e = end(&mut a);

@@ -91,6 +91,11 @@ fn the_printer_writes_the_written_form_back() {
             "G(refund -> count(lookup) >= 2)",
         ),
         ("G(count(send_email) <= 3)", "G(count(send_email) <= 3)"),
+        ("G(count[5](search) < 3)", "G(count[5](search) <= 2)"),
+        (
+            "G(p -> count[4](a | b) >= 2)",
+            "G(p -> count[4](a | b) >= 2)",
+        ),
         ("F(end & count(a | b) >= 2)", "F(end & count(a | b) >= 2)"),
         // Single steps stay plain operators.
         ("X a | a", "a | Xa"),
@@ -130,6 +135,10 @@ fn bounded_operators_in_english() {
         "at every step 2 or more steps back (if any) `a` holds"
     );
     assert_eq!(en("Y[2] a"), "2 steps ago `a` holds");
+    assert_eq!(
+        en("G(count[5](search) < 3)"),
+        "always, at most 2 of the last 5 steps at which `search` holds"
+    );
     assert_eq!(
         en("G(count(send) <= 3)"),
         "always, at most 3 steps so far at which `send` holds"

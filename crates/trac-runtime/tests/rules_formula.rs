@@ -100,7 +100,12 @@ fn bounded_future_operators() {
     // satisfied by a trace of fewer than 3 steps.
     expect("F[2:$!] report", "Ltlf", &[&["report"], &["report"]], &[2]);
     expect("F[2:$] report", "Ltlf", &[&["report"], &["report"]], &[]);
-    expect("F[2:$!] report", "Ltlf", &[&["report"], &[], &["report"]], &[]);
+    expect(
+        "F[2:$!] report",
+        "Ltlf",
+        &[&["report"], &[], &["report"]],
+        &[],
+    );
 }
 
 #[test]
