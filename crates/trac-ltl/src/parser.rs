@@ -1216,7 +1216,7 @@ impl<'s> Lexer<'s> {
         }
         let mut j = self.skip_ws(body_end + 1);
         let rest = &self.src[j..];
-        let cmp = if rest.starts_with("<=>") || rest.starts_with("<->") || rest.starts_with("<>") {
+        let cmp = if rest.starts_with("<=>") || rest.starts_with("<-") || rest.starts_with("<>") {
             None
         } else {
             [
@@ -1433,7 +1433,12 @@ struct Parser<'a, 's> {
     src: &'s str,
     values: Vec<Operand>,
     ops: Vec<Pending>,
+    /// How many `count(...)` bodies this parser is inside (bounded by [`MAX_COUNT_NESTING`]).
+    nest: usize,
 }
+
+/// How deeply `count(...)` bodies may nest (each is parsed by a parser of its own).
+const MAX_COUNT_NESTING: usize = 32;
 
 fn internal() -> ParseError {
     ParseError::new("internal parser error", 0..0)
@@ -1447,6 +1452,7 @@ impl<'a, 's> Parser<'a, 's> {
             src,
             values: Vec::new(),
             ops: Vec::new(),
+            nest: 0,
         }
     }
 
@@ -1457,7 +1463,12 @@ impl<'a, 's> Parser<'a, 's> {
         }
     }
 
-    fn run(mut self) -> Result<Formula, ParseError> {
+    fn run(self) -> Result<Formula, ParseError> {
+        self.run_depth().map(|(f, _)| f)
+    }
+
+    /// [`Parser::run`], with the formula's syntactic depth.
+    fn run_depth(mut self) -> Result<(Formula, usize), ParseError> {
         let mut expect_operand = true;
         let mut prev: Option<Token> = None;
         loop {
@@ -1479,8 +1490,8 @@ impl<'a, 's> Parser<'a, 's> {
                         expect_operand = false;
                     }
                     Tok::Count(body, window, cmp, k) => {
-                        let f = self.count(body.clone(), *window, *cmp, *k)?;
-                        let depth = 2 * (*k as usize) + window.unwrap_or(0) as usize + 3;
+                        let (f, inner) = self.count(body.clone(), *window, *cmp, *k)?;
+                        let depth = inner + 2 * (*k as usize) + window.unwrap_or(0) as usize + 3;
                         Self::check_depth(depth, &t.span)?;
                         self.push(f, depth, false);
                         expect_operand = false;
@@ -1556,7 +1567,7 @@ impl<'a, 's> Parser<'a, 's> {
                         if !self.values.is_empty() {
                             return Err(internal());
                         }
-                        return Ok(self.materialize(v.val));
+                        return Ok((self.materialize(v.val), v.depth));
                     }
                     Tok::PostNeg | Tok::PostPos => {
                         let prev_atom =
@@ -1611,8 +1622,16 @@ impl<'a, 's> Parser<'a, 's> {
         window: Option<u32>,
         cmp: Cmp,
         k: u32,
-    ) -> Result<Formula, ParseError> {
-        let f = Parser::new(&mut *self.arena, &self.src[..body.end], body.start).run()?;
+    ) -> Result<(Formula, usize), ParseError> {
+        if self.nest >= MAX_COUNT_NESTING {
+            return Err(ParseError::new(
+                format!("`count(...)` nested too deeply (more than {MAX_COUNT_NESTING} levels)"),
+                body,
+            ));
+        }
+        let mut inner = Parser::new(&mut *self.arena, &self.src[..body.end], body.start);
+        inner.nest = self.nest + 1;
+        let (f, depth) = inner.run_depth()?;
         if let Some(bad) = self
             .arena
             .subformulas_postorder(f)
@@ -1628,7 +1647,7 @@ impl<'a, 's> Parser<'a, 's> {
                 body,
             ));
         }
-        Ok(sugar::count(self.arena, f, window, cmp, k))
+        Ok((sugar::count(self.arena, f, window, cmp, k), depth))
     }
 
     fn push(&mut self, f: Formula, depth: usize, atom: bool) {

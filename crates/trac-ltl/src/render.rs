@@ -179,7 +179,7 @@ fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8)
             let short = match arena.node(a) {
                 Node::Atom(_) => body.chars().count() == 1,
                 Node::True | Node::False => false,
-                _ => true,
+                _ => body != "end",
             };
             let alse = op == "F" && body.to_ascii_lowercase().starts_with("alse");
             (short || first == '(' || first == '!') && !alse && !first.is_ascii_digit()

@@ -229,7 +229,9 @@ pub fn at_least(arena: &mut Arena, body: Formula, k: u32, window: Option<u32>) -
         Some(w) => {
             let mut memo = HashMap::new();
             let f = windowed(arena, body, k, w, &mut memo);
-            if k >= 2 && w > 1 {
+            // Only a real window is noted: a constant (`k > w`) or a range (`k = 1`) prints as
+            // what it is.
+            if k >= 2 && w > 1 && f != Formula::TRUE && f != Formula::FALSE && f != body {
                 arena.note_window(f, body, w, k);
             }
             f

@@ -120,6 +120,17 @@ fn messages_and_spans() {
         6..9,
     );
     check("count(a & ) >= 2", "expected a formula after `&`", 9..9);
+    let deep = format!("{}a{}", "count(".repeat(40), ") >= 1".repeat(40));
+    let e = err(&deep);
+    assert_eq!(
+        e.message,
+        "`count(...)` nested too deeply (more than 32 levels)"
+    );
+    let deep = format!("{}a{}", "count(".repeat(20), ") >= 30".repeat(20));
+    assert_eq!(
+        err(&deep).message,
+        "formula is nested too deeply (more than 1000 levels)"
+    );
     check(
         "X[a] b",
         "malformed `X[...]`: expected `X[!]`, `X[n]` or `X[n!]`",

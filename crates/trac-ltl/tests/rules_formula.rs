@@ -58,6 +58,7 @@ fn counts_and_end_expand() {
     same("count[2](a) >= 2", "a & Y a");
     same("count[3](a) >= 1", "O[0:2] a");
     same("count[2](a) >= 3", "false");
+    same("F(count[2](false) >= 3)", "false");
     same("end", "!X[!] true");
     same(
         "G(end -> count(x) <= 3)",
@@ -67,6 +68,8 @@ fn counts_and_end_expand() {
     let mut a = Arena::new();
     let f = parse(&mut a, "count(x) & G end_reached").unwrap();
     assert_eq!(print(&a, f), "count(x) & G end_reached");
+    let f = parse(&mut a, "count(x) <--> \"end\" | F end").unwrap();
+    assert_eq!(print(&a, f), "count(x) <-> \"end\" | F end");
 }
 
 #[test]
