@@ -19,8 +19,11 @@
 //! until    = unary { ( "U" | "W" | "R" | "V" | "M" | "S" ) unary } ;          (* right assoc. *)
 //! unary    = prefix unary | primary ;
 //! prefix   = "!" | "~" | "X" | "()" | "X[!]" | "X[" digits "]" | "X[" digits "!]"
-//!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H" ;
-//! primary  = "true" | "false" | "1" | "0" | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H"
+//!          | ( "F" | "G" ) "[" digits ( ":" | ".." ) ( digits | "$" ) [ "!" ] "]"
+//!          | ( "Y" | "Z" ) "[" digits "]" | ( "O" | "H" ) "[" digits ( ":" | ".." ) ( digits | "$" ) "]" ;
+//! primary  = "true" | "false" | "1" | "0" | "end" | count | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! count    = "count" [ "[" digits "]" ] "(" formula ")" ( ">=" | ">" | "<=" | "<" | "==" | "!=" ) digits ;
 //! atom     = ident [ "(" arg ")" ] | string ;         (* no space between ident and "(" *)
 //! arg      = value | string ;
 //! ident    = ( letter | "_" | "." ) { letter | digit | "_" | "." } ;   (* see lexing below *)
@@ -41,9 +44,11 @@
 //! Other accepted spellings, all from Spot: `TRUE`/`True` and `FALSE`/`False` (the constants
 //! are case-insensitive); Wring's postfix `a=0` (`!a`) and `a=1` (`a`) on atomic propositions;
 //! Spot's Unicode operators `¬ ∧ ∩ ∨ ∪ ⊕ → ⟶ ⇒ ⟹ ↔ ⇔ □ ⬜ ◻ ◇ ⋄ ♢ ○ ◯ Ⓧ`; `X[n]` / `X[n!]`
-//! for `n` nested `X` / `X[!]`; `X[]a` is `X G a` and `F[]a` is `F G a`. Not supported (an error
-//! rather than a different reading): PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...) and the
-//! bounded `F[n..m]` / `G[n..m]`.
+//! for `n` nested `X` / `X[!]`; `X[]a` is `X G a` and `F[]a` is `F G a`; Spot's bounded
+//! `F[n:m]`, `G[n:m]` (`$` for no upper bound, `!]` strong) and their past counterparts,
+//! `count(...)` comparisons and `end`, expanded as [`crate::sugar`] describes (bounds at most
+//! [`crate::sugar::MAX_BOUND`]). Not supported (an error rather than a different reading):
+//! PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...).
 //!
 //! # Lexing of identifiers (following Spot's `spot/parsetl/scantl.ll`)
 //!
