@@ -1750,3 +1750,54 @@ fn a_stopped_session_reports_its_first_error_only() {
         stdout(&o)
     );
 }
+
+#[test]
+fn the_agent_rules_example_is_audited() {
+    // Violations derived by hand from examples/traces/agent-rules-demo.json (one step per
+    // message: 1 system, 2 user, 3 lookup_order, 5/7/9 web_search, 11 the assistant asks,
+    // 12 the user confirms, 13 issue_refund, 15 the assistant answers, 16/18/20 send_email,
+    // 21 the last tool result).
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-rules.ron",
+        "--format",
+        "jsonl",
+        "examples/traces/agent-rules-demo.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let got: Vec<(String, u64)> = violations(&o)
+        .into_iter()
+        .map(|(_, p, s, _)| (p, s))
+        .collect();
+    let want: Vec<(String, u64)> = [
+        // The third email at 20; under TRAC_R the rule starts over and the run so far still
+        // holds 3 emails at 21.
+        ("at-most-2-emails", 20),
+        ("at-most-2-emails", 21),
+        // Searches at 5, 7, 9: three in the 5 steps 5..9.
+        ("no-search-spree", 9),
+        // No save_note: the last step, 21, is the end without a note.
+        ("note-by-end", 21),
+        // One lookup (step 3) before the refund at 13.
+        ("two-lookups-before-refund", 13),
+    ]
+    .iter()
+    .map(|(p, s)| (p.to_string(), *s))
+    .collect();
+    assert_eq!(got, want);
+    // The confirmation at 12 is within `O[1:4]` of the refund at 13, and the answer at 15
+    // within `F[1:2!]`.
+    let text = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-rules.ron",
+        "examples/traces/agent-rules-demo.json",
+    ]);
+    let out = stdout(&text);
+    assert!(out.contains("formula: G(count[5](search) <= 2)"), "{out}");
+    assert!(
+        out.contains("meaning: always, if the assistant issues a refund, then within 1 to 2 steps (which must exist) the assistant writes to the user"),
+        "{out}"
+    );
+}

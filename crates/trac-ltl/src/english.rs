@@ -13,7 +13,10 @@
 //!
 //! Operators: `!` "not" / "it is not the case that", `&` "and", `|` "or", `xor` "either ... or
 //! ..., but not both", `->` "if ..., then ...", `<->` "... if and only if ...", `X` "at the next
-//! step" (`X X X` "in 3 steps"), `X[!]` "at the next step (which must exist)", `F` "eventually",
+//! step" (`X X X` "in 3 steps"), `F[1:4]` "within 1 to 4 steps", `G[0:3]` "at every step 0 to
+//! 3 steps ahead", `O[0:7]` "at some step 0 to 7 steps back", `H[1:$]` "at every step 1 or more
+//! steps back (if any)", `count(a) <= 3` "at most 3 steps so far at which `a` holds", `end`
+//! "this is the last step", `X[!]` "at the next step (which must exist)", `F` "eventually",
 //! `G` "always", `U` "... until ...", `W` "... until ... (or forever)", `R` "... up to and
 //! including the step where ... (or forever)", `M` the same with "(which must eventually
 //! happen)", `Y` "at the previous step", `Z` "at the previous step (if any)", `O` "at some earlier
@@ -25,6 +28,7 @@
 //! first, `F(a & b)` is "eventually, `a` holds and `b` holds".
 
 use crate::formula::{Arena, Formula, Node};
+use crate::sugar::{recognize, Cmp, RangeOp, Step, Sugar};
 use std::collections::HashMap;
 
 /// Renders `f` in plain English.
@@ -139,8 +143,69 @@ impl Renderer<'_> {
         phrase(format!("{l} {middle} {r}{suffix}"), Kind::Compound)
     }
 
+    /// An abbreviation in words ("within 1 to 4 steps", "at most 3 steps so far at which").
+    fn sugar(&self, s: Sugar) -> Phrase {
+        match s {
+            Sugar::End => phrase("this is the last step".into(), Kind::Simple),
+            Sugar::Repeat { step, n, body } => {
+                let prefix = match step {
+                    Step::Next => format!("in {n} steps"),
+                    Step::StrongNext => format!("in {n} steps (which must exist)"),
+                    Step::Yesterday => format!("{n} steps ago"),
+                    Step::WeakYesterday => format!("{n} steps ago (if any)"),
+                };
+                Self::prefixed(&prefix, self.go(body))
+            }
+            Sugar::Range {
+                op,
+                strong,
+                lo,
+                hi,
+                body,
+            } => {
+                let span = match hi {
+                    Some(hi) => format!("{lo} to {hi} steps"),
+                    None => format!("{lo} or more steps"),
+                };
+                let mut prefix = match op {
+                    RangeOp::Finally => format!("within {span}"),
+                    RangeOp::Globally => format!("at every step {span} ahead"),
+                    RangeOp::Once => format!("at some step {span} back"),
+                    RangeOp::Historically => format!("at every step {span} back (if any)"),
+                };
+                if strong {
+                    prefix.push_str(" (which must exist)");
+                }
+                Self::prefixed(&prefix, self.go(body))
+            }
+            Sugar::Count {
+                body,
+                window,
+                cmp,
+                k,
+            } => {
+                let bound = match cmp {
+                    Cmp::Le => "at most",
+                    _ => "at least",
+                };
+                let span = match window {
+                    Some(w) => format!("of the last {w} steps"),
+                    None => "steps so far".to_string(),
+                };
+                let inner = self.go(body);
+                phrase(
+                    format!("{bound} {k} {span} at which {}", inner.text),
+                    Kind::Compound,
+                )
+            }
+        }
+    }
+
     fn go(&self, f: Formula) -> Phrase {
         use Node::*;
+        if let Some(s) = recognize(self.arena, f) {
+            return self.sugar(s);
+        }
         match self.arena.node(f) {
             True => phrase("true".into(), Kind::Simple),
             False => phrase("false".into(), Kind::Simple),
@@ -204,24 +269,11 @@ impl Renderer<'_> {
                 phrase(format!("if {ante}, then {cons}"), Kind::Compound)
             }
             Equiv(a, b) => self.binary(*a, "if and only if", *b, ""),
-            Next(_) => {
-                let mut n = 0;
-                let mut x = f;
-                while let Next(inner) = self.arena.node(x) {
-                    n += 1;
-                    x = *inner;
-                }
-                let prefix = if n == 1 {
-                    "at the next step".to_string()
-                } else {
-                    format!("in {n} steps")
-                };
-                Self::prefixed(&prefix, self.go(x))
-            }
+            Next(a) => Self::prefixed("at the next step", self.go(*a)),
             StrongNext(a) => Self::prefixed("at the next step (which must exist)", self.go(*a)),
             Finally(a) => Self::prefixed("eventually", self.go(*a)),
             Globally(a) => match self.arena.node(*a) {
-                Not(b) => {
+                Not(b) if recognize(self.arena, *a).is_none() => {
                     if let Some(name) = self.bare_atom(*b) {
                         return phrase(format!("`{name}` never holds"), Kind::Simple);
                     }

@@ -180,6 +180,9 @@ pub struct Arena {
     table: HashMap<Node, Formula>,
     syms: Vec<AtomName>,
     sym_table: HashMap<String, Sym>,
+    /// Formulas built as windowed counts (`count[w](body) >= k`), so that the printer can
+    /// write them so: `f ↦ (body, w, k)` (see [`Arena::note_window`]).
+    windows: HashMap<Formula, (Formula, u32, u32)>,
 }
 
 impl Default for Arena {
@@ -206,6 +209,7 @@ impl Arena {
             table: HashMap::new(),
             syms: Vec::new(),
             sym_table: HashMap::new(),
+            windows: HashMap::new(),
         };
         let t = a.intern(Node::True);
         let f = a.intern(Node::False);
@@ -257,6 +261,19 @@ impl Arena {
     /// The symbol for a name if it was interned before.
     pub fn lookup_sym(&self, name: &str) -> Option<Sym> {
         self.sym_table.get(name).copied()
+    }
+
+    /// Records that `f` is `count[w](body) >= k` (`body` held at at least `k` of the last `w`
+    /// steps), as `crate::sugar::at_least` built it. Only the printer reads this: the
+    /// expansion has no other shape to recognize it by. [`Arena::map_bottom_up`] (hence
+    /// instantiation) carries the note over to the rebuilt formula.
+    pub fn note_window(&mut self, f: Formula, body: Formula, w: u32, k: u32) {
+        self.windows.insert(f, (body, w, k));
+    }
+
+    /// The `(body, w, k)` noted for `f` by [`Arena::note_window`], if any.
+    pub fn window_of(&self, f: Formula) -> Option<(Formula, u32, u32)> {
+        self.windows.get(&f).copied()
     }
 
     /// Number of interned atomic-proposition names.
@@ -615,6 +632,13 @@ impl Arena {
         };
         let r = f(self, rebuilt);
         memo.insert(x, r);
+        if let Some((body, w, k)) = self.window_of(x) {
+            if let Some(&b) = memo.get(&body) {
+                if r != x {
+                    self.note_window(r, b, w, k);
+                }
+            }
+        }
         r
     }
 

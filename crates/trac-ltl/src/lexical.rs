@@ -28,6 +28,7 @@ pub(crate) fn is_plain_ident(s: &str) -> bool {
     !(s.eq_ignore_ascii_case("true")
         || s.eq_ignore_ascii_case("false")
         || s == "xor"
+        || s == "end"
         || OPERATOR_WORDS.contains(&s))
 }
 

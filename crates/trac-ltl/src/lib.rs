@@ -6,6 +6,8 @@
 //! - [`progress`]: LTL progression (Bacchus & Kabanza 2000), past-time tracking, finite-trace
 //!   evaluation at the end of a trace (LTLf, De Giacomo & Vardi 2013).
 //! - [`english`]: plain-English rendering.
+//! - [`sugar`]: bounded operators (`F[n:m]`, `O[n:m]`, ...), `count(...)` and `end`, expanded
+//!   when parsed and recognized when printed.
 //! - [`compiler`]: [`compiler::TableCompiler`] and [`compiler::VerdictOracle`], how the engines ask
 //!   for a compiled monitor table and for complete verdicts
 //!   (`trac-compile` implements them; `trac-runtime` calls them).
@@ -19,6 +21,7 @@ pub mod parser;
 pub mod printer;
 pub mod progress;
 mod render;
+pub mod sugar;
 
 pub use formula::{Arena, Formula, Node, Sym};
 pub use parser::{parse, parse_property, ParseError, Property as ParsedProperty};

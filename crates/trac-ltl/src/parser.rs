@@ -19,8 +19,11 @@
 //! until    = unary { ( "U" | "W" | "R" | "V" | "M" | "S" ) unary } ;          (* right assoc. *)
 //! unary    = prefix unary | primary ;
 //! prefix   = "!" | "~" | "X" | "()" | "X[!]" | "X[" digits "]" | "X[" digits "!]"
-//!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H" ;
-//! primary  = "true" | "false" | "1" | "0" | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H"
+//!          | ( "F" | "G" ) "[" digits ( ":" | ".." ) ( digits | "$" ) [ "!" ] "]"
+//!          | ( "Y" | "Z" ) "[" digits "]" | ( "O" | "H" ) "[" digits ( ":" | ".." ) ( digits | "$" ) "]" ;
+//! primary  = "true" | "false" | "1" | "0" | "end" | count | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! count    = "count" [ "[" digits "]" ] "(" formula ")" ( ">=" | ">" | "<=" | "<" | "==" | "!=" ) digits ;
 //! atom     = ident [ "(" arg ")" ] | string ;         (* no space between ident and "(" *)
 //! arg      = value | string ;
 //! ident    = ( letter | "_" | "." ) { letter | digit | "_" | "." } ;   (* see lexing below *)
@@ -41,9 +44,11 @@
 //! Other accepted spellings, all from Spot: `TRUE`/`True` and `FALSE`/`False` (the constants
 //! are case-insensitive); Wring's postfix `a=0` (`!a`) and `a=1` (`a`) on atomic propositions;
 //! Spot's Unicode operators `¬ ∧ ∩ ∨ ∪ ⊕ → ⟶ ⇒ ⟹ ↔ ⇔ □ ⬜ ◻ ◇ ⋄ ♢ ○ ◯ Ⓧ`; `X[n]` / `X[n!]`
-//! for `n` nested `X` / `X[!]`; `X[]a` is `X G a` and `F[]a` is `F G a`. Not supported (an error
-//! rather than a different reading): PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...) and the
-//! bounded `F[n..m]` / `G[n..m]`.
+//! for `n` nested `X` / `X[!]`; `X[]a` is `X G a` and `F[]a` is `F G a`; Spot's bounded
+//! `F[n:m]`, `G[n:m]` (`$` for no upper bound, `!]` strong) and their past counterparts,
+//! `count(...)` comparisons and `end`, expanded as [`crate::sugar`] describes (bounds at most
+//! [`crate::sugar::MAX_BOUND`]). Not supported (an error rather than a different reading):
+//! PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...).
 //!
 //! # Lexing of identifiers (following Spot's `spot/parsetl/scantl.ll`)
 //!
@@ -101,6 +106,7 @@ use crate::formula::{instantiate_name, Arena, Formula, Node};
 pub use crate::lexical::split_exists;
 use crate::lexical::{ident_len, is_plain_ident, is_value_byte};
 use crate::render;
+use crate::sugar::{self, Cmp, RangeOp, Step, MAX_BOUND};
 use std::fmt;
 use std::ops::Range;
 
@@ -638,6 +644,15 @@ fn word_operator(s: &str) -> Option<Lexeme> {
 // ---------------------------------------------------------------------------------------------
 // Lexer
 
+/// A bounded operator's bracket: `[lo]` (`hi` `None`), `[lo:m]` (`Some(Some(m))`) or `[lo:$]`
+/// (`Some(None)`), strong with `!]`; `end` is the offset after the `]`.
+struct Bracket {
+    lo: u32,
+    hi: Option<Option<u32>>,
+    strong: bool,
+    end: usize,
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 enum PrefixOp {
     Not,
@@ -645,6 +660,10 @@ enum PrefixOp {
     StrongNext,
     /// `X[n]` (weak) or `X[n!]` (strong).
     NextN(u32, bool),
+    /// `Y[n]` or `Z[n]`.
+    PastN(Step, u32),
+    /// `F[n:m]`, `G[n:m]`, `O[n:m]`, `H[n:m]` (`None` for `$`); strong with `!]`.
+    Range(RangeOp, bool, u32, Option<u32>),
     Finally,
     Globally,
     Yesterday,
@@ -700,6 +719,11 @@ enum Lexeme {
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tok {
     Atom(String),
+    /// `count(BODY) CMP K` or `count[W](BODY) CMP K`: the body's span, the window, the
+    /// comparison and the constant.
+    Count(Range<usize>, Option<u32>, Cmp, u32),
+    /// `end`: the last step of a finite trace.
+    EndAtom,
     True,
     False,
     Prefix(PrefixOp),
@@ -955,7 +979,22 @@ impl<'s> Lexer<'s> {
             return Ok(self.token(Tok::Binary(BinOp::Xor), start, end));
         }
         if let Some(lexeme) = word_operator(word) {
+            if matches!(word, "Y" | "Z" | "O" | "H") && operand {
+                let after = self.skip_ws(end);
+                let rest = &self.src[after..];
+                if rest.starts_with('[') && !rest.starts_with("[]") {
+                    return self.past_bracket(word.as_bytes()[0], start, after);
+                }
+            }
             return Ok(self.token(lexeme.into(), start, end));
+        }
+        if word == "end" && operand {
+            return Ok(self.token(Tok::EndAtom, start, end));
+        }
+        if word == "count" && operand {
+            if let Some(tok) = self.count(start, end)? {
+                return Ok(tok);
+            }
         }
         if word == "exists" && operand {
             if let Some(tok) = self.exists(start, end)? {
@@ -983,12 +1022,26 @@ impl<'s> Lexer<'s> {
             return Ok(self.token(Tok::Prefix(op), start, start + 1));
         }
         if c != b'X' {
-            return Err(ParseError::new(
-                format!(
-                    "unsupported operator `{}[...]`: bounded `F` and `G` are not supported",
-                    c as char
-                ),
-                start..after + 1,
+            let op = if c == b'F' {
+                RangeOp::Finally
+            } else {
+                RangeOp::Globally
+            };
+            let b = self.bracket(start, after)?;
+            let Some(hi) = b.hi else {
+                return Err(ParseError::new(
+                    format!(
+                        "`{0}[n:m]` expects two bounds (`{0}[n:m]`, or `{0}[n:$]` for no upper \
+                         bound)",
+                        c as char
+                    ),
+                    start..b.end,
+                ));
+            };
+            return Ok(self.token(
+                Tok::Prefix(PrefixOp::Range(op, b.strong, b.lo, hi)),
+                start,
+                b.end,
             ));
         }
         // X[!], X[n], X[n!]
@@ -1026,6 +1079,201 @@ impl<'s> Lexer<'s> {
             Some(n) => PrefixOp::NextN(n, strong),
         };
         Ok(self.token(Tok::Prefix(op), start, i + 1))
+    }
+
+    /// A bound: digits at `i` (after white space), at most [`MAX_BOUND`]; returns it and the
+    /// offset after it.
+    fn bound(&self, i: usize, what: &str) -> Result<(u32, usize), ParseError> {
+        let i = self.skip_ws(i);
+        let digits = self.src[i..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+            return Err(ParseError::new(
+                format!("expected a number ({what})"),
+                i..end,
+            ));
+        }
+        let n: u64 = self.src[i..i + digits].parse().unwrap_or(u64::MAX);
+        if n > u64::from(MAX_BOUND) {
+            return Err(ParseError::new(
+                format!("{what} too large: {n} (at most {MAX_BOUND})"),
+                i..i + digits,
+            ));
+        }
+        Ok((n as u32, i + digits))
+    }
+
+    /// The bracket of a bounded operator whose letter is at `start` and `[` at `open`:
+    /// `[n]`, `[n:m]`, `[n..m]`, `[n:$]`, each optionally strong (`!]`).
+    fn bracket(&self, start: usize, open: usize) -> Result<Bracket, ParseError> {
+        let (lo, mut i) = self.bound(open + 1, "a step bound")?;
+        i = self.skip_ws(i);
+        let mut hi = None;
+        let sep = if self.src[i..].starts_with(':') {
+            1
+        } else if self.src[i..].starts_with("..") {
+            2
+        } else {
+            0
+        };
+        if sep > 0 {
+            let j = self.skip_ws(i + sep);
+            if self.src[j..].starts_with('$') {
+                hi = Some(None);
+                i = self.skip_ws(j + 1);
+            } else {
+                let (m, after) = self.bound(j, "a step bound")?;
+                if m < lo {
+                    return Err(ParseError::new(
+                        format!("empty range `[{lo}:{m}]`: the upper bound is below the lower"),
+                        open..after,
+                    ));
+                }
+                hi = Some(Some(m));
+                i = self.skip_ws(after);
+            }
+        }
+        let strong = self.src[i..].starts_with('!');
+        if strong {
+            i = self.skip_ws(i + 1);
+        }
+        if !self.src[i..].starts_with(']') {
+            let end = i + self.src[i..].chars().next().map_or(0, char::len_utf8);
+            return Err(ParseError::new(
+                "malformed bound: expected `[n]`, `[n:m]`, `[n:$]`, or one of them with `!]`",
+                start..end,
+            ));
+        }
+        Ok(Bracket {
+            lo,
+            hi,
+            strong,
+            end: i + 1,
+        })
+    }
+
+    /// `Y[n]`, `Z[n]`, `O[n:m]` or `H[n:m]` (`c` the letter at `start`, `[` at `open`).
+    fn past_bracket(&mut self, c: u8, start: usize, open: usize) -> Result<Token, ParseError> {
+        let b = self.bracket(start, open)?;
+        if b.strong {
+            return Err(ParseError::new(
+                "a past operator has no strong form (`!]`): `Y` is already false before the \
+                 first step and `Z` true",
+                start..b.end,
+            ));
+        }
+        let op = match (c, b.hi) {
+            (b'Y', None) => PrefixOp::PastN(Step::Yesterday, b.lo),
+            (b'Z', None) => PrefixOp::PastN(Step::WeakYesterday, b.lo),
+            (b'O', Some(hi)) => PrefixOp::Range(RangeOp::Once, false, b.lo, hi),
+            (b'H', Some(hi)) => PrefixOp::Range(RangeOp::Historically, false, b.lo, hi),
+            (b'Y' | b'Z', Some(_)) => {
+                return Err(ParseError::new(
+                    format!("`{}[n]` takes one bound", c as char),
+                    start..b.end,
+                ))
+            }
+            _ => {
+                return Err(ParseError::new(
+                    format!(
+                        "`{0}[n:m]` expects two bounds (`{0}[n:m]`, or `{0}[n:$]` for no \
+                         bound)",
+                        c as char
+                    ),
+                    start..b.end,
+                ))
+            }
+        };
+        Ok(self.token(Tok::Prefix(op), start, b.end))
+    }
+
+    /// `count(BODY) CMP K` or `count[W](BODY) CMP K` at `start` (`word_end` after `count`).
+    /// `Ok(None)` when `count(...)` is not followed by a comparison (then it is an ordinary
+    /// parametric proposition such as `count(x)`).
+    fn count(&mut self, start: usize, word_end: usize) -> Result<Option<Token>, ParseError> {
+        let mut i = word_end;
+        let mut window = None;
+        if self.src[i..].starts_with('[') {
+            let (w, after) = self.bound(i + 1, "a window")?;
+            if w == 0 {
+                return Err(ParseError::new("a window of 0 steps", i..after));
+            }
+            let close = self.skip_ws(after);
+            if !self.src[close..].starts_with(']') {
+                return Err(ParseError::new(
+                    "expected `]` after the window of `count[w](...)`",
+                    close..close + 1,
+                ));
+            }
+            window = Some(w);
+            i = close + 1;
+        }
+        if !self.src[i..].starts_with('(') {
+            if window.is_some() {
+                return Err(ParseError::new("expected `(` after `count[w]`", i..i + 1));
+            }
+            return Ok(None);
+        }
+        let body_start = i + 1;
+        let body_end = self.closing_paren(body_start);
+        if body_end >= self.src.len() {
+            return Err(ParseError::new("unclosed `count(`", start..body_start));
+        }
+        let mut j = self.skip_ws(body_end + 1);
+        let rest = &self.src[j..];
+        let cmp = if rest.starts_with("<=>") || rest.starts_with("<-") || rest.starts_with("<>") {
+            None
+        } else {
+            [
+                (">=", Cmp::Ge),
+                ("<=", Cmp::Le),
+                ("==", Cmp::Eq),
+                ("!=", Cmp::Ne),
+                (">", Cmp::Gt),
+                ("<", Cmp::Lt),
+            ]
+            .into_iter()
+            .find(|(t, _)| rest.starts_with(t))
+        };
+        let Some((text, cmp)) = cmp else {
+            if window.is_some() {
+                return Err(ParseError::new(
+                    "expected a comparison (`>=`, `>`, `<=`, `<`, `==`, `!=`) after `count[w](...)`",
+                    j..j + rest.chars().next().map_or(0, char::len_utf8),
+                ));
+            }
+            return Ok(None);
+        };
+        j += text.len();
+        let (k, end) = self.bound(j, "a count")?;
+        Ok(Some(self.token(
+            Tok::Count(body_start..body_end, window, cmp, k),
+            start,
+            end,
+        )))
+    }
+
+    /// The offset of the `)` that closes the group opened just before `from` (outside
+    /// strings), or the end of the source.
+    fn closing_paren(&self, from: usize) -> usize {
+        let bytes = self.src.as_bytes();
+        let (mut depth, mut i, mut in_str) = (0usize, from, false);
+        while i < bytes.len() {
+            match bytes[i] {
+                b'\\' if in_str => i += 1,
+                b'"' => in_str = !in_str,
+                b'(' if !in_str => depth += 1,
+                b')' if !in_str => {
+                    if depth == 0 {
+                        return i;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        bytes.len()
     }
 
     /// The arguments of a parametric proposition `word(`, with `open` at the `(`: one or more,
@@ -1190,7 +1438,12 @@ struct Parser<'a, 's> {
     src: &'s str,
     values: Vec<Operand>,
     ops: Vec<Pending>,
+    /// How many `count(...)` bodies this parser is inside (bounded by [`MAX_COUNT_NESTING`]).
+    nest: usize,
 }
+
+/// How deeply `count(...)` bodies may nest (each is parsed by a parser of its own).
+const MAX_COUNT_NESTING: usize = 32;
 
 fn internal() -> ParseError {
     ParseError::new("internal parser error", 0..0)
@@ -1204,6 +1457,7 @@ impl<'a, 's> Parser<'a, 's> {
             src,
             values: Vec::new(),
             ops: Vec::new(),
+            nest: 0,
         }
     }
 
@@ -1214,7 +1468,12 @@ impl<'a, 's> Parser<'a, 's> {
         }
     }
 
-    fn run(mut self) -> Result<Formula, ParseError> {
+    fn run(self) -> Result<Formula, ParseError> {
+        self.run_depth().map(|(f, _)| f)
+    }
+
+    /// [`Parser::run`], with the formula's syntactic depth.
+    fn run_depth(mut self) -> Result<(Formula, usize), ParseError> {
         let mut expect_operand = true;
         let mut prev: Option<Token> = None;
         loop {
@@ -1228,6 +1487,18 @@ impl<'a, 's> Parser<'a, 's> {
                     }
                     Tok::True => {
                         self.push(Formula::TRUE, 1, false);
+                        expect_operand = false;
+                    }
+                    Tok::EndAtom => {
+                        let f = sugar::end(self.arena);
+                        self.push(f, 2, false);
+                        expect_operand = false;
+                    }
+                    Tok::Count(body, window, cmp, k) => {
+                        let (f, inner) = self.count(body.clone(), *window, *cmp, *k)?;
+                        let depth = inner + 2 * (*k as usize) + window.unwrap_or(0) as usize + 3;
+                        Self::check_depth(depth, &t.span)?;
+                        self.push(f, depth, false);
                         expect_operand = false;
                     }
                     Tok::False => {
@@ -1301,7 +1572,7 @@ impl<'a, 's> Parser<'a, 's> {
                         if !self.values.is_empty() {
                             return Err(internal());
                         }
-                        return Ok(self.materialize(v.val));
+                        return Ok((self.materialize(v.val), v.depth));
                     }
                     Tok::PostNeg | Tok::PostPos => {
                         let prev_atom =
@@ -1324,7 +1595,13 @@ impl<'a, 's> Parser<'a, 's> {
                             }
                         }
                     }
-                    Tok::Atom(_) | Tok::True | Tok::False | Tok::Prefix(_) | Tok::LParen => {
+                    Tok::Atom(_)
+                    | Tok::True
+                    | Tok::False
+                    | Tok::EndAtom
+                    | Tok::Count(..)
+                    | Tok::Prefix(_)
+                    | Tok::LParen => {
                         let mut msg = format!("missing binary operator before `{}`", self.text(&t));
                         if let (Tok::LParen, Some(p)) = (&t.tok, &prev) {
                             if matches!(p.tok, Tok::Atom(_)) && p.span.end < t.span.start {
@@ -1341,6 +1618,41 @@ impl<'a, 's> Parser<'a, 's> {
             }
             prev = Some(t);
         }
+    }
+
+    /// The expansion of `count(BODY) CMP K` (`count[W](...)`), BODY at `body` in the source.
+    fn count(
+        &mut self,
+        body: Range<usize>,
+        window: Option<u32>,
+        cmp: Cmp,
+        k: u32,
+    ) -> Result<(Formula, usize), ParseError> {
+        if self.nest >= MAX_COUNT_NESTING {
+            return Err(ParseError::new(
+                format!("`count(...)` nested too deeply (more than {MAX_COUNT_NESTING} levels)"),
+                body,
+            ));
+        }
+        let mut inner = Parser::new(&mut *self.arena, &self.src[..body.end], body.start);
+        inner.nest = self.nest + 1;
+        let (f, depth) = inner.run_depth()?;
+        if let Some(bad) = self
+            .arena
+            .subformulas_postorder(f)
+            .into_iter()
+            .find(|&g| self.arena.node(g).is_future_operator())
+        {
+            return Err(ParseError::new(
+                format!(
+                    "what `count(...)` counts must be past-time (it counts the steps seen so \
+                     far), but it has the future operator in `{}`",
+                    print(self.arena, bad)
+                ),
+                body,
+            ));
+        }
+        Ok((sugar::count(self.arena, f, window, cmp, k), depth))
     }
 
     fn push(&mut self, f: Formula, depth: usize, atom: bool) {
@@ -1394,7 +1706,8 @@ impl<'a, 's> Parser<'a, 's> {
             Pending::Prefix(op, span) => {
                 let v = self.values.pop().ok_or_else(internal)?;
                 let extra = match op {
-                    PrefixOp::NextN(n, _) => n as usize,
+                    PrefixOp::NextN(n, _) | PrefixOp::PastN(_, n) => n as usize,
+                    PrefixOp::Range(_, _, lo, hi) => hi.unwrap_or(lo) as usize * 2 + 1,
                     _ => 1,
                 };
                 let depth = v.depth + extra;
@@ -1416,6 +1729,8 @@ impl<'a, 's> Parser<'a, 's> {
                         }
                         f
                     }
+                    PrefixOp::PastN(s, n) => sugar::repeat(ar, s, n, a),
+                    PrefixOp::Range(op, strong, lo, hi) => sugar::range(ar, op, strong, lo, hi, a),
                     PrefixOp::Finally => ar.finally(a),
                     PrefixOp::Globally => ar.globally(a),
                     PrefixOp::Yesterday => ar.yesterday(a),

@@ -7,6 +7,7 @@
 
 use crate::formula::{Arena, AtomName, Formula, Node};
 use crate::lexical::{is_plain_ident, is_plain_value, split_exists};
+use crate::sugar::{recognize, Step, Sugar};
 
 /// Whether the name of an `exists` atom, parenthesized, parses back alone as that atom (the
 /// parser's answer, passed in so that this module does not depend on the parser).
@@ -83,6 +84,9 @@ fn paren(s: (String, u8), needed: bool) -> String {
 /// The text of `f` and its precedence level.
 fn fmt(arena: &Arena, f: Formula, ex: ExistsParses) -> (String, u8) {
     use Node::*;
+    if let Some(s) = recognize(arena, f) {
+        return sugar(arena, s, ex);
+    }
     match arena.node(f) {
         True => ("true".into(), P_PRIMARY),
         False => ("false".into(), P_PRIMARY),
@@ -109,6 +113,58 @@ fn fmt(arena: &Arena, f: Formula, ex: ExistsParses) -> (String, u8) {
     }
 }
 
+/// An abbreviation in its written form (`F[1:4] a`, `X[3] a`, `count(a) <= 3`, `end`).
+fn sugar(arena: &Arena, s: Sugar, ex: ExistsParses) -> (String, u8) {
+    match s {
+        Sugar::End => ("end".into(), P_PRIMARY),
+        Sugar::Repeat { step, n, body } => {
+            let op = match step {
+                Step::Next => format!("X[{n}]"),
+                Step::StrongNext => format!("X[{n}!]"),
+                Step::Yesterday => format!("Y[{n}]"),
+                Step::WeakYesterday => format!("Z[{n}]"),
+            };
+            bracketed(arena, &op, body, ex)
+        }
+        Sugar::Range {
+            op,
+            strong,
+            lo,
+            hi,
+            body,
+        } => {
+            let hi = hi.map_or("$".to_string(), |m| m.to_string());
+            let bang = if strong { "!" } else { "" };
+            bracketed(
+                arena,
+                &format!("{}[{lo}:{hi}{bang}]", op.letter()),
+                body,
+                ex,
+            )
+        }
+        Sugar::Count {
+            body,
+            window,
+            cmp,
+            k,
+        } => {
+            let inner = fmt(arena, body, ex).0;
+            let w = window.map_or(String::new(), |w| format!("[{w}]"));
+            // A comparison: parenthesized under a prefix operator (`G(count(a) <= 3)`).
+            (format!("count{w}({inner}) {} {k}", cmp.text()), P_UNTIL)
+        }
+    }
+}
+
+/// A bracketed prefix operator: a space before the operand unless it is parenthesized.
+fn bracketed(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8) {
+    let inner = fmt(arena, a, ex);
+    let level = inner.1;
+    let body = paren(inner, level < P_PREFIX);
+    let sep = if body.starts_with('(') { "" } else { " " };
+    (format!("{op}{sep}{body}"), P_PREFIX)
+}
+
 fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8) {
     let inner = fmt(arena, a, ex);
     let level = inner.1;
@@ -123,7 +179,7 @@ fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8)
             let short = match arena.node(a) {
                 Node::Atom(_) => body.chars().count() == 1,
                 Node::True | Node::False => false,
-                _ => true,
+                _ => body != "end",
             };
             let alse = op == "F" && body.to_ascii_lowercase().starts_with("alse");
             (short || first == '(' || first == '!') && !alse && !first.is_ascii_digit()

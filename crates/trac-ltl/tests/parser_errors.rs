@@ -71,9 +71,65 @@ fn messages_and_spans() {
     check("(a)=0", "`=0` can only follow an atomic proposition", 3..5);
     check("a /* b", "unclosed comment", 2..4);
     check(
-        "F[1..2] a",
-        "unsupported operator `F[...]`: bounded `F` and `G` are not supported",
-        0..2,
+        "F[2] a",
+        "`F[n:m]` expects two bounds (`F[n:m]`, or `F[n:$]` for no upper bound)",
+        0..4,
+    );
+    check(
+        "G[4:2] a",
+        "empty range `[4:2]`: the upper bound is below the lower",
+        1..5,
+    );
+    check(
+        "F[1:999] a",
+        "a step bound too large: 999 (at most 256)",
+        4..7,
+    );
+    check("F[1:x] a", "expected a number (a step bound)", 4..5);
+    check(
+        "F[1:2 a",
+        "malformed bound: expected `[n]`, `[n:m]`, `[n:$]`, or one of them with `!]`",
+        0..7,
+    );
+    check(
+        "O[3] a",
+        "`O[n:m]` expects two bounds (`O[n:m]`, or `O[n:$]` for no bound)",
+        0..4,
+    );
+    check("Y[1:2] a", "`Y[n]` takes one bound", 0..6);
+    check(
+        "O[0:2!] a",
+        "a past operator has no strong form (`!]`): `Y` is already false before the first step and `Z` true",
+        0..7,
+    );
+    check(
+        "count(a) >= 300",
+        "a count too large: 300 (at most 256)",
+        12..15,
+    );
+    check("count(a) >=", "expected a number (a count)", 11..11);
+    check("count[0](a) >= 1", "a window of 0 steps", 5..7);
+    check(
+        "count[3](a)",
+        "expected a comparison (`>=`, `>`, `<=`, `<`, `==`, `!=`) after `count[w](...)`",
+        11..11,
+    );
+    check(
+        "count(F a) >= 2",
+        "what `count(...)` counts must be past-time (it counts the steps seen so far), but it has the future operator in `Fa`",
+        6..9,
+    );
+    check("count(a & ) >= 2", "expected a formula after `&`", 9..9);
+    let deep = format!("{}a{}", "count(".repeat(40), ") >= 1".repeat(40));
+    let e = err(&deep);
+    assert_eq!(
+        e.message,
+        "`count(...)` nested too deeply (more than 32 levels)"
+    );
+    let deep = format!("{}a{}", "count(".repeat(20), ") >= 30".repeat(20));
+    assert_eq!(
+        err(&deep).message,
+        "formula is nested too deeply (more than 1000 levels)"
     );
     check(
         "X[a] b",

@@ -10,7 +10,7 @@
 ///
 /// Properties:
 /// - `R1` (parametric): `forall item: G(take(item) -> X examine(item))`
-/// - `R2`: `G(take(knife) -> X(cut | X(cut | X(cut | X cut))))`
+/// - `R2`: `G(take(knife) -> F[1:4] cut)`
 /// - `R3`: `G !drop`
 /// - `R4`: `G !go`
 #[derive(Clone, Debug)]
@@ -32,7 +32,7 @@ impl Textworld {
     /// The properties' formulas as written, in property order.
     pub const FORMULAS: [&'static str; 4] = [
         "forall item: G(take(item) -> X examine(item))",
-        "G(take(knife) -> X(cut | X(cut | X(cut | X cut))))",
+        "G(take(knife) -> F[1:4] cut)",
         "G !drop",
         "G !go",
     ];
@@ -70,10 +70,10 @@ impl Textworld {
         static TABLE_R2: ::trac_core::generated::StaticTable = ::trac_core::generated::StaticTable::from_parts_unchecked(::trac_core::table::TableParts {
             semantics: ::trac_core::generated::Semantics::Ltl3,
             minimized: true,
-            formula: "G(take(knife) -> X(cut | X(cut | X(cut | X cut))))",
+            formula: "G(take(knife) -> F[1:4] cut)",
             props: 2,
-            strings: "take(knife)cutfalsetrueG(take(knife) -> X(cut | X(cut | X(cut | X cut))))(cut | X(cut | X(cut | X cut))) & G(take(knife) -> X(cut | X(cut | X(cut | X cut))))(cut | X(cut | X cut)) & G(take(knife) -> X(cut | X(cut | X(cut | X cut))))(cut | X cut) & G(take(knife) -> X(cut | X(cut | X(cut | X cut))))cut & G(take(knife) -> X(cut | X(cut | X(cut | X cut))))",
-            string_ends: &[11, 14, 19, 23, 73, 157, 232, 298, 354],
+            strings: "take(knife)cutfalsetrueG(take(knife) -> F[1:4] cut)F[0:3] cut & G(take(knife) -> F[1:4] cut)F[0:2] cut & G(take(knife) -> F[1:4] cut)(cut | X cut) & G(take(knife) -> F[1:4] cut)cut & G(take(knife) -> F[1:4] cut)",
+            string_ends: &[11, 14, 19, 23, 51, 92, 133, 177, 211],
             initial: 2,
             roots: &[2147483648, 2147483649, 12, 9, 6, 3, 0],
             nodes: &[
@@ -317,7 +317,7 @@ impl Textworld {
     ///
     /// Rule 2: "Only take the knife if you will use it to chop, slice, or dice something within the next four steps." A violation is reported at the fourth step after taking the knife (not earlier).
     ///
-    /// Property `R2`: `G(take(knife) -> X(cut | X(cut | X(cut | X cut))))`
+    /// Property `R2`: `G(take(knife) -> F[1:4] cut)`
     pub fn r2(&self) -> &::trac_core::generated::StaticTableMonitor {
         &self.r2
     }
