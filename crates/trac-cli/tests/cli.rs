@@ -1027,7 +1027,7 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
                     "openai_airline.json",
                     "airline:confirm-before-write",
                     7,
-                    Some("zfa04y"),
+                    Some("ZFA04Y"),
                 ),
                 v("openai_airline.json", "airline:no-text-with-call", 10, None),
             ],

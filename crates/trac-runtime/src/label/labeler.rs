@@ -13,6 +13,7 @@ use regex::Regex;
 use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
+use trac_core::names::format_value;
 /// The syntax of a label given by a trace (`look`, `take(knife)`), checked by the trace readers;
 /// every label the labelers here produce passes it.
 pub use trac_core::names::{check_label, LabelSyntaxError};
@@ -366,6 +367,8 @@ struct Cx<'a> {
     sel: TextSel,
     /// The literals found in each text (default, input, output), when prefiltering.
     scans: Option<&'a Scans<'a>>,
+    /// The spec's `case_sensitive`: values captured from texts are lowercased unless it is set.
+    case_sensitive: bool,
 }
 
 impl<'a> Cx<'a> {
@@ -496,6 +499,7 @@ impl RuleLabeler {
                 call: None,
                 sel: TextSel::Default,
                 scans: scans.as_ref(),
+                case_sensitive: self.case_sensitive,
             };
             let calls = event.map(|e| e.tool_calls.as_slice()).unwrap_or(&[]);
             let found = if p.per_call && !calls.is_empty() {
@@ -520,14 +524,11 @@ impl RuleLabeler {
             };
             match &p.param {
                 None => out.push(p.name.clone()),
-                Some(param) => {
+                Some(_) => {
                     values.sort_by_key(|(pos, _)| *pos);
                     let mut seen: Vec<String> = Vec::new();
-                    let arity = param.split(',').count();
+                    // The values are written as labels write them (`eval`).
                     for (_, v) in values {
-                        let Some(v) = label_value(&v, arity, self.case_sensitive, false) else {
-                            continue;
-                        };
                         if !seen.contains(&v) {
                             seen.push(v);
                         }
@@ -571,11 +572,50 @@ pub fn label_value(
         if parts.len() != arity || parts.iter().any(String::is_empty) {
             return None;
         }
+        let parts: Vec<String> = parts.iter().map(|p| format_value(p).into_owned()).collect();
         parts.join(", ")
     } else {
-        one(raw)
+        let v = one(raw);
+        if v.is_empty() {
+            return None;
+        }
+        format_value(&v).into_owned()
     };
-    (!v.is_empty()).then_some(v)
+    Some(v)
+}
+
+/// A value a `Words`, `Regex` or `Field` rule captured from a text, as a label writes it: its
+/// whitespace runs made one space and trimmed, lowercased unless `case_sensitive`, then
+/// written by [`format_value`] (quoted when it holds `,`, `(`, `)`, `"` or `\`, which are
+/// kept); `None` when nothing is left. O(length of `raw`).
+pub fn text_value(raw: &str, case_sensitive: bool) -> Option<String> {
+    let b = raw.as_bytes();
+    let simple = b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && !b.windows(2).any(|w| w == b"  ")
+        && b.iter().all(|&c| {
+            c.is_ascii()
+                && (c == b' ' || !c.is_ascii_whitespace())
+                && c != 0x0b
+                && (case_sensitive || !c.is_ascii_uppercase())
+        });
+    let v = if simple {
+        std::borrow::Cow::Borrowed(raw)
+    } else {
+        let joined = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        if case_sensitive {
+            joined.into()
+        } else {
+            joined.to_lowercase().into()
+        }
+    };
+    (!v.is_empty()).then(|| format_value(&v).into_owned())
+}
+
+/// A value read from a structured record (a tool call's arguments, a tool result's JSON, a
+/// tool's name), as a label writes it: exactly, case and whitespace kept ([`format_value`]).
+pub fn exact_value(raw: &str) -> String {
+    format_value(raw).into_owned()
 }
 
 /// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; `(`, `)` and `,`
@@ -739,26 +779,30 @@ fn groups_of(param: Option<&str>, re: &Regex) -> Option<String> {
 
 /// The value one match gives: the group's text, or for several parameters (`group` is
 /// `pkg, area`) their texts joined by `, ` (`package1, a1`), if every one took part.
-fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, String)> {
-    if !group.contains(',') {
-        return caps
-            .name(group)
-            .map(|m| (m.start(), m.as_str().to_string()));
-    }
+fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, Vec<String>)> {
     let mut start = usize::MAX;
     let mut parts = Vec::new();
     for g in group.split(", ") {
         let m = caps.name(g)?;
         start = start.min(m.start());
-        // A value must not contain the separator itself.
-        parts.push(m.as_str().replace(',', " "));
+        parts.push(m.as_str().to_string());
     }
-    Some((start, parts.join(", ")))
+    Some((start, parts))
+}
+
+/// The label value of the parts one match captured ([`text_value`] each, joined by `, `);
+/// `None` when a part is empty.
+fn text_tuple(parts: &[String], case_sensitive: bool) -> Option<String> {
+    let vals: Option<Vec<String>> = parts
+        .iter()
+        .map(|p| text_value(p, case_sensitive))
+        .collect();
+    Some(vals?.join(", "))
 }
 
 /// Matches `re` on `text`: `None` when it does not; else the values of `group` (if any), with
-/// their byte positions.
-fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, String)>> {
+/// their byte positions, as captured (one part per parameter).
+fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, Vec<String>)>> {
     let Some(group) = group else {
         return re.is_match(text).then(Vec::new);
     };
@@ -830,7 +874,7 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
                 }
                 matched = true;
                 if *capture {
-                    values.push((ARG_POS, text));
+                    values.push((ARG_POS, exact_value(&text)));
                 }
             }
             matched.then_some(values)
@@ -839,7 +883,9 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let v = cx.event?.field(name)?;
             search(re, group.as_deref(), &v).map(|vals| {
                 vals.into_iter()
-                    .map(|(_, s)| (ARG_POS, s))
+                    .filter_map(|(_, parts)| {
+                        Some((ARG_POS, text_tuple(&parts, cx.case_sensitive)?))
+                    })
                     .collect::<Vec<_>>()
             })
         }
@@ -871,10 +917,17 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let mut values = search(re, Some(group), text)?;
             if *cut {
                 for (_, v) in &mut values {
-                    *v = cut_at_preposition(v).to_string();
+                    for part in v.iter_mut() {
+                        *part = cut_at_preposition(part).to_string();
+                    }
                 }
             }
-            Some(values)
+            Some(
+                values
+                    .into_iter()
+                    .filter_map(|(pos, parts)| Some((pos, text_tuple(&parts, cx.case_sensitive)?)))
+                    .collect(),
+            )
         }
         Compiled::AnyOf(v) => {
             let mut matched = false;

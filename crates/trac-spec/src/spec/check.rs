@@ -410,7 +410,7 @@ impl<'a> CheckCx<'a> {
                         let args = ip.arg.clone().unwrap_or_default();
                         // The body may mention a `forall` variable: the quantifier is
                         // then evaluated per value of it (`trac_runtime::label::derived`).
-                        for a in args.split(", ") {
+                        for a in trac_core::names::split_list(&args) {
                             if a != evar {
                                 pcx.mark(a);
                                 if pcx.is_var(a) && !mentioned.iter().any(|m| m == a) {
@@ -449,7 +449,7 @@ impl<'a> CheckCx<'a> {
         let args: Vec<&str> = parts
             .arg
             .as_deref()
-            .map(|a| a.split(", ").collect())
+            .map(|a| trac_core::names::split_list(a).collect())
             .unwrap_or_default();
         if bound.is_none() {
             for a in &args {
