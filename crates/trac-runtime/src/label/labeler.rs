@@ -147,7 +147,13 @@ impl RuleCompiler for RegexRules {
         let flags = if case_sensitive { "" } else { "(?i)" };
         let src = match leaf {
             Rule::Field(_, r) => format!("{flags}{r}"),
+            Rule::Tool(t) => return Ok(t.capture.iter().cloned().collect()),
             Rule::Arg {
+                path,
+                pattern,
+                capture,
+            }
+            | Rule::Result {
                 path,
                 pattern,
                 capture,
@@ -188,7 +194,10 @@ pub fn never_holds(rule: &Rule, has: Structure) -> Option<String> {
         Rule::Words(_) | Rule::Regex(_) | Rule::Not(_) => None,
         Rule::Input(r) | Rule::Output(r) => never_holds(r, has),
         Rule::Role(r) => (!has.roles).then(|| format!("`Role({r:?})` needs message roles")),
-        Rule::Tool(g) => (!has.tools).then(|| format!("`Tool({g:?})` needs tool calls")),
+        Rule::Tool(g) => (!has.tools).then(|| format!("`Tool({:?})` needs tool calls", g.name)),
+        Rule::Result { path, .. } => {
+            (!has.tools).then(|| format!("`Result({path:?})` needs tool results"))
+        }
         Rule::Arg { path, .. } => {
             (!has.tools).then(|| format!("`Arg({path:?})` needs tool-call arguments"))
         }
@@ -324,8 +333,18 @@ enum Compiled {
     AllOf(Vec<Compiled>),
     Not(Box<Compiled>),
     Role(String),
-    Tool(String),
+    /// A `Tool` leaf: its glob's alternatives; `capture`: the tool's name is the value.
+    Tool {
+        globs: Vec<String>,
+        capture: bool,
+    },
     Arg {
+        path: Vec<PathStep>,
+        re: Option<Regex>,
+        capture: bool,
+    },
+    /// A `Result` leaf: as `Arg`, on a tool result's content parsed as JSON.
+    Result {
         path: Vec<PathStep>,
         re: Option<Regex>,
         capture: bool,
@@ -733,7 +752,28 @@ fn compile(
             Box::new(compile(r, param, case_sensitive, leaves)?),
         ),
         Rule::Role(r) => Compiled::Role(r.clone()),
-        Rule::Tool(g) => Compiled::Tool(g.clone()),
+        Rule::Tool(t) => Compiled::Tool {
+            globs: t.alternatives().map(str::to_string).collect(),
+            capture: t.capture.is_some() && t.capture.as_deref() == param,
+        },
+        Rule::Result {
+            path,
+            pattern,
+            capture,
+        } => {
+            let path = parse_arg_path(path).map_err(RuleError::Path)?;
+            let flags = if case_sensitive { "" } else { "(?i)" };
+            let re = pattern
+                .as_ref()
+                .map(|p| Regex::new(&format!("{flags}{p}")))
+                .transpose()
+                .map_err(|e| RuleError::Regex(e.to_string()))?;
+            Compiled::Result {
+                path,
+                re,
+                capture: capture.is_some() && capture.as_deref() == param,
+            }
+        }
         Rule::Arg {
             path,
             pattern,
@@ -840,6 +880,35 @@ fn select<'v>(v: &'v serde_json::Value, path: &[PathStep], out: &mut Vec<&'v ser
     }
 }
 
+/// `None` when no value at `path` in `v` (whose text matches `re`, if given) exists; else
+/// their values as labels write them ([`exact_value`]) when `capture`, none otherwise.
+fn select_values(
+    v: &serde_json::Value,
+    path: &[PathStep],
+    re: Option<&Regex>,
+    capture: bool,
+) -> Option<Vec<(usize, String)>> {
+    let mut found = Vec::new();
+    select(v, path, &mut found);
+    let mut matched = false;
+    let mut values = Vec::new();
+    for v in found {
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => continue,
+            other => other.to_string(),
+        };
+        if re.is_some_and(|re| !re.is_match(&text)) {
+            continue;
+        }
+        matched = true;
+        if capture {
+            values.push((ARG_POS, exact_value(&text)));
+        }
+    }
+    matched.then_some(values)
+}
+
 /// Values of tool-call arguments sort after any text position.
 const ARG_POS: usize = usize::MAX / 2;
 
@@ -857,27 +926,26 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let mut any = any;
             any.any(|x| x.eq_ignore_ascii_case(r)).then(Vec::new)
         }
-        Compiled::Tool(g) => glob_match(g, &cx.call?.name).then(Vec::new),
-        Compiled::Arg { path, re, capture } => {
-            let mut found = Vec::new();
-            select(&cx.call?.arguments, path, &mut found);
-            let mut matched = false;
-            let mut values = Vec::new();
-            for v in found {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Null => continue,
-                    other => other.to_string(),
-                };
-                if re.as_ref().is_some_and(|re| !re.is_match(&text)) {
-                    continue;
-                }
-                matched = true;
+        Compiled::Tool { globs, capture } => {
+            let name = &cx.call?.name;
+            globs.iter().any(|g| glob_match(g, name)).then(|| {
                 if *capture {
-                    values.push((ARG_POS, exact_value(&text)));
+                    vec![(ARG_POS, exact_value(name))]
+                } else {
+                    Vec::new()
                 }
+            })
+        }
+        Compiled::Result { path, re, capture } => {
+            let ev = cx.event?;
+            if ev.tool_call_id.is_none() && ev.role.as_deref() != Some("tool") {
+                return None;
             }
-            matched.then_some(values)
+            let content: serde_json::Value = serde_json::from_str(ev.text()).ok()?;
+            select_values(&content, path, re.as_ref(), *capture)
+        }
+        Compiled::Arg { path, re, capture } => {
+            select_values(&cx.call?.arguments, path, re.as_ref(), *capture)
         }
         Compiled::Field { name, re, group } => {
             let v = cx.event?.field(name)?;
