@@ -61,10 +61,10 @@ fn event_verdicts_are_the_audits_and_a_check_commits_nothing() {
         assert_eq!(
             check.violated,
             if i == 4 {
-                // Captured values are lowercased by the labeler.
+                // Values from tool-call arguments keep their case.
                 vec![(
                     "confirm-before-write".to_string(),
-                    Some("zfa04y".to_string()),
+                    Some("ZFA04Y".to_string()),
                 )]
             } else {
                 vec![]
@@ -86,7 +86,7 @@ fn event_verdicts_are_the_audits_and_a_check_commits_nothing() {
         "confirm-before-write".into(),
         5,
         Verdict::Violated,
-        Some("zfa04y".into())
+        Some("ZFA04Y".into())
     )));
     assert_eq!(reports[0].violation_count(), 1);
 }

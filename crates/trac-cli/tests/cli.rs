@@ -1027,7 +1027,7 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
                     "openai_airline.json",
                     "airline:confirm-before-write",
                     7,
-                    Some("zfa04y"),
+                    Some("ZFA04Y"),
                 ),
                 v("openai_airline.json", "airline:no-text-with-call", 10, None),
             ],
@@ -1057,7 +1057,7 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
                     "anthropic.json#anth-1",
                     "airline:confirm-before-write",
                     5,
-                    Some("k7l8m9"),
+                    Some("K7L8M9"),
                 ),
                 v(
                     "anthropic.json#anth-1",
@@ -1085,7 +1085,7 @@ fn chat_and_telemetry_logs_with_tool_calls_are_audited() {
                     "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
                     "airline:confirm-before-write",
                     2,
-                    Some("otl001"),
+                    Some("OTL001"),
                 ),
                 v(
                     "otlp.json#5b8aa5a2d2c872e8321cf37308d69df2",
@@ -1799,5 +1799,55 @@ fn the_agent_rules_example_is_audited() {
     assert!(
         out.contains("meaning: always, if the assistant issues a refund, then within 1 to 2 steps (which must exist) the assistant writes to the user"),
         "{out}"
+    );
+}
+
+/// Issue 24 (steps and values): exact values, tool names as values, `|` globs and `Result`
+/// leaves through `trac audit` on a chat log; expected steps derived by hand.
+#[test]
+fn agent_tool_rules_keep_values_exactly() {
+    let call = |id: &str, name: &str, args: &str| {
+        format!(
+            r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "{name}", "arguments": {args:?}}}}}]}}"#
+        )
+    };
+    let result = |id: &str, content: &str| {
+        format!(r#"{{"role": "tool", "tool_call_id": "{id}", "content": {content:?}}}"#)
+    };
+    let msgs = [
+        r#"{"role": "user", "content": "Mail Mia the first column."}"#.to_string(),
+        call("c1", "shell", r#"{"cmd": "cut -d, -f1 a.csv"}"#),
+        result("c1", "x"),
+        // A different command (no comma): not a repetition of step 2's.
+        call("c2", "shell", r#"{"cmd": "cut -d -f1 a.csv"}"#),
+        result("c2", "y"),
+        call("c3", "lookup_contact", r#"{"name": "Mia"}"#),
+        result("c3", r#"{"address": "Mia.Li@x.org"}"#),
+        // Step 8: known address, case kept. Step 10: an address no lookup gave.
+        call("c4", "send_email", r#"{"to": "Mia.Li@x.org"}"#),
+        result("c4", "sent"),
+        call("c5", "send_sms", r#"{"to": "+1 555"}"#),
+    ];
+    let log = temp_file("agent-tools.jsonl", &(msgs.join("\n") + "\n"));
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-tools.ron",
+        "--format",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let got: Vec<(String, u64, Option<String>)> = violations(&o)
+        .into_iter()
+        .map(|(_, p, s, v)| (p.trim_start_matches("agent-tools:").to_string(), s, v))
+        .collect();
+    // Steps 2 and 4 run different commands, each tool call's step is followed by a result
+    // step, and only the SMS to `+1 555` (step 10) goes to an address no lookup gave.
+    assert_eq!(
+        got,
+        [("send-to-known".to_string(), 10, Some("+1 555".to_string()))],
+        "{}",
+        stdout(&o)
     );
 }

@@ -214,10 +214,9 @@ fn compile(
         for s in arena.atoms(f) {
             let name = arena.sym_name(s);
             let parts = trac_ltl::formula::AtomName::parse(name);
-            let multi = parts
-                .arg
-                .as_deref()
-                .is_some_and(|a| a.contains(", ") && a.split(", ").any(|x| x == var));
+            let multi = parts.arg.as_deref().is_some_and(|a| {
+                a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var)
+            });
             let derived = trac_ltl::parser::split_exists(name).is_some()
                 || parts
                     .arg

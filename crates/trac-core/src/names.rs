@@ -34,6 +34,9 @@ impl AtomName {
 
 /// Splits a name `base(arg)` into `(base, arg)` without allocating, as [`AtomName::parse`] does;
 /// `None` for a name without a parameter. Cheap enough for every label at every step.
+///
+/// The argument may hold quoted values ([`format_value`]): `run("echo (a), b")` has base `run`
+/// and argument `"echo (a), b"`; parentheses inside quotes do not count.
 pub fn split_atom_name(name: &str) -> Option<(&str, &str)> {
     // One pass over the bytes (the parentheses, `:` and space are ASCII, so every cut is at a
     // character boundary): this runs for every label of every step of every parametric property.
@@ -46,18 +49,167 @@ pub fn split_atom_name(name: &str) -> Option<(&str, &str)> {
     if open == 0 || b[..open].iter().any(|&c| c == b':' || c == b' ') {
         return None;
     }
-    let inner = &b[open + 1..b.len() - 1];
-    if inner.iter().any(|&c| c == b'(' || c == b')') {
+    let inner = &name[open + 1..name.len() - 1];
+    if inner.as_bytes().contains(&b'"') {
+        // Quoted values: every `(` / `)` must be inside one.
+        if !outside_quotes(inner).all(|c| c != b'(' && c != b')') {
+            return None;
+        }
+    } else if inner.bytes().any(|c| c == b'(' || c == b')') {
         return None;
     }
-    Some((&name[..open], &name[open + 1..name.len() - 1]))
+    Some((&name[..open], inner))
+}
+
+/// The bytes of an argument list that are outside its quoted values (a `"` that starts a
+/// value, to its closing unescaped `"`); a `(` stands for a quoted value that is not closed,
+/// so that callers refuse the list.
+fn outside_quotes(list: &str) -> impl Iterator<Item = u8> + '_ {
+    let b = list.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < b.len() {
+            let at_value_start = i == 0 || (i >= 2 && &b[i - 2..i] == b", ");
+            if b[i] == b'"' && at_value_start {
+                match quoted_end(b, i) {
+                    Some(end) => {
+                        i = end;
+                        continue;
+                    }
+                    None => {
+                        i = b.len();
+                        return Some(b'(');
+                    }
+                }
+            }
+            i += 1;
+            return Some(b[i - 1]);
+        }
+        None
+    })
+}
+
+/// The end (one past the closing quote) of the quoted value starting at `b[start] == b'"'`;
+/// `None` when it is not closed. A backslash escapes the next byte.
+fn quoted_end(b: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// True when `value` is written as it is in a label: non-empty, none of `( ) , " \`, no
+/// whitespace at either end. Any other value is quoted by [`format_value`].
+pub fn is_bare_value(value: &str) -> bool {
+    !value.is_empty()
+        && !value
+            .bytes()
+            .any(|c| matches!(c, b'(' | b')' | b',' | b'"' | b'\\'))
+        && !value.starts_with(char::is_whitespace)
+        && !value.ends_with(char::is_whitespace)
+}
+
+/// A value as a label writes it, so that every string survives the round trip through a label
+/// (`name(value)`) exactly: bare when [`is_bare_value`] (`knife`, `red hot pepper`), else in
+/// double quotes with `\` and `"` escaped by a backslash (`"echo a,b"`, `"say \"hi\""`, `""`).
+/// One value has one written form, so equal values give equal labels and different values
+/// different labels. [`parse_value`] reads it back. O(length of the value).
+pub fn format_value(value: &str) -> std::borrow::Cow<'_, str> {
+    if is_bare_value(value) {
+        return value.into();
+    }
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out.into()
+}
+
+/// The value a label writes as `token` ([`format_value`]'s inverse): a quoted token unquoted
+/// and unescaped, a bare one as it is. `None` for a malformed quoted token (not closed, text
+/// after the closing quote, a `\` before anything but `"` or `\`).
+pub fn parse_value(token: &str) -> Option<std::borrow::Cow<'_, str>> {
+    let Some(body) = token.strip_prefix('"') else {
+        return Some(token.into());
+    };
+    let mut out = String::with_capacity(body.len());
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ ('"' | '\\')) => out.push(e),
+                _ => return None,
+            },
+            '"' => return chars.as_str().is_empty().then_some(out.into()),
+            _ => out.push(c),
+        }
+    }
+    None
+}
+
+/// The label with every value in its one written form ([`format_value`]): `take("knife")`
+/// becomes `take(knife)`, `say(a"b)` becomes `say("a\"b")`. Trace readers store labels so, so
+/// that a label equals the proposition a formula names for the same value.
+///
+/// # Errors
+/// A malformed label ([`check_label`]).
+pub fn canonical_label(label: &str) -> Result<std::borrow::Cow<'_, str>, LabelSyntaxError> {
+    check_label(label)?;
+    let Some((base, args)) = split_atom_name(label) else {
+        return Ok(label.into());
+    };
+    if !args.bytes().any(|c| c == b'"' || c == b'\\') {
+        return Ok(label.into());
+    }
+    let vals: Vec<String> = split_list(args)
+        .map(|t| match parse_value(t) {
+            Some(v) => format_value(&v).into_owned(),
+            None => t.to_string(),
+        })
+        .collect();
+    let out = format!("{base}({})", vals.join(", "));
+    Ok(if out == label {
+        label.into()
+    } else {
+        out.into()
+    })
 }
 
 /// The variables of a quantifier as the property stores them: one name (`item`), or several
 /// joined by `, ` (`tool, rid` for `forall tool, rid: ...`); a value tuple is written the same
-/// way (`update_flight, ZFA04Y`: values never contain `,`, see [`check_label`]).
+/// way (`update_flight, ZFA04Y`), each value as [`format_value`] writes it, so that a `, `
+/// inside a quoted value (`"a, b"`) does not separate.
 pub fn split_list(list: &str) -> impl Iterator<Item = &str> {
-    list.split(", ")
+    let mut rest = Some(list);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        let b = r.as_bytes();
+        let i = if b.first() == Some(&b'"') {
+            quoted_end(b, 0).unwrap_or(b.len())
+        } else {
+            0
+        };
+        match r[i..].find(", ") {
+            Some(k) => {
+                rest = Some(&r[i + k + 2..]);
+                Some(&r[..i + k])
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
 }
 
 /// The argument list `args` of an atom (`p, a1`) with every argument equal to one of `vars`
@@ -209,7 +361,7 @@ impl std::error::Error for LabelSyntaxError {}
 /// (`take)`, `take(knife) now`); an empty value (`take()`, `take(knife,)`); a `,` outside the
 /// parentheses. A proposition with several parameters has its values separated by `, `
 /// (`loads(package1, a1)`, as formulas print them); each value is non-empty, without
-/// whitespace at its ends.
+/// whitespace at its ends, or quoted as [`format_value`] writes it (`run("echo a,b")`, `""`).
 pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
     // The common case, a plain name: one pass over the bytes.
     if !label.bytes().any(|b| matches!(b, b'(' | b')' | b','))
@@ -241,6 +393,12 @@ pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
             k,
             "unexpected `,` outside `(...)`: a label is `name` or `name(value, ...)`",
         );
+    }
+    if let Some(o) = open.filter(|&o| o > 0 && label[o..].contains('"')) {
+        if label[..o].ends_with(char::is_whitespace) {
+            return err(label[..o].trim_end().len(), "whitespace before `(`");
+        }
+        return check_quoted_values(label, o).or_else(|(k, what)| err(k, &what));
     }
     let close = label.find(')');
     match (open, close) {
@@ -301,6 +459,58 @@ pub fn check_label(label: &str) -> Result<(), LabelSyntaxError> {
                 start += part.len() + 1;
             }
             Ok(())
+        }
+    }
+}
+
+/// [`check_label`] for a label whose value list (from `open`, its `(`) has a `"`: values bare
+/// (as without quotes) or quoted ([`format_value`]), separated by `, `, the list closed by the
+/// label's last byte `)`. The error is `(offset, what)`.
+fn check_quoted_values(label: &str, open: usize) -> Result<(), (usize, String)> {
+    let b = label.as_bytes();
+    let mut i = open + 1;
+    loop {
+        let start = i;
+        if b.get(i) == Some(&b'"') {
+            let end = quoted_end(b, i).ok_or((i, "unclosed `\"` in a value".to_string()))?;
+            if parse_value(&label[i..end]).is_none() {
+                let bad = label[i + 1..end].find('\\').map_or(i, |k| i + 1 + k);
+                return Err((
+                    bad,
+                    "a `\\` in a quoted value escapes only `\"` or `\\`".into(),
+                ));
+            }
+            i = end;
+        } else {
+            let len = label[i..]
+                .find([',', ')', '(', '"'])
+                .unwrap_or(label.len() - i);
+            let v = &label[i..i + len];
+            if v.trim().is_empty() {
+                return Err((i, "empty value (write `\"\"` for the empty value)".into()));
+            }
+            if v.starts_with(char::is_whitespace) || v.ends_with(char::is_whitespace) {
+                return Err((i, "whitespace around a value (quote it: `\" v \"`)".into()));
+            }
+            i += len;
+        }
+        match b.get(i) {
+            Some(b',') if b.get(i + 1) == Some(&b' ') => i += 2,
+            Some(b',') => {
+                return Err((i + 1, "expected one space after `,` between values".into()))
+            }
+            Some(b')') if i + 1 == b.len() => return Ok(()),
+            Some(b')') => return Err((i + 1, "text after `)`: a label ends at its `)`".into())),
+            Some(b'(') => {
+                return Err((i, "a second `(`: quote a value holding parentheses".into()))
+            }
+            Some(_) => return Err((i, "expected `, ` or `)` after a quoted value".into())),
+            None => {
+                return Err((
+                    start,
+                    "unclosed `(`: expected `)` at the end of the label".into(),
+                ))
+            }
         }
     }
 }
@@ -425,5 +635,91 @@ mod tests {
             .unwrap_err()
             .1
             .contains("whitespace before `)`"));
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use super::*;
+
+    /// Every string survives format → label → check → split → parse, alone and beside
+    /// another value; equal labels only for equal values.
+    #[test]
+    fn any_value_survives_the_label_round_trip() {
+        fn prop(a: String, b: String) -> bool {
+            let (fa, fb) = (format_value(&a), format_value(&b));
+            let one = format!("f({fa})");
+            let two = format!("f({fa}, {fb})");
+            let ok1 = check_label(&one).is_ok()
+                && canonical_label(&one).unwrap() == one
+                && split_atom_name(&one) == Some(("f", &*fa))
+                && parse_value(&fa).as_deref() == Some(a.as_str());
+            let (_, args) = split_atom_name(&two).unwrap();
+            let back: Vec<String> = split_list(args)
+                .map(|t| parse_value(t).unwrap().into_owned())
+                .collect();
+            let ok2 = check_label(&two).is_ok() && back == vec![a.clone(), b.clone()];
+            // Different values, different labels.
+            ok1 && ok2 && ((fa == fb) == (a == b))
+        }
+        quickcheck::QuickCheck::new()
+            .tests(3000)
+            .quickcheck(prop as fn(String, String) -> bool);
+        // Strings made of the characters that matter.
+        let alphabet = ["a", ",", " ", "(", ")", "\"", "\\", ", ", "  ", "é"];
+        let mut n = 0;
+        for i in 0..alphabet.len().pow(4) {
+            let mut v = String::new();
+            let mut k = i;
+            for _ in 0..4 {
+                v.push_str(alphabet[k % alphabet.len()]);
+                k /= alphabet.len();
+            }
+            assert!(prop(v.clone(), "x, \"y\"".into()), "{v:?}");
+            n += 1;
+        }
+        assert_eq!(n, 10_000);
+    }
+
+    #[test]
+    fn values_are_written_bare_or_quoted() {
+        assert_eq!(format_value("knife"), "knife");
+        assert_eq!(format_value("red hot pepper"), "red hot pepper");
+        assert_eq!(format_value("cut -d, -f1 a.csv"), "\"cut -d, -f1 a.csv\"");
+        assert_eq!(format_value("cut -d -f1 a.csv"), "cut -d -f1 a.csv");
+        assert_eq!(format_value("a  b"), "a  b");
+        assert_eq!(format_value(" a"), "\" a\"");
+        assert_eq!(format_value(""), "\"\"");
+        assert_eq!(format_value(r#"say "hi" \o/"#), r#""say \"hi\" \\o/""#);
+        assert_eq!(
+            split_list(r#""a, b", c, "d\", e""#).collect::<Vec<_>>(),
+            vec![r#""a, b""#, "c", r#""d\", e""#]
+        );
+        assert_eq!(
+            split_atom_name(r#"run("echo (a), b")"#),
+            Some(("run", r#""echo (a), b""#))
+        );
+        assert_eq!(canonical_label(r#"take("knife")"#).unwrap(), "take(knife)");
+        assert_eq!(
+            instantiate_name("run(c)", "c", r#""ls -l (x)""#),
+            r#"run("ls -l (x)")"#
+        );
+    }
+
+    #[test]
+    fn malformed_quoted_values_are_errors_at_the_problem() {
+        let cases: [(&str, usize, &str); 6] = [
+            (r#"run("echo"#, 4, "unclosed `\"`"),
+            (r#"run("a\nb")"#, 6, "escapes only"),
+            (r#"run("a" x)"#, 7, "expected `, ` or `)`"),
+            (r#"run("a")x"#, 8, "text after `)`"),
+            (r#"run("a",b)"#, 8, "one space after `,`"),
+            (r#"run("a", )"#, 9, "empty value"),
+        ];
+        for (l, offset, what) in cases {
+            let e = check_label(l).expect_err(l);
+            assert_eq!(e.offset, offset, "{l}: {}", e.message);
+            assert!(e.message.contains(what), "{l}: {}", e.message);
+        }
     }
 }

@@ -332,7 +332,7 @@ impl Renderer<'_> {
 /// order the placeholder names first appear.
 fn substitute(description: &str, arg: &str) -> String {
     if arg.contains(", ") {
-        let args: Vec<&str> = arg.split(", ").collect();
+        let args: Vec<&str> = trac_core::names::split_list(arg).collect();
         let mut names: Vec<&str> = Vec::new();
         let mut out = description.to_string();
         let mut rest = description;

@@ -284,7 +284,7 @@ pub fn check_vars_used(arena: &Arena, prop: &Property, src: &str) -> Result<(), 
     let vars = prop.vars();
     let mut used = vec![false; vars.len()];
     let mut mark = |args: &str, except: Option<&str>| {
-        for a in args.split(", ") {
+        for a in trac_core::names::split_list(args) {
             if Some(a) == except {
                 continue;
             }
@@ -578,7 +578,7 @@ fn canonical_body(mut text: String) -> String {
 pub fn instantiate_exists(name: &str, var: &str, value: &str) -> Option<String> {
     let (q, body) = split_exists(name)?;
     let (mut vars, mut values) = (Vec::new(), Vec::new());
-    for (x, v) in var.split(", ").zip(value.split(", ")) {
+    for (x, v) in var.split(", ").zip(trac_core::names::split_list(value)) {
         if x != q {
             vars.push(x);
             values.push(v);
@@ -1288,7 +1288,9 @@ impl<'s> Lexer<'s> {
             let arg = if self.src[i..].starts_with('"') {
                 let (s, end) = self.string(i)?;
                 i = end;
-                s
+                // The value as labels write it: `"red hot pepper"` is `red hot pepper`,
+                // `"echo a,b"` stays quoted (`trac_core::names::format_value`).
+                trac_core::names::format_value(&s).into_owned()
             } else {
                 let len = self.src[i..]
                     .bytes()

@@ -34,18 +34,27 @@ pub(crate) fn atom_text(name: &str, exists_parses: ExistsParses) -> String {
     let parts = AtomName::parse(name);
     if let Some(arg) = &parts.arg {
         if is_plain_ident(&parts.base) {
-            // One argument, or several separated by `, ` (`load(p, a1)`).
-            let args: Vec<String> = arg
-                .split(", ")
+            // One argument, or several separated by `, ` (`load(p, a1)`), each written so
+            // that the parser gives it back: a value as labels write it
+            // (`trac_core::names::format_value`) parses back to itself; any other (`take()`,
+            // `q( x )`) makes the whole name quoted.
+            let args: Option<Vec<String>> = trac_core::names::split_list(arg)
                 .map(|a| {
                     if is_plain_value(a) {
-                        a.to_string()
+                        Some(a.to_string())
+                    } else if trac_core::names::is_bare_value(a) {
+                        Some(quote(a))
                     } else {
-                        quote(a)
+                        // A quoted value (`"echo a,b"`) in its one written form stays as it is.
+                        trac_core::names::parse_value(a)
+                            .filter(|v| trac_core::names::format_value(v) == a)
+                            .map(|_| a.to_string())
                     }
                 })
                 .collect();
-            return format!("{}({})", parts.base, args.join(", "));
+            if let Some(args) = args {
+                return format!("{}({})", parts.base, args.join(", "));
+            }
         }
     }
     quote(name)

@@ -542,16 +542,19 @@ fn event_of(
             match l.extract::<String>() {
                 Ok(s) => {
                     // A malformed label would never hold: an error, as in a JSON Lines trace.
-                    if let Err(e) = trac_runtime::label::labeler::check_label(&s) {
-                        return Ok(Err(RtTraceError {
-                            file: name.to_string(),
-                            line: index,
-                            column: 0,
-                            message: e.message,
-                            session: None,
-                        }));
+                    // Each value in its one written form (`take("knife")` is `take(knife)`).
+                    match trac_core::names::canonical_label(&s) {
+                        Ok(c) => labels.push(c.into_owned()),
+                        Err(e) => {
+                            return Ok(Err(RtTraceError {
+                                file: name.to_string(),
+                                line: index,
+                                column: 0,
+                                message: e.message,
+                                session: None,
+                            }))
+                        }
                     }
-                    labels.push(s)
                 }
                 Err(_) => {
                     return Ok(Err(RtTraceError {
@@ -977,11 +980,13 @@ impl PySupervisor {
 
     /// The labels of `action`: the spec's rules on its text, plus `given` (checked as labels).
     fn labels(&self, action: &str, given: Option<Vec<String>>) -> PyResult<LabelSet> {
+        let mut canonical = Vec::new();
         for l in given.iter().flatten() {
-            trac_runtime::label::labeler::check_label(l)
+            let c = trac_core::names::canonical_label(l)
                 .map_err(|e| TraceError::new_err(format!("label `{l}`: {}", e.message)))?;
+            canonical.push(c.into_owned());
         }
-        Ok(self.sup.label(action, given))
+        Ok(self.sup.label(action, given.map(|_| canonical)))
     }
 
     /// Property `which` (its 0-based index, or its id) as an index.

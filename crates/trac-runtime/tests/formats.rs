@@ -405,9 +405,10 @@ fn rules_see_roles_tools_arguments_and_fields() {
     let labels: Vec<Vec<String>> = evs.iter().map(|e| l.label(e, &[])).collect();
     let at = |s: usize| labels[s - 1].join(" ");
     assert_eq!(at(3), "lookup");
-    assert_eq!(at(7), "modify(zfa04y) write");
+    // Values from tool-call arguments keep their case (reservation ids are case-sensitive).
+    assert_eq!(at(7), "modify(ZFA04Y) write");
     assert_eq!(at(9), "confirm");
-    assert_eq!(at(10), "modify(zfa04y) write text_with_call");
+    assert_eq!(at(10), "modify(ZFA04Y) write text_with_call");
     // `confirm` needs the user's role: the assistant's "Shall I proceed?" is not one.
     assert_eq!(at(5), "");
     // Tool results repeat the reservation id, but are not calls.
@@ -460,9 +461,9 @@ fn tool_and_arg_leaves_speak_of_one_call() {
     assert_eq!(
         l.label(&ev, &[]),
         [
-            "modify(r2)",
-            "flight(hat1)",
-            "flight(hat3)",
+            "modify(R2)",
+            "flight(HAT1)",
+            "flight(HAT3)",
             "model(gpt-4o)",
             "saw_ok"
         ]

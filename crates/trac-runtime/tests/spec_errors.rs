@@ -36,7 +36,7 @@ fn ron_syntax_and_shape_errors() {
     );
     assert_eq!(
         errors("(name: \"x\", propositions: [(name: \"a\", rule: Some(Word(\"x\")))], properties: [])"),
-        "s.ron:1:55: Unexpected variant named `Word` in enum `Rule`, expected one of `Words`, `Regex`, `AnyOf`, `AllOf`, `Not`, `Role`, `Tool`, `Arg`, `Field`, `Input`, `Output` instead"
+        "s.ron:1:55: Unexpected variant named `Word` in enum `Rule`, expected one of `Words`, `Regex`, `AnyOf`, `AllOf`, `Not`, `Role`, `Tool`, `Arg`, `Result`, `Field`, `Input`, `Output` instead"
     );
     assert_eq!(
         errors("(name: \"x\", properties: [(id: \"R1\", formula: \"p\", semantics: LTLf)])"),
@@ -225,7 +225,7 @@ fn several_parameters_and_quantifier_errors() {
     assert_eq!(
         errors(src),
         r#"s.ron:5:52: proposition `half`: the rule does not capture parameter `area`: use `{area}` or `{area...}` in Words, `(?P<area>...)` in Regex
-s.ron:7:48: proposition `upd`: its parameters (rid, f) must be captured together by one match of a Words, Regex or Field leaf; an `Arg` capture gives one value
+s.ron:7:48: proposition `upd`: its parameters (rid, f) must be captured together by one match of a Words, Regex or Field leaf; an `Arg`, `Result` or `Tool` capture gives one value
 s.ron:10:32: property `arity`: proposition `loads` has 2 parameters (pkg, area), but `loads(p1)` gives 1
 s.ron:11:31: property `free`: variable `pkg` in `loads(pkg, a1)` is not quantified: write `forall pkg: ...`
 s.ron:16:42: property `unused`: quantified variable `room` is not used in the formula

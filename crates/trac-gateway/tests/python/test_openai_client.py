@@ -40,7 +40,7 @@ def test_without_trac_the_agent_books_twice_unconfirmed_and_trac_audit_finds_bot
     code, found = audit_verdicts(log)
     assert code == 1
     assert list(found) == ["direct"]
-    assert violations(found["direct"]) == [(5, "zfa04y"), (7, "zfa04y")]
+    assert violations(found["direct"]) == [(5, "ZFA04Y"), (7, "ZFA04Y")]
     # The other rules hold: the user was looked up first, no text beside a tool call.
     assert [v for v in found["direct"] if v[2] == "violated" and v[0] != "confirm-before-write"] == []
 
@@ -59,7 +59,7 @@ def test_through_the_shield_no_booking_is_made_the_loop_ends_on_the_refusal_and_
     last = run.messages[-1]
     assert last["role"] == "assistant" and "tool_calls" not in last
     assert last["content"].startswith("I can't do that"), last
-    assert RULE in last["content"] and "zfa04y" in last["content"], last
+    assert RULE in last["content"] and "ZFA04Y" in last["content"], last
     # The upstream did propose the update (the gateway's second call).
     assert len(upstream.completions()) == 2
 
@@ -95,7 +95,7 @@ def test_monitoring_only_the_gateways_verdicts_equal_trac_audit_of_its_log(upstr
     # One conversation, named by the hash of its first messages, with both violations.
     [(session, found)] = ours.items()
     assert session.startswith("conv-"), session
-    assert violations(found) == [(5, "zfa04y"), (7, "zfa04y")]
+    assert violations(found) == [(5, "ZFA04Y"), (7, "ZFA04Y")]
     assert len(lines(log)) == len(run.messages) == 9
     assert lines(tmp_path / "none.interventions.jsonl") == []
 
@@ -121,7 +121,7 @@ def test_a_streamed_loop_through_the_gateway_assembles_what_it_does_directly(ups
     code, theirs = audit_verdicts(log)
     assert code == 1 and gw.verdicts() == theirs
     [found] = theirs.values()
-    assert violations(found) == [(5, "zfa04y"), (7, "zfa04y")]
+    assert violations(found) == [(5, "ZFA04Y"), (7, "ZFA04Y")]
 
 
 def test_a_streamed_loop_through_the_shield_ends_on_the_same_refusal_as_a_plain_one(

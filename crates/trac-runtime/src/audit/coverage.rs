@@ -66,14 +66,14 @@ impl Coverage {
         let Some(var) = var else {
             return false;
         };
-        let vars: Vec<&str> = var.split(", ").collect();
-        let args: Vec<&str> = arg.split(", ").collect();
+        let vars: Vec<&str> = trac_core::names::split_list(var).collect();
+        let args: Vec<&str> = trac_core::names::split_list(arg).collect();
         if !args.iter().any(|a| vars.contains(a)) {
             return false;
         }
         self.labels_seen.iter().any(|l| {
             trac_ltl::formula::split_atom_name(l).is_some_and(|(b, a)| {
-                let vals: Vec<&str> = a.split(", ").collect();
+                let vals: Vec<&str> = trac_core::names::split_list(a).collect();
                 b == base
                     && vals.len() == args.len()
                     && args

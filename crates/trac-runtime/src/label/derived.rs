@@ -56,7 +56,8 @@ fn is_pattern_arg(arg: &str) -> bool {
 
 /// True if `name` is a pattern atom: a parametric atom with a pattern argument.
 pub fn is_pattern_atom(name: &str) -> bool {
-    split_atom_name(name).is_some_and(|(_, args)| args.split(", ").any(is_pattern_arg))
+    split_atom_name(name)
+        .is_some_and(|(_, args)| trac_core::names::split_list(args).any(is_pattern_arg))
 }
 
 /// True if some label matches the atom `name` (a pattern or a plain name).
@@ -67,11 +68,11 @@ fn ground_holds(name: &str, labels: &LabelSet) -> bool {
     let Some((base, args)) = split_atom_name(name) else {
         return false;
     };
-    let pats: Vec<&str> = args.split(", ").collect();
+    let pats: Vec<&str> = trac_core::names::split_list(args).collect();
     labels.iter().any(|l| {
         split_atom_name(l).is_some_and(|(b, a)| {
             b == base && {
-                let vals: Vec<&str> = a.split(", ").collect();
+                let vals: Vec<&str> = trac_core::names::split_list(a).collect();
                 vals.len() == pats.len() && pats.iter().zip(&vals).all(|(p, v)| arg_matches(p, v))
             }
         })
@@ -277,11 +278,13 @@ impl Exists {
                 });
             }
             let kind = match split_atom_name(&name) {
-                Some((base, args)) if args.split(", ").any(|a| a == var || forall.contains(&a)) => {
+                Some((base, args))
+                    if trac_core::names::split_list(args)
+                        .any(|a| a == var || forall.contains(&a)) =>
+                {
                     BodyAtom::Param {
                         base: base.to_string(),
-                        args: args
-                            .split(", ")
+                        args: trac_core::names::split_list(args)
                             .map(|a| {
                                 if a == var {
                                     BodyArg::Var
@@ -424,7 +427,7 @@ impl<'l> Split<'l> {
         for l in labels.iter() {
             if let Some((base, args)) = split_atom_name(l) {
                 let start = s.args.len();
-                s.args.extend(args.split(", "));
+                s.args.extend(trac_core::names::split_list(args));
                 s.labels.push((base, start..s.args.len()));
             }
         }
@@ -565,12 +568,12 @@ fn pattern_instances(name: &str, vars: &[String], labels: &LabelSet, out: &mut V
     let Some((base, args)) = split_atom_name(name) else {
         return;
     };
-    let pats: Vec<&str> = args.split(", ").collect();
+    let pats: Vec<&str> = trac_core::names::split_list(args).collect();
     for l in labels.iter() {
         let Some((b, a)) = split_atom_name(l) else {
             continue;
         };
-        let vals: Vec<&str> = a.split(", ").collect();
+        let vals: Vec<&str> = trac_core::names::split_list(a).collect();
         if b != base || vals.len() != pats.len() {
             continue;
         }
@@ -625,7 +628,8 @@ impl DerivedAtoms {
     ) -> Result<DerivedAtoms, QuantifierError> {
         let mut atoms: Vec<(String, Kind)> = Vec::new();
         for (arena, f, forall) in formulas {
-            let vars: Vec<&str> = forall.map_or(Vec::new(), |v| v.split(", ").collect());
+            let vars: Vec<&str> =
+                forall.map_or(Vec::new(), |v| trac_core::names::split_list(v).collect());
             let names = crate::engine::parametric::slicing_names(arena, f);
             for s in arena.atoms(f) {
                 let name = arena.sym_name(s);
@@ -642,7 +646,7 @@ impl DerivedAtoms {
                 } else if is_pattern_atom(name) {
                     let vars: Vec<String> = split_atom_name(name)
                         .map(|(_, args)| {
-                            args.split(", ")
+                            trac_core::names::split_list(args)
                                 .filter(|a| vars.contains(a))
                                 .map(String::from)
                                 .collect()

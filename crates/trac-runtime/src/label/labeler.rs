@@ -13,6 +13,7 @@ use regex::Regex;
 use std::cell::RefCell;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
+use trac_core::names::format_value;
 /// The syntax of a label given by a trace (`look`, `take(knife)`), checked by the trace readers;
 /// every label the labelers here produce passes it.
 pub use trac_core::names::{check_label, LabelSyntaxError};
@@ -146,7 +147,13 @@ impl RuleCompiler for RegexRules {
         let flags = if case_sensitive { "" } else { "(?i)" };
         let src = match leaf {
             Rule::Field(_, r) => format!("{flags}{r}"),
+            Rule::Tool(t) => return Ok(t.capture.iter().cloned().collect()),
             Rule::Arg {
+                path,
+                pattern,
+                capture,
+            }
+            | Rule::Result {
                 path,
                 pattern,
                 capture,
@@ -187,7 +194,10 @@ pub fn never_holds(rule: &Rule, has: Structure) -> Option<String> {
         Rule::Words(_) | Rule::Regex(_) | Rule::Not(_) => None,
         Rule::Input(r) | Rule::Output(r) => never_holds(r, has),
         Rule::Role(r) => (!has.roles).then(|| format!("`Role({r:?})` needs message roles")),
-        Rule::Tool(g) => (!has.tools).then(|| format!("`Tool({g:?})` needs tool calls")),
+        Rule::Tool(g) => (!has.tools).then(|| format!("`Tool({:?})` needs tool calls", g.name)),
+        Rule::Result { path, .. } => {
+            (!has.tools).then(|| format!("`Result({path:?})` needs tool results"))
+        }
         Rule::Arg { path, .. } => {
             (!has.tools).then(|| format!("`Arg({path:?})` needs tool-call arguments"))
         }
@@ -323,8 +333,18 @@ enum Compiled {
     AllOf(Vec<Compiled>),
     Not(Box<Compiled>),
     Role(String),
-    Tool(String),
+    /// A `Tool` leaf: its glob's alternatives; `capture`: the tool's name is the value.
+    Tool {
+        globs: Vec<String>,
+        capture: bool,
+    },
     Arg {
+        path: Vec<PathStep>,
+        re: Option<Regex>,
+        capture: bool,
+    },
+    /// A `Result` leaf: as `Arg`, on a tool result's content parsed as JSON.
+    Result {
         path: Vec<PathStep>,
         re: Option<Regex>,
         capture: bool,
@@ -366,6 +386,8 @@ struct Cx<'a> {
     sel: TextSel,
     /// The literals found in each text (default, input, output), when prefiltering.
     scans: Option<&'a Scans<'a>>,
+    /// The spec's `case_sensitive`: values captured from texts are lowercased unless it is set.
+    case_sensitive: bool,
 }
 
 impl<'a> Cx<'a> {
@@ -496,6 +518,7 @@ impl RuleLabeler {
                 call: None,
                 sel: TextSel::Default,
                 scans: scans.as_ref(),
+                case_sensitive: self.case_sensitive,
             };
             let calls = event.map(|e| e.tool_calls.as_slice()).unwrap_or(&[]);
             let found = if p.per_call && !calls.is_empty() {
@@ -520,14 +543,11 @@ impl RuleLabeler {
             };
             match &p.param {
                 None => out.push(p.name.clone()),
-                Some(param) => {
+                Some(_) => {
                     values.sort_by_key(|(pos, _)| *pos);
                     let mut seen: Vec<String> = Vec::new();
-                    let arity = param.split(',').count();
+                    // The values are written as labels write them (`eval`).
                     for (_, v) in values {
-                        let Some(v) = label_value(&v, arity, self.case_sensitive, false) else {
-                            continue;
-                        };
                         if !seen.contains(&v) {
                             seen.push(v);
                         }
@@ -571,11 +591,50 @@ pub fn label_value(
         if parts.len() != arity || parts.iter().any(String::is_empty) {
             return None;
         }
+        let parts: Vec<String> = parts.iter().map(|p| format_value(p).into_owned()).collect();
         parts.join(", ")
     } else {
-        one(raw)
+        let v = one(raw);
+        if v.is_empty() {
+            return None;
+        }
+        format_value(&v).into_owned()
     };
-    (!v.is_empty()).then_some(v)
+    Some(v)
+}
+
+/// A value a `Words`, `Regex` or `Field` rule captured from a text, as a label writes it: its
+/// whitespace runs made one space and trimmed, lowercased unless `case_sensitive`, then
+/// written by [`format_value`] (quoted when it holds `,`, `(`, `)`, `"` or `\`, which are
+/// kept); `None` when nothing is left. O(length of `raw`).
+pub fn text_value(raw: &str, case_sensitive: bool) -> Option<String> {
+    let b = raw.as_bytes();
+    let simple = b.first() != Some(&b' ')
+        && b.last() != Some(&b' ')
+        && !b.windows(2).any(|w| w == b"  ")
+        && b.iter().all(|&c| {
+            c.is_ascii()
+                && (c == b' ' || !c.is_ascii_whitespace())
+                && c != 0x0b
+                && (case_sensitive || !c.is_ascii_uppercase())
+        });
+    let v = if simple {
+        std::borrow::Cow::Borrowed(raw)
+    } else {
+        let joined = raw.split_whitespace().collect::<Vec<_>>().join(" ");
+        if case_sensitive {
+            joined.into()
+        } else {
+            joined.to_lowercase().into()
+        }
+    };
+    (!v.is_empty()).then(|| format_value(&v).into_owned())
+}
+
+/// A value read from a structured record (a tool call's arguments, a tool result's JSON, a
+/// tool's name), as a label writes it: exactly, case and whitespace kept ([`format_value`]).
+pub fn exact_value(raw: &str) -> String {
+    format_value(raw).into_owned()
 }
 
 /// Whitespace runs to one space, trimmed, lowercased unless `case_sensitive`; `(`, `)` and `,`
@@ -693,7 +752,28 @@ fn compile(
             Box::new(compile(r, param, case_sensitive, leaves)?),
         ),
         Rule::Role(r) => Compiled::Role(r.clone()),
-        Rule::Tool(g) => Compiled::Tool(g.clone()),
+        Rule::Tool(t) => Compiled::Tool {
+            globs: t.alternatives().map(str::to_string).collect(),
+            capture: t.capture.is_some() && t.capture.as_deref() == param,
+        },
+        Rule::Result {
+            path,
+            pattern,
+            capture,
+        } => {
+            let path = parse_arg_path(path).map_err(RuleError::Path)?;
+            let flags = if case_sensitive { "" } else { "(?i)" };
+            let re = pattern
+                .as_ref()
+                .map(|p| Regex::new(&format!("{flags}{p}")))
+                .transpose()
+                .map_err(|e| RuleError::Regex(e.to_string()))?;
+            Compiled::Result {
+                path,
+                re,
+                capture: capture.is_some() && capture.as_deref() == param,
+            }
+        }
         Rule::Arg {
             path,
             pattern,
@@ -739,26 +819,30 @@ fn groups_of(param: Option<&str>, re: &Regex) -> Option<String> {
 
 /// The value one match gives: the group's text, or for several parameters (`group` is
 /// `pkg, area`) their texts joined by `, ` (`package1, a1`), if every one took part.
-fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, String)> {
-    if !group.contains(',') {
-        return caps
-            .name(group)
-            .map(|m| (m.start(), m.as_str().to_string()));
-    }
+fn capture_value(caps: &regex::Captures<'_>, group: &str) -> Option<(usize, Vec<String>)> {
     let mut start = usize::MAX;
     let mut parts = Vec::new();
     for g in group.split(", ") {
         let m = caps.name(g)?;
         start = start.min(m.start());
-        // A value must not contain the separator itself.
-        parts.push(m.as_str().replace(',', " "));
+        parts.push(m.as_str().to_string());
     }
-    Some((start, parts.join(", ")))
+    Some((start, parts))
+}
+
+/// The label value of the parts one match captured ([`text_value`] each, joined by `, `);
+/// `None` when a part is empty.
+fn text_tuple(parts: &[String], case_sensitive: bool) -> Option<String> {
+    let vals: Option<Vec<String>> = parts
+        .iter()
+        .map(|p| text_value(p, case_sensitive))
+        .collect();
+    Some(vals?.join(", "))
 }
 
 /// Matches `re` on `text`: `None` when it does not; else the values of `group` (if any), with
-/// their byte positions.
-fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, String)>> {
+/// their byte positions, as captured (one part per parameter).
+fn search(re: &Regex, group: Option<&str>, text: &str) -> Option<Vec<(usize, Vec<String>)>> {
     let Some(group) = group else {
         return re.is_match(text).then(Vec::new);
     };
@@ -796,6 +880,35 @@ fn select<'v>(v: &'v serde_json::Value, path: &[PathStep], out: &mut Vec<&'v ser
     }
 }
 
+/// `None` when no value at `path` in `v` (whose text matches `re`, if given) exists; else
+/// their values as labels write them ([`exact_value`]) when `capture`, none otherwise.
+fn select_values(
+    v: &serde_json::Value,
+    path: &[PathStep],
+    re: Option<&Regex>,
+    capture: bool,
+) -> Option<Vec<(usize, String)>> {
+    let mut found = Vec::new();
+    select(v, path, &mut found);
+    let mut matched = false;
+    let mut values = Vec::new();
+    for v in found {
+        let text = match v {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => continue,
+            other => other.to_string(),
+        };
+        if re.is_some_and(|re| !re.is_match(&text)) {
+            continue;
+        }
+        matched = true;
+        if capture {
+            values.push((ARG_POS, exact_value(&text)));
+        }
+    }
+    matched.then_some(values)
+}
+
 /// Values of tool-call arguments sort after any text position.
 const ARG_POS: usize = usize::MAX / 2;
 
@@ -813,33 +926,34 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let mut any = any;
             any.any(|x| x.eq_ignore_ascii_case(r)).then(Vec::new)
         }
-        Compiled::Tool(g) => glob_match(g, &cx.call?.name).then(Vec::new),
-        Compiled::Arg { path, re, capture } => {
-            let mut found = Vec::new();
-            select(&cx.call?.arguments, path, &mut found);
-            let mut matched = false;
-            let mut values = Vec::new();
-            for v in found {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    serde_json::Value::Null => continue,
-                    other => other.to_string(),
-                };
-                if re.as_ref().is_some_and(|re| !re.is_match(&text)) {
-                    continue;
-                }
-                matched = true;
+        Compiled::Tool { globs, capture } => {
+            let name = &cx.call?.name;
+            globs.iter().any(|g| glob_match(g, name)).then(|| {
                 if *capture {
-                    values.push((ARG_POS, text));
+                    vec![(ARG_POS, exact_value(name))]
+                } else {
+                    Vec::new()
                 }
+            })
+        }
+        Compiled::Result { path, re, capture } => {
+            let ev = cx.event?;
+            if ev.tool_call_id.is_none() && ev.role.as_deref() != Some("tool") {
+                return None;
             }
-            matched.then_some(values)
+            let content: serde_json::Value = serde_json::from_str(ev.text()).ok()?;
+            select_values(&content, path, re.as_ref(), *capture)
+        }
+        Compiled::Arg { path, re, capture } => {
+            select_values(&cx.call?.arguments, path, re.as_ref(), *capture)
         }
         Compiled::Field { name, re, group } => {
             let v = cx.event?.field(name)?;
             search(re, group.as_deref(), &v).map(|vals| {
                 vals.into_iter()
-                    .map(|(_, s)| (ARG_POS, s))
+                    .filter_map(|(_, parts)| {
+                        Some((ARG_POS, text_tuple(&parts, cx.case_sensitive)?))
+                    })
                     .collect::<Vec<_>>()
             })
         }
@@ -871,10 +985,17 @@ fn eval(rule: &Compiled, cx: Cx<'_>) -> Option<Vec<(usize, String)>> {
             let mut values = search(re, Some(group), text)?;
             if *cut {
                 for (_, v) in &mut values {
-                    *v = cut_at_preposition(v).to_string();
+                    for part in v.iter_mut() {
+                        *part = cut_at_preposition(part).to_string();
+                    }
                 }
             }
-            Some(values)
+            Some(
+                values
+                    .into_iter()
+                    .filter_map(|(pos, parts)| Some((pos, text_tuple(&parts, cx.case_sensitive)?)))
+                    .collect(),
+            )
         }
         Compiled::AnyOf(v) => {
             let mut matched = false;

@@ -369,8 +369,8 @@ pub(super) fn message(
                 let Some(l) = l.as_str() else {
                     return Err(format!("`labels` must hold strings, found {}", kind(l)));
                 };
-                trac_core::names::check_label(l).map_err(|e| e.message)?;
-                out.push(l.to_string());
+                let l = trac_core::names::canonical_label(l).map_err(|e| e.message)?;
+                out.push(l.into_owned());
             }
             Some(out)
         }

@@ -796,12 +796,17 @@ impl<R: BufRead> TraceReader<R> {
                 Ok(mut j) => {
                     self.apply_aliases(&mut j);
                     self.note_fields(j.known, std::mem::take(&mut j.unknown));
-                    for l in j.labels.iter().flatten() {
-                        if let Err(e) = trac_core::names::check_label(l) {
-                            let col = label_column(&raw, l, e.offset);
-                            let mut err = self.error(col, e.message);
-                            err.session = Some(j.session.map(|s| s.0));
-                            return Some(Err(err));
+                    for l in j.labels.iter_mut().flatten() {
+                        // Each value in its one written form (`take("knife")` is `take(knife)`).
+                        match trac_core::names::canonical_label(l) {
+                            Ok(std::borrow::Cow::Owned(c)) => *l = c,
+                            Ok(_) => {}
+                            Err(e) => {
+                                let col = label_column(&raw, l, e.offset);
+                                let mut err = self.error(col, e.message);
+                                err.session = Some(j.session.map(|s| s.0));
+                                return Some(Err(err));
+                            }
                         }
                     }
                     let mut fields = serde_json::Map::new();

@@ -202,7 +202,7 @@ impl<'a> CheckCx<'a> {
                     continue;
                 }
             };
-            if let Rule::Words(_) | Rule::Arg { .. } = leaf {
+            if let Rule::Words(_) | Rule::Arg { .. } | Rule::Result { .. } | Rule::Tool(_) = leaf {
                 for name in names {
                     match &p.param {
                         None => {
@@ -232,20 +232,16 @@ impl<'a> CheckCx<'a> {
         }
         if ok {
             if p.params().len() > 1
-                && rule.leaves().iter().any(|l| {
-                    matches!(
-                        l,
-                        Rule::Arg {
-                            capture: Some(_),
-                            ..
-                        }
-                    )
+                && rule.leaves().iter().any(|l| match l {
+                    Rule::Arg { capture, .. } | Rule::Result { capture, .. } => capture.is_some(),
+                    Rule::Tool(t) => t.capture.is_some(),
+                    _ => false,
                 })
             {
                 self.error(
                     rule_at,
                     format!(
-                        "proposition `{}`: its parameters ({}) must be captured together by one match of a Words, Regex or Field leaf; an `Arg` capture gives one value",
+                        "proposition `{}`: its parameters ({}) must be captured together by one match of a Words, Regex or Field leaf; an `Arg`, `Result` or `Tool` capture gives one value",
                         p.name,
                         p.params().join(", ")
                     ),
@@ -410,7 +406,7 @@ impl<'a> CheckCx<'a> {
                         let args = ip.arg.clone().unwrap_or_default();
                         // The body may mention a `forall` variable: the quantifier is
                         // then evaluated per value of it (`trac_runtime::label::derived`).
-                        for a in args.split(", ") {
+                        for a in trac_core::names::split_list(&args) {
                             if a != evar {
                                 pcx.mark(a);
                                 if pcx.is_var(a) && !mentioned.iter().any(|m| m == a) {
@@ -449,7 +445,7 @@ impl<'a> CheckCx<'a> {
         let args: Vec<&str> = parts
             .arg
             .as_deref()
-            .map(|a| a.split(", ").collect())
+            .map(|a| trac_core::names::split_list(a).collect())
             .unwrap_or_default();
         if bound.is_none() {
             for a in &args {
@@ -621,13 +617,18 @@ fn empty_combinator(rule: &Rule) -> Option<&'static str> {
 
 fn captures(rule: &Rule, param: &str, rules: &dyn RuleCompiler) -> bool {
     match rule {
-        Rule::Words(_) | Rule::Regex(_) | Rule::Field(..) | Rule::Arg { .. } => rules
+        Rule::Words(_)
+        | Rule::Regex(_)
+        | Rule::Field(..)
+        | Rule::Arg { .. }
+        | Rule::Result { .. }
+        | Rule::Tool(_) => rules
             .leaf(rule, true)
             .is_ok_and(|names| names.iter().any(|n| n == param)),
         Rule::AnyOf(v) => !v.is_empty() && v.iter().all(|r| captures(r, param, rules)),
         Rule::AllOf(v) => v.iter().any(|r| captures(r, param, rules)),
         Rule::Input(r) | Rule::Output(r) => captures(r, param, rules),
-        Rule::Not(_) | Rule::Role(_) | Rule::Tool(_) => false,
+        Rule::Not(_) | Rule::Role(_) => false,
     }
 }
 

@@ -57,5 +57,6 @@ pub use model::{
 };
 pub use rules::{
     glob_match, parse_arg_path, regex_group_names, words_placeholders, words_tokens, ArgPathError,
-    ArgPathErrorKind, PathStep, Rule, RuleCompiler, RuleError, SyntaxRules, WordsError, WordsToken,
+    ArgPathErrorKind, PathStep, Rule, RuleCompiler, RuleError, SyntaxRules, ToolPattern,
+    WordsError, WordsToken,
 };

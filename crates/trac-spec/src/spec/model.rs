@@ -127,7 +127,7 @@ impl PropositionDecl {
                 let mut out = self.description.clone();
                 let params = self.params();
                 let vals: Vec<&str> = if params.len() > 1 {
-                    v.split(", ").collect()
+                    trac_core::names::split_list(v).collect()
                 } else {
                     vec![v]
                 };

@@ -21,15 +21,32 @@ pub enum Rule {
     /// Holds when the event's role (`system`, `user`, `assistant`, `tool`; chat and telemetry
     /// traces) is this one, ignoring ASCII case.
     Role(String),
-    /// Holds when the event calls a tool whose name matches this glob (`*` any run of
-    /// characters, `?` one character; case-sensitive), e.g. `Tool("update_*")`.
-    Tool(String),
+    /// Holds when the event calls a tool whose name matches the glob (`*` any run of
+    /// characters, `?` one character, `|` between alternatives; case-sensitive), e.g.
+    /// `Tool("update_*")`, `Tool("send_email|send_sms")`; written
+    /// `Tool((name: "*", capture: Some("t")))` it also captures the tool's name as parameter `t`.
+    Tool(ToolPattern),
     /// Holds when the value at `path` inside a tool call's arguments exists (and, when `pattern`
     /// is given, its text matches that regex); `capture` names the parameter that gets the value.
     /// `path` is a JSONPath subset: `$`, `.name`, `['name']`, `[N]`, `[*]` / `.*` (see
     /// [`parse_arg_path`]). Written `Arg(path: "$.reservation_id", capture: Some("rid"))`.
     Arg {
         /// The path into the arguments object, e.g. `$.passengers[0].name`.
+        path: String,
+        /// A regex (regex crate syntax) the value's text must match; `None`: any value.
+        #[serde(default)]
+        pattern: Option<String>,
+        /// The parameter the value is captured as.
+        #[serde(default)]
+        capture: Option<String>,
+    },
+    /// Holds at a tool result (a `tool` message, an Anthropic `tool_result` block) whose content,
+    /// parsed as JSON, has a value at `path` (and, when `pattern` is given, its text matches that
+    /// regex); `capture` names the parameter that gets the value. As [`Rule::Arg`] for a call's
+    /// arguments: `Result(path: "$.sender", capture: Some("who"))`. A result whose content is not
+    /// JSON has no value at any path.
+    Result {
+        /// The path into the result's JSON, as [`Rule::Arg`]'s.
         path: String,
         /// A regex (regex crate syntax) the value's text must match; `None`: any value.
         #[serde(default)]
@@ -46,6 +63,97 @@ pub enum Rule {
     Input(Box<Rule>),
     /// The `Words` / `Regex` rules inside read the event's output (what the agent did) only.
     Output(Box<Rule>),
+}
+
+/// The tool-name glob of a [`Rule::Tool`] leaf, with the parameter that captures the name.
+/// Written in RON as a string (`Tool("update_*")`) or as a struct in its own parentheses
+/// (`Tool((name: "*", capture: Some("t")))`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolPattern {
+    /// The glob: `*` any run of characters, `?` one character, `|` between alternatives.
+    pub name: String,
+    /// The parameter the tool's name is captured as.
+    pub capture: Option<String>,
+}
+
+impl ToolPattern {
+    /// The alternatives of the glob (`a|b` is `a` and `b`).
+    pub fn alternatives(&self) -> impl Iterator<Item = &str> {
+        self.name.split('|')
+    }
+
+    /// True when `tool` matches one of the alternatives ([`glob_match`]).
+    pub fn matches(&self, tool: &str) -> bool {
+        self.alternatives().any(|g| glob_match(g, tool))
+    }
+}
+
+impl From<&str> for ToolPattern {
+    fn from(name: &str) -> ToolPattern {
+        ToolPattern {
+            name: name.to_string(),
+            capture: None,
+        }
+    }
+}
+
+impl Serialize for ToolPattern {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        match &self.capture {
+            None => s.serialize_str(&self.name),
+            Some(c) => {
+                let mut st = s.serialize_struct("ToolPattern", 2)?;
+                st.serialize_field("name", &self.name)?;
+                st.serialize_field("capture", &Some(c))?;
+                st.end()
+            }
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolPattern {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ToolPattern, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ToolPattern;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a tool-name glob `\"update_*\"` or `name: \"*\", capture: Some(\"t\")`",
+                )
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<ToolPattern, E> {
+                Err(E::custom(
+                    "a `Tool` leaf that captures is written with two pairs of parentheses: `Tool((name: \"*\", capture: Some(\"t\")))`",
+                ))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<ToolPattern, E> {
+                Ok(v.into())
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<ToolPattern, A::Error> {
+                #[derive(Deserialize)]
+                #[serde(field_identifier, rename_all = "lowercase")]
+                enum Key {
+                    Name,
+                    Capture,
+                }
+                let (mut name, mut capture) = (None, None);
+                while let Some(k) = m.next_key::<Key>()? {
+                    match k {
+                        Key::Name => name = Some(m.next_value::<String>()?),
+                        Key::Capture => capture = m.next_value::<Option<String>>()?,
+                    }
+                }
+                let name = name.ok_or_else(|| serde::de::Error::missing_field("name"))?;
+                Ok(ToolPattern { name, capture })
+            }
+        }
+        // `deserialize_any`: a string or a parenthesized struct, whichever is written.
+        d.deserialize_any(V)
+    }
 }
 
 /// One step of an [`Rule::Arg`] path.
@@ -185,9 +293,13 @@ impl Rule {
     /// plus its `pattern` and `capture` when given, others one); 0 for a non-leaf.
     pub fn literals(&self) -> usize {
         match self {
-            Rule::Words(_) | Rule::Regex(_) | Rule::Role(_) | Rule::Tool(_) => 1,
+            Rule::Words(_) | Rule::Regex(_) | Rule::Role(_) => 1,
+            Rule::Tool(t) => 1 + usize::from(t.capture.is_some()),
             Rule::Field(..) => 2,
             Rule::Arg {
+                pattern, capture, ..
+            }
+            | Rule::Result {
                 pattern, capture, ..
             } => 1 + usize::from(pattern.is_some()) + usize::from(capture.is_some()),
             _ => 0,
@@ -200,6 +312,13 @@ impl Rule {
         self.leaves()
             .iter()
             .any(|l| matches!(l, Rule::Tool(_) | Rule::Arg { .. }))
+    }
+
+    /// True when the rule has a `Result` leaf (it reads tool results' JSON).
+    pub fn reads_tool_results(&self) -> bool {
+        self.leaves()
+            .iter()
+            .any(|l| matches!(l, Rule::Result { .. }))
     }
 }
 
@@ -398,10 +517,11 @@ impl RuleCompiler for SyntaxRules {
         match leaf {
             Rule::Words(w) => Ok(words_placeholders(w)?),
             Rule::Regex(r) | Rule::Field(_, r) => Ok(regex_group_names(r)),
-            Rule::Arg { path, capture, .. } => {
+            Rule::Arg { path, capture, .. } | Rule::Result { path, capture, .. } => {
                 parse_arg_path(path).map_err(RuleError::Path)?;
                 Ok(capture.iter().cloned().collect())
             }
+            Rule::Tool(t) => Ok(t.capture.iter().cloned().collect()),
             _ => Ok(Vec::new()),
         }
     }
