@@ -1636,10 +1636,11 @@ fn flags_the_input_makes_meaningless_are_refused_or_warned_about() {
         "anthropic",
         openai,
     ]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // An explicitly chosen format the input does not match is bad input, at its line.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!(
-            "warning: {openai}: --input-format anthropic, but line 4 is openai chat (`tool_calls`)"
+            "error: {openai}:4:1: --input-format anthropic, but this is openai chat (`tool_calls`)"
         )),
         "{}",
         stderr(&o)
@@ -1653,9 +1654,10 @@ fn flags_the_input_makes_meaningless_are_refused_or_warned_about() {
         "openai",
         anthropic,
     ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!(
-            "warning: {anthropic}: --input-format openai, but line 1 is anthropic chat"
+            "error: {anthropic}:1:1: --input-format openai, but this is anthropic chat"
         )),
         "{}",
         stderr(&o)

@@ -11,14 +11,15 @@
 //! (default `python3`), `TRAC_SMOLLM2_GGUF` the model file (default
 //! `$TRAC_MODEL_DIR/SmolLM2-135M-Instruct.Q4_1.gguf`, `TRAC_MODEL_DIR` defaulting to
 //! `~/.cache/trac/models`).
+//!
+//! The server is started and stopped by `trac_llm::testserver::llama` (feature `test-server`),
+//! shared by the three crates that test against it.
 
 mod support;
 
 use serde_json::{json, Value};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use trac_llm::testserver::llama::LlamaServer;
 use support::{audit, gateway_verdicts, http, sessions, temp};
 use trac_gateway::stream::Assembler;
 use trac_gateway::{Gateway, GatewayOptions, Intervene, Server};
@@ -48,80 +49,11 @@ fn chat_spec() -> CheckedSpec {
     trac_runtime::label::labeler::check_spec(&spec).unwrap()
 }
 
-/// Stops the server when the test ends, however it ends.
-struct LlamaServer(Child);
-
-impl Drop for LlamaServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The server or the model failed although the build found them.
-fn unavailable(why: String) -> ! {
-    panic!("the real LLM server cannot be used: {why} (.ci/install-llm-server installs it)");
-}
-
-fn gguf_path() -> PathBuf {
-    if let Ok(p) = std::env::var("TRAC_SMOLLM2_GGUF") {
-        return PathBuf::from(p);
-    }
-    let dir = std::env::var("TRAC_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
-                .join(".cache/trac/models")
-        });
-    dir.join("SmolLM2-135M-Instruct.Q4_1.gguf")
-}
-
-/// Starts the server on a free loopback port; its base URL.
+/// Starts the model server; it and its base URL.
 fn start_llama() -> (LlamaServer, String) {
-    let python = std::env::var("TRAC_PYTHON").unwrap_or_else(|_| "python3".into());
-    match Command::new(&python)
-        .args(["-c", "import llama_cpp.server"])
-        .output()
-    {
-        Ok(o) if o.status.success() => {}
-        Ok(_) => unavailable(format!("`{python} -c 'import llama_cpp.server'` failed")),
-        Err(e) => unavailable(format!("cannot run {python}: {e}")),
-    }
-    let gguf = gguf_path();
-    if !gguf.is_file() {
-        unavailable(format!("the model file {} is missing", gguf.display()));
-    }
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port");
-    let log = std::env::temp_dir().join(format!("trac-gateway-llama-server-{port}.log"));
-    let mut server = LlamaServer(
-        Command::new(&python)
-            .args(["-m", "llama_cpp.server", "--model"])
-            .arg(&gguf)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["--n_ctx", "2048", "--n_threads", "2"])
-            .args(["--model_alias", "smollm2"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("a log file"))
-            .spawn()
-            .expect("start python"),
-    );
-    // The server binds its port once the model is loaded; a generous bound for a busy machine.
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            let tail = std::fs::read_to_string(&log).unwrap_or_default();
-            unavailable(format!("the server exited ({status}): {tail}"));
-        }
-        if start.elapsed() > Duration::from_secs(300) {
-            unavailable("the server did not listen within 300 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    (server, format!("http://127.0.0.1:{port}/v1"))
+    let server = trac_llm::testserver::llama::start_llama("gateway", 2048);
+    let base = server.base_url();
+    (server, base)
 }
 
 /// `POST BASE/chat/completions` with session `session`: the status, content type and body.

@@ -1,7 +1,10 @@
 //! A loopback OpenAI-compatible server for tests (feature `test-server`): real HTTP/1.1 on
 //! `127.0.0.1`, one thread per connection, answers scripted by a handler, including faults
 //! (slow answers, error statuses with `Retry-After`, malformed or truncated bodies, closed
-//! connections). Not for production use.
+//! connections). Not for production use. [`llama`]: a real model server (llama-cpp-python) for
+//! the tests that need one.
+
+pub mod llama;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};

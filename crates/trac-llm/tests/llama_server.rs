@@ -9,78 +9,19 @@
 //! (default `python3`), `TRAC_SMOLLM2_GGUF` the model file (default
 //! `$TRAC_MODEL_DIR/SmolLM2-135M-Instruct.Q4_1.gguf`, `TRAC_MODEL_DIR` defaulting to
 //! `~/.cache/trac/models`).
+//!
+//! The server is started and stopped by `trac_llm::testserver::llama` (feature `test-server`),
+//! shared by the three crates that test against it.
 
-use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use trac_llm::labeler::{AnswerFormat, LlmLabeler, LlmLabelerConfig};
 use trac_llm::model::{ChatModel, ChatRequest, Message};
 use trac_llm::openai::{OpenAiConfig, OpenAiModel};
+use trac_llm::testserver::llama::start_llama;
 use trac_runtime::trace::Event;
 use trac_spec::spec::Spec;
-
-/// Stops the server when the test ends, however it ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Under CI the missing piece is a failure; elsewhere a printed reason to skip.
-/// The server or the model failed although the build found them (the test is ignored where
-/// they were missing at build time: `cfg(no_llama_server)`, `cfg(no_model)`, build/needs.rs).
-fn unavailable(why: String) -> ! {
-    panic!("the real LLM server cannot be used: {why} (.ci/install-llm-server installs it)");
-}
-
-fn gguf_path() -> PathBuf {
-    if let Ok(p) = std::env::var("TRAC_SMOLLM2_GGUF") {
-        return PathBuf::from(p);
-    }
-    let dir = std::env::var("TRAC_MODEL_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/root".into()))
-                .join(".cache/trac/models")
-        });
-    dir.join("SmolLM2-135M-Instruct.Q4_1.gguf")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
-/// Waits until the server lists its models; `Err` when it exits or does not come up in `limit`.
-fn wait_ready(server: &mut Server, base: &str, limit: Duration) -> Result<(), String> {
-    let start = Instant::now();
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(2)))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    loop {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            return Err(format!("the server exited ({status}) before answering"));
-        }
-        if let Ok(r) = agent.get(&format!("{base}/models")).call() {
-            if r.status().as_u16() == 200 {
-                return Ok(());
-            }
-        }
-        if start.elapsed() > limit {
-            return Err(format!("the server did not answer within {limit:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
 
 #[test]
 #[cfg_attr(
@@ -92,54 +33,8 @@ fn wait_ready(server: &mut Server, base: &str, limit: Duration) -> Result<(), St
     ignore = "needs the SmolLM2 GGUF (.ci/install-llm-server or trac model fetch)"
 )]
 fn smollm2_behind_llama_cpp_python_labels_steps_with_well_formed_answers() {
-    let python = std::env::var("TRAC_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python)
-        .args(["-c", "import llama_cpp.server"])
-        .output();
-    match probe {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => unavailable(format!(
-            "`{python} -c 'import llama_cpp.server'` failed: {}",
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        )),
-        Err(e) => unavailable(format!("cannot run {python}: {e}")),
-    }
-    let gguf = gguf_path();
-    if !gguf.is_file() {
-        unavailable(format!("the model file {} is missing", gguf.display()));
-    }
-    let port = free_port();
-    let log = std::env::temp_dir().join(format!("trac-llama-server-{port}.log"));
-    let mut server = Server(
-        Command::new(&python)
-            .args(["-m", "llama_cpp.server", "--model"])
-            .arg(&gguf)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args([
-                "--n_ctx",
-                "4096",
-                "--n_threads",
-                "2",
-                "--model_alias",
-                "smollm2",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("a log file"))
-            .spawn()
-            .expect("start python"),
-    );
-    let base = format!("http://127.0.0.1:{port}/v1");
-    // A generous bound for loading a 98 MB model on a busy 2-core machine.
-    if let Err(why) = wait_ready(&mut server, &base, Duration::from_secs(300)) {
-        let tail = std::fs::read_to_string(&log).unwrap_or_default();
-        let tail: Vec<&str> = tail.lines().rev().take(15).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        unavailable(format!("{why}; its log ends with:\n{}", tail.join("\n")));
-    }
+    let server = start_llama("llm", 4096);
+    let base = server.base_url();
 
     let mut config = OpenAiConfig::new(base.clone(), "smollm2");
     config.timeout = Duration::from_secs(300);

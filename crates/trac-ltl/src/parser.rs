@@ -115,6 +115,9 @@ use std::ops::Range;
 /// result (printing, progression, ...) cannot overflow the stack. Parentheses do not count.
 pub const MAX_DEPTH: usize = 1000;
 
+/// The most characters of a source line [`ParseError::render`] shows.
+pub const SHOWN_LINE_CHARS: usize = 120;
+
 /// A parse error: a message and the byte span of the offending input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
@@ -127,7 +130,7 @@ pub struct ParseError {
 impl ParseError {
     fn new(message: impl Into<String>, span: Range<usize>) -> ParseError {
         ParseError {
-            message: message.into(),
+            message: quote_snippets(message.into()),
             span,
         }
     }
@@ -143,7 +146,9 @@ impl ParseError {
     ///
     /// The gutter shows the line number (1-based) of the span's start; columns are counted in
     /// characters, and tabs before the caret are kept so the caret lines up. A span running past
-    /// the end of its line is underlined to the end of the line. No trailing newline.
+    /// the end of its line is underlined to the end of the line. A line longer than
+    /// [`SHOWN_LINE_CHARS`] is shown as a window around the caret, `…` where it was cut
+    /// ([`trac_core::snippet::window`]). No trailing newline.
     pub fn render(&self, src: &str) -> String {
         let start = floor_char_boundary(src, self.span.start);
         let line_start = src[..start].rfind('\n').map_or(0, |i| i + 1);
@@ -151,10 +156,18 @@ impl ParseError {
         let line = src[line_start..line_end].trim_end_matches('\r');
         let line_no = src[..line_start].matches('\n').count() + 1;
         let end = floor_char_boundary(src, self.span.end.clamp(start, line_end));
-        let width = src[start..end].chars().count().max(1);
-        let pad = " ".repeat(line_no.to_string().len());
-        let indent: String = src[line_start..start]
+        // A long line (a 200 KB formula) is shown as a window around the caret.
+        let (line, col) = trac_core::snippet::window(line, start - line_start, SHOWN_LINE_CHARS);
+        let line = line.as_str();
+        let width = src[start..end]
             .chars()
+            .count()
+            .min(line.chars().count().saturating_sub(col))
+            .max(1);
+        let pad = " ".repeat(line_no.to_string().len());
+        let indent: String = line
+            .chars()
+            .take(col)
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         let text_line = if line.is_empty() {
@@ -168,6 +181,35 @@ impl ParseError {
             "^".repeat(width)
         )
     }
+}
+
+/// `message` with each input it quotes between backticks cut to a snippet
+/// ([`trac_core::snippet::snippet`]): an error about a 200 KB atom does not copy it whole.
+/// O(len(message)).
+fn quote_snippets(message: String) -> String {
+    let parts: Vec<&str> = message.split('`').collect();
+    // Odd parts are quoted (an unbalanced last backtick leaves its tail as is).
+    if !parts
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .any(|q| q.len() > trac_core::snippet::SNIPPET_CHARS)
+    {
+        return message;
+    }
+    let n = parts.len();
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i % 2 == 1 && i + 1 < n {
+                trac_core::snippet::snippet(p, trac_core::snippet::SNIPPET_CHARS)
+            } else {
+                std::borrow::Cow::Borrowed(*p)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
 }
 
 fn floor_char_boundary(s: &str, i: usize) -> usize {
@@ -1790,6 +1832,29 @@ impl<'a, 's> Parser<'a, 's> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_huge_formula_line_is_shown_as_a_window_with_the_caret_in_place() {
+        // 200 KB of conjuncts, then an error: the rendered error stays small and the caret
+        // points at the bad character.
+        let src = format!("{} & ) & {}", "a".repeat(150_000), "b".repeat(50_000));
+        let mut a = Arena::new();
+        let e = parse(&mut a, &src).unwrap_err();
+        let r = e.render(&src);
+        assert!(r.len() < 1000, "{} bytes", r.len());
+        let lines: Vec<&str> = r.lines().collect();
+        let text: Vec<char> = lines[2].chars().collect();
+        let caret: Vec<char> = lines[3].chars().collect();
+        let at = caret.iter().position(|&c| c == '^').expect("a caret");
+        assert_eq!(text[at], ')', "{r}");
+        assert!(lines[2].contains('…'), "{r}");
+        // An atom quoted in the message is cut too.
+        let long = format!("G x {}", "q".repeat(100_000));
+        let e = parse(&mut a, &long).unwrap_err();
+        assert!(e.message.len() < 300, "{}", e.message.len());
+        assert!(e.render(&long).len() < 1000);
+    }
+
     use super::*;
 
     fn p(src: &str) -> (Arena, Formula) {

@@ -876,6 +876,19 @@ fn otlp_malformed_messages_and_start_times_are_errors_at_their_span() {
         );
         // The other spans are still read.
         assert!(items.iter().filter(|r| r.is_ok()).count() < n);
+        // Its JSON path names the span where a line holds several (a compact export).
+        let path = if line == 23 {
+            "(at resourceSpans[0].scopeSpans[0].spans[1])"
+        } else {
+            "(at resourceSpans[1].scopeSpans[0].spans[0])"
+        };
+        assert!(errs[0].ends_with(path), "{}", errs[0]);
+        let compact: serde_json::Value = serde_json::from_str(&src).unwrap();
+        let items = read_src(&format!("{compact}\n"), &ReadOptions::default());
+        let errs: Vec<&String> = items.iter().filter_map(|r| r.as_ref().err()).collect();
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(errs[0].starts_with("t:1:") && errs[0].contains(msg), "{}", errs[0]);
+        assert!(errs[0].ends_with(path), "{}", errs[0]);
         assert!(items.iter().filter(|r| r.is_ok()).count() >= n - 2);
     }
 }

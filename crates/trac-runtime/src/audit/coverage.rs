@@ -2,6 +2,7 @@
 
 use rustc_hash::FxHashSet;
 use serde::Serialize;
+use trac_core::snippet::{snippet, SNIPPET_CHARS};
 use trac_spec::spec::CheckedSpec;
 
 /// What an audit could read of a trace: how many steps carried text or labels, how many it
@@ -130,7 +131,11 @@ impl Coverage {
         if !stray.is_empty() {
             stray.sort_unstable();
             let n = stray.len();
-            let shown: Vec<String> = stray.iter().take(8).map(|l| format!("`{l}`")).collect();
+            let shown: Vec<String> = stray
+                .iter()
+                .take(8)
+                .map(|l| format!("`{}`", snippet(l, SNIPPET_CHARS)))
+                .collect();
             let more = if n > 8 {
                 format!(" and {} more", n - 8)
             } else {
@@ -232,6 +237,46 @@ impl Coverage {
             if all && !props.is_empty() {
                 out.push((p.decl.id.clone(), props));
             }
+        }
+        out
+    }
+
+    /// The specs of `specs` with propositions none of which held at any step of this trace
+    /// (no label of theirs given by the trace or computed by their rules): `(the spec's file, or
+    /// its name for a spec built in code; its propositions)`, in order. Their properties were
+    /// read, but a `G !p` rule passes vacuously on an input the spec does not fit (a CSV file,
+    /// prose, another agent's log). Specs without propositions (`--formula`s, labels taken as
+    /// they are) and specs with a proposition of [`Coverage::never_hold`] (already explained)
+    /// are left out. O(distinct labels + propositions).
+    pub fn specs_never_held(
+        &self,
+        specs: &[CheckedSpec],
+        model: bool,
+    ) -> Vec<(String, Vec<String>)> {
+        let never: Vec<String> = self
+            .never_hold(specs, model)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let held: FxHashSet<&str> = self
+            .labels_seen
+            .iter()
+            .map(|l| trac_ltl::formula::split_atom_name(l).map_or(l.as_str(), |(b, _)| b))
+            .collect();
+        let mut out = Vec::new();
+        for c in specs {
+            let props = &c.spec.propositions;
+            if props.is_empty()
+                || props.iter().any(|d| held.contains(d.name.as_str()) || never.contains(&d.name))
+            {
+                continue;
+            }
+            let name = c
+                .spec
+                .source
+                .as_ref()
+                .map_or_else(|| c.spec.name.clone(), |s| s.file.clone());
+            out.push((name, props.iter().map(|d| d.name.clone()).collect()));
         }
         out
     }

@@ -603,6 +603,14 @@ fn coverage_notices<S: Sink>(
             propositions: propositions.clone(),
         });
     }
+    for (spec, propositions) in cov.specs_never_held(&checks.specs, checks.model) {
+        sink.notice(Notice::NoPropositionHeld {
+            file: file.to_string(),
+            spec,
+            propositions,
+            steps: cov.steps,
+        });
+    }
     if let Some(adhoc) = &checks.adhoc {
         for (id, atom) in cov.never_labeled(adhoc) {
             let base = trac_ltl::formula::AtomName::parse(&atom).base;

@@ -5,6 +5,7 @@
 //! A front end is a sink: the CLI's printers, the Python package's record collector, `trac run`'s
 //! episode log. [`Collect`] is the sink that keeps everything in memory.
 
+use trac_core::snippet::{snippet, SNIPPET_CHARS};
 use crate::audit::coverage::Coverage;
 use crate::audit::records::{PropertyEnd, VerdictRecord};
 use crate::trace::{Event, TraceError};
@@ -187,6 +188,18 @@ pub enum Notice {
         /// Its propositions.
         propositions: Vec<String>,
     },
+    /// No proposition of a spec held at any step of the file
+    /// ([`crate::audit::coverage::Coverage::specs_never_held`]): its properties pass vacuously.
+    NoPropositionHeld {
+        /// The file.
+        file: String,
+        /// The spec's file (or name).
+        spec: String,
+        /// Its propositions (what was expected).
+        propositions: Vec<String>,
+        /// Steps read.
+        steps: usize,
+    },
     /// An atom of a `--formula` property that no spec declares was never labeled.
     AtomNeverLabeled {
         /// The file.
@@ -240,7 +253,7 @@ impl fmt::Display for Notice {
                 let fields = if fields.is_empty() {
                     "none".to_string()
                 } else {
-                    fields.join(", ")
+                    snippets(fields)
                 };
                 write!(f, "no event of {file} had text or labels: fields seen: {fields}")
             }
@@ -251,7 +264,7 @@ impl fmt::Display for Notice {
             Notice::IgnoredFields { file, fields } => write!(
                 f,
                 "{file}: event field(s) ignored: {} (trac reads {})",
-                fields.join(", "),
+                snippets(fields),
                 crate::trace::KNOWN_FIELDS.join(", ")
             ),
             Notice::PropertyNotAudited {
@@ -263,11 +276,44 @@ impl fmt::Display for Notice {
                 "{file}: property {id} not audited: its propositions ({}) can never hold on this trace",
                 propositions.join(", ")
             ),
+            Notice::NoPropositionHeld {
+                file,
+                spec,
+                propositions,
+                steps,
+            } => {
+                let n = propositions.len();
+                let mut shown: Vec<String> =
+                    propositions.iter().take(8).map(|p| format!("`{p}`")).collect();
+                if n > 8 {
+                    shown.push(format!("and {} more", n - 8));
+                }
+                write!(
+                    f,
+                    "{file}: no proposition of spec {spec} held at any of its {steps} step(s): \
+                     it expects {} (labels of these names, or text its labeling rules match); \
+                     its properties pass vacuously: is this the right spec for this input?",
+                    shown.join(", ")
+                )
+            }
             Notice::AtomNeverLabeled { file, id, atom } => {
-                write!(f, "atom `{atom}` of {id} was never labeled in {file}")
+                write!(
+                    f,
+                    "atom `{}` of {id} was never labeled in {file}",
+                    snippet(atom, SNIPPET_CHARS)
+                )
             }
         }
     }
+}
+
+/// `items` joined by `, `, each cut to a snippet (a field name of 50 MB is not echoed whole).
+fn snippets(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| snippet(i, SNIPPET_CHARS))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The receiver of an audit's results, one call per thing that happened, in trace order.

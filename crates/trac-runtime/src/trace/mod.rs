@@ -268,6 +268,20 @@ pub const KNOWN_FIELDS: [&str; 6] = [
     "session_end",
 ];
 
+/// The fields `trac run --log` writes beside [`KNOWN_FIELDS`] (the run's details, see
+/// `trac_agent::run::StepRecord::log_json`). A JSON Lines trace that has `candidate` and
+/// `observation` is read as such a log: these fields are trac's own, not read by the audit and
+/// not warned about.
+pub const RUN_LOG_FIELDS: [&str; 7] = [
+    "candidate",
+    "observation",
+    "reward",
+    "done",
+    "risks",
+    "interventions",
+    "verdicts",
+];
+
 /// Other names of a JSON Lines event's text fields, whose meaning is certain: `(alias, field)`.
 /// An alias is read as its field when the event lacks that field (and no earlier alias gave
 /// it); otherwise it is not read, and [`TraceReader::field_warnings`] says so, naming the field
@@ -636,16 +650,26 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// The fields met so far that are not [`KNOWN_FIELDS`] (and so were ignored), in order of
-    /// first appearance. Always empty for chat and OTLP traces, whose fields are all kept.
+    /// first appearance; in a `trac run` log (fields `candidate` and `observation` met), not
+    /// [`RUN_LOG_FIELDS`] either. Always empty for chat and OTLP traces, whose fields are all kept.
     pub fn unknown_fields(&self) -> Vec<&str> {
         if self.format.is_structured() {
             return Vec::new();
         }
+        let run_log = self.is_run_log();
         self.fields
             .iter()
             .map(String::as_str)
             .filter(|f| !KNOWN_FIELDS.contains(f) && self.alias_index(f).is_none())
+            .filter(|f| !(run_log && RUN_LOG_FIELDS.contains(f)))
             .collect()
+    }
+
+    /// Whether the trace is a `trac run --log` log: fields `candidate` and `observation` met
+    /// ([`RUN_LOG_FIELDS`]).
+    fn is_run_log(&self) -> bool {
+        let has = |f: &str| self.fields.iter().any(|g| g == f);
+        has("candidate") && has("observation")
     }
 
     /// The index in [`TEXT_ALIASES`] of field `name`, if it is an alias met with a string value.
@@ -666,7 +690,12 @@ impl<R: BufRead> TraceReader<R> {
             return Vec::new();
         }
         let mut out = Vec::new();
+        let run_log = self.is_run_log();
         for (alias, read) in &self.shadowed {
+            // A run log's `observation` is the environment's answer, not the step's input.
+            if run_log && RUN_LOG_FIELDS.contains(alias) {
+                continue;
+            }
             out.push(format!(
                 "field `{alias}` was not read: trac read the step's text from `{read}` instead (an event has one input and one output)"
             ));
@@ -699,18 +728,19 @@ impl<R: BufRead> TraceReader<R> {
     }
 
     /// When the format was given (`--input-format openai|anthropic`) and a record has the other
-    /// dialect's shape: a message without the `warning:` prefix, naming the format given, the
-    /// first such line and what shows it (OpenAI `tool_calls` / `tool_call_id` / a `tool`
-    /// role; Anthropic `tool_use` / `tool_result` blocks or a top-level `system`). Both are read
-    /// by the same reader, so the steps are right; the flag is what is wrong.
+    /// dialect's shape: a message without the `error:` prefix and position (the first such
+    /// line), naming the format given and what shows it (OpenAI `tool_calls` / `tool_call_id` / a `tool`
+    /// role; Anthropic `tool_use` / `tool_result` blocks or a top-level `system`). The reader
+    /// ends the trace there with this message as its error (an explicitly chosen format the
+    /// input does not match is bad input, exit code 2).
     pub fn format_mismatch(&self) -> Option<String> {
-        let (line, what, given) = self.mismatch?;
+        let (_, what, given) = self.mismatch?;
         let (given, other) = match given {
             TraceFormat::Anthropic => ("anthropic", "openai"),
             _ => ("openai", "anthropic"),
         };
         Some(format!(
-            "--input-format {given}, but line {line} is {other} chat ({what}); it was read as such"
+            "--input-format {given}, but this is {other} chat ({what}): give `--input-format {other}` (or leave the option out to detect it)"
         ))
     }
 
@@ -1215,6 +1245,15 @@ impl<R: BufRead> TraceReader<R> {
         };
         let doc = String::from_utf8_lossy(bytes);
         self.check_dialect(&value, at.line);
+        if let Some(message) = self.format_mismatch() {
+            // An explicitly chosen format the input does not match: the file stops here.
+            let mut err = self.error(1, message);
+            err.line = at.line;
+            self.queue.push_back(Err(err));
+            self.array = None;
+            self.done = true;
+            return false;
+        }
         if value.get("messages").is_some() {
             if self.format == TraceFormat::OpenAi && chat::looks_anthropic(&value) {
                 self.format = TraceFormat::Anthropic;
@@ -1300,6 +1339,14 @@ impl<R: BufRead> TraceReader<R> {
             self.note_fields(0, keys);
         }
         self.check_dialect(&value, line);
+        if let Some(message) = self.format_mismatch() {
+            // An explicitly chosen format the input does not match: an error at its line.
+            let mut err = self.error(1, message);
+            err.line = self.mismatch.map_or(line, |m| m.0);
+            self.queue.push_back(Err(err));
+            self.done = true;
+            return;
+        }
         if self.format == TraceFormat::Otlp && value.get("resourceSpans").is_none() {
             let err = self.error(
                 1,

@@ -258,8 +258,9 @@ impl Spans {
     /// `line`; `doc`, the export's text when it spans several lines, gives each span its own
     /// line.
     ///
-    /// Errors: a GenAI span with malformed tool-call arguments, as (its line, a message naming
-    /// the span id); the other spans are kept.
+    /// Errors: a GenAI span with malformed tool-call arguments (or another bad value), as (its
+    /// line, a message naming the span id and its JSON path,
+    /// `resourceSpans[I].scopeSpans[J].spans[K]`); the other spans are kept.
     pub(super) fn add(
         &mut self,
         export: &Value,
@@ -270,14 +271,21 @@ impl Spans {
         let mut k = 0;
         let mut errors = Vec::new();
         let rs = export.get("resourceSpans").and_then(Value::as_array);
-        for r in rs.into_iter().flatten() {
-            let ss = r.get("scopeSpans").or(r.get("instrumentationLibrarySpans"));
-            for s in ss.and_then(Value::as_array).into_iter().flatten() {
-                for span in s
+        for (i, r) in rs.into_iter().flatten().enumerate() {
+            let (key, ss) = match r.get("scopeSpans") {
+                Some(ss) => ("scopeSpans", Some(ss)),
+                None => (
+                    "instrumentationLibrarySpans",
+                    r.get("instrumentationLibrarySpans"),
+                ),
+            };
+            for (j, s) in ss.and_then(Value::as_array).into_iter().flatten().enumerate() {
+                for (n, span) in s
                     .get("spans")
                     .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
+                    .enumerate()
                 {
                     let at = lines
                         .as_ref()
@@ -289,7 +297,13 @@ impl Spans {
                         Ok(()) => {}
                         Err(e) => {
                             let id = span.get("spanId").and_then(id_text).unwrap_or_default();
-                            errors.push((at, format!("span {id}: {e}")))
+                            // The JSON path names the span where a line holds several.
+                            errors.push((
+                                at,
+                                format!(
+                                    "span {id}: {e} (at resourceSpans[{i}].{key}[{j}].spans[{n}])"
+                                ),
+                            ))
                         }
                     }
                 }
