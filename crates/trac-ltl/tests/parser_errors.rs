@@ -178,11 +178,12 @@ fn render_multi_line() {
         err(src).render(src),
         "error: expected a formula after `&`\n  |\n1 | G (a &\n  |       ^"
     );
-    // A span running past its line is underlined to the end of the line; CRLF is trimmed.
+    // A span running past its line is underlined to the end of the line; CRLF is trimmed (the
+    // `\r` gets no caret).
     let src = "a & \"open\r\nstring";
     assert_eq!(
         err(src).render(src),
-        "error: unterminated string\n  |\n1 | a & \"open\n  |     ^^^^^^"
+        "error: unterminated string\n  |\n1 | a & \"open\n  |     ^^^^^"
     );
     // Line numbers widen the gutter.
     let src = format!("{}a &&& b", "\n".repeat(11));

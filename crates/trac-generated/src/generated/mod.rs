@@ -5,6 +5,10 @@
 #[rustfmt::skip] // formatted by prettyplease
 pub mod agent_rules;
 
+/// The monitor of `examples/specs/agent-tools.ron`.
+#[rustfmt::skip] // formatted by prettyplease
+pub mod agent_tools;
+
 /// The monitor of `examples/specs/airline.ron`.
 #[rustfmt::skip] // formatted by prettyplease
 pub mod airline;
