@@ -58,6 +58,10 @@ impl Sym {
     }
 }
 
+/// The node visits [`Arena::implies_syntactically`] may spend: enough for chains of the
+/// longest bound the parser accepts ([`crate::sugar::MAX_BOUND`]) on both sides.
+pub const IMPLIES_BUDGET: u32 = 8 * 1024;
+
 /// One node of a formula. Children are handles into the same arena.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum Node {
@@ -363,6 +367,7 @@ impl Arena {
                 }
             }
         }
+        self.drop_subsumed(is_and, &mut flat);
         match flat.len() {
             0 => unit,
             1 => flat[0],
@@ -371,6 +376,108 @@ impl Arena {
                 self.intern(if is_and { Node::And(b) } else { Node::Or(b) })
             }
         }
+    }
+
+    /// Drops from the sorted operands of a conjunction the operands another one implies (of a
+    /// disjunction: the operands that imply another), by the syntactic check
+    /// [`Arena::implies_syntactically`].
+    ///
+    /// Why: the expansion of a bounded operator is a chain `q | X(q | X(…))`, and progressing
+    /// `G(p -> F[1:m] q)` leaves one chain per pending deadline. Without this, the states of its
+    /// monitor are the *sets* of pending deadlines (about 2^m progression formulas, which the
+    /// compiler enumerates before minimizing: `m = 20` did not compile in minutes); the earliest
+    /// deadline implies the later ones, so keeping it alone leaves `m + 1` states. Only operands
+    /// with a next-step chain (`X`, `X[!]`, or `&`/`|` with such a member) are compared, so the
+    /// formulas without bounded operators pay one scan. O(k² · chain length) for k such
+    /// operands.
+    fn drop_subsumed(&self, is_and: bool, flat: &mut Vec<Formula>) {
+        let chains: Vec<usize> = (0..flat.len())
+            .filter(|&i| self.has_next_member(flat[i]))
+            .collect();
+        if chains.len() < 2 {
+            return;
+        }
+        let mut gone = vec![false; flat.len()];
+        for (x, &i) in chains.iter().enumerate() {
+            for &j in &chains[x + 1..] {
+                if gone[i] || gone[j] {
+                    continue;
+                }
+                // In a conjunction the weaker operand goes; in a disjunction the stronger.
+                let (a, b) = (flat[i], flat[j]);
+                if self.implies_syntactically(a, b) {
+                    gone[if is_and { j } else { i }] = true;
+                } else if self.implies_syntactically(b, a) {
+                    gone[if is_and { i } else { j }] = true;
+                }
+            }
+        }
+        let mut k = 0;
+        flat.retain(|_| {
+            k += 1;
+            !gone[k - 1]
+        });
+    }
+
+    /// Whether `f` is `X a`, `X[!] a`, or a conjunction or disjunction with such an operand.
+    fn has_next_member(&self, f: Formula) -> bool {
+        let is_next = |g: &Formula| matches!(self.node(*g), Node::Next(_) | Node::StrongNext(_));
+        match self.node(f) {
+            Node::Next(_) | Node::StrongNext(_) => true,
+            Node::And(v) | Node::Or(v) => v.iter().any(is_next),
+            _ => false,
+        }
+    }
+
+    /// A sound, incomplete syntactic check that `a` implies `b` (on every trace, finite or
+    /// infinite): equality, `false`/`true`, an operand of a conjunction `a` or of a disjunction
+    /// `b`, every operand of a disjunction `a` (of a conjunction `b`), and `X a' → X b'`
+    /// (`X[!] a' → X b'`, `X[!] a' → X[!] b'`) when `a' → b'`, as both next operators are
+    /// monotone. Bounded by a budget of [`IMPLIES_BUDGET`] node visits; `false` when spent.
+    pub fn implies_syntactically(&self, a: Formula, b: Formula) -> bool {
+        let mut budget = IMPLIES_BUDGET;
+        self.implies_within(a, b, &mut budget)
+    }
+
+    fn implies_within(&self, a: Formula, b: Formula, budget: &mut u32) -> bool {
+        if a == b || b == Formula::TRUE || a == Formula::FALSE {
+            return true;
+        }
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        match (self.node(a), self.node(b)) {
+            (Node::Next(x), Node::Next(y))
+            | (Node::StrongNext(x), Node::StrongNext(y))
+            | (Node::StrongNext(x), Node::Next(y)) => return self.implies_within(*x, *y, budget),
+            _ => {}
+        }
+        if let Node::Or(v) = self.node(b) {
+            if v.binary_search(&a).is_ok() {
+                return true;
+            }
+        }
+        if let Node::And(v) = self.node(a) {
+            if v.binary_search(&b).is_ok() {
+                return true;
+            }
+        }
+        if let Node::Or(v) = self.node(a) {
+            return v.iter().all(|&x| self.implies_within(x, b, budget));
+        }
+        if let Node::And(v) = self.node(b) {
+            return v.iter().all(|&y| self.implies_within(a, y, budget));
+        }
+        if let Node::Or(v) = self.node(b) {
+            if v.iter().any(|&y| self.implies_within(a, y, budget)) {
+                return true;
+            }
+        }
+        if let Node::And(v) = self.node(a) {
+            return v.iter().any(|&x| self.implies_within(x, b, budget));
+        }
+        false
     }
 
     /// The conjunction of the operands (`true` for none), normalized.

@@ -28,8 +28,9 @@ use std::collections::HashMap;
 
 /// The largest bound `n` or `m` (and count or window) the parser accepts: larger bounds are a
 /// positioned parse error. An expansion has about `m` nodes, and a compiled table of a bounded
-/// operator about `m` states (more when windows overlap, as in `G(p -> F[0:m] q)`, whose
-/// states are the sets of pending deadlines).
+/// operator about `m` states (also when windows overlap, as in `G(p -> F[0:m] q)`: the arena's
+/// conjunctions keep only the earliest pending deadline, see `Arena::and`, so its states are the
+/// `m + 1` distances to it rather than the sets of deadlines).
 pub const MAX_BOUND: u32 = 256;
 
 /// The step operator of a nested chain.
