@@ -170,22 +170,29 @@ impl SamplingPredictor {
         seed: u64,
     ) -> Result<Prediction, AgentError> {
         let k = self.k.max(1);
-        let n = self.n.max(1);
         let state = env.map(|e| e.state_labels()).unwrap_or_default();
         let known = known_from(&state);
         let exact = sup.exact(k, &known);
-        if exact.iter().all(|e| e.risk.is_some()) {
-            return Ok(Prediction {
-                risks: exact
-                    .iter()
-                    .map(|e| Risk::from_exact(e, e.risk.unwrap_or(0.0)))
-                    .collect(),
-                continuations: Vec::new(),
-                calls: 0,
-                saved_calls: self.nominal_calls(),
-            });
-        }
-        let before = model.usage().requests;
+        estimate(&exact, self.nominal_calls(), || {
+            let before = model.usage().requests;
+            let continuations = self.draw(sup, model, prompt, history, env, seed)?;
+            Ok((continuations, model.usage().requests - before))
+        })
+    }
+
+    /// The `n` continuations of `k` steps drawn from `model` (see [`SamplingPredictor::predict`]),
+    /// each scored on cloned monitors ([`Supervisor::simulate`]).
+    fn draw(
+        &self,
+        sup: &Supervisor,
+        model: &dyn ChatModel,
+        prompt: &AgentPrompt,
+        history: &[HistoryStep],
+        env: Option<&dyn Environment>,
+        seed: u64,
+    ) -> Result<Vec<Continuation>, AgentError> {
+        let k = self.k.max(1);
+        let n = self.n.max(1);
         let request = |messages: Vec<Message>, n: usize, offset: usize, t: u32| ChatRequest {
             messages,
             n,
@@ -233,39 +240,80 @@ impl SamplingPredictor {
                 violations: sup.simulate(&seq),
             });
         }
-        let drawn = continuations.len();
-        let risks = exact
-            .iter()
-            .enumerate()
-            .map(|(i, e)| match e.risk {
-                Some(p) => Risk::from_exact(e, p),
-                None => {
-                    let v = continuations.iter().filter(|c| c.violations[i] > 0).count();
-                    let (low, high) = wilson(v, drawn, Z95);
-                    Risk {
-                        property: e.property.clone(),
-                        p: if drawn == 0 {
-                            0.0
-                        } else {
-                            v as f64 / drawn as f64
-                        },
-                        exact: false,
-                        violations: v,
-                        samples: drawn,
-                        low,
-                        high,
-                        min_steps: e.min_steps,
-                    }
-                }
-            })
-            .collect();
-        Ok(Prediction {
-            risks,
-            continuations,
-            calls: model.usage().requests - before,
-            saved_calls: 0,
-        })
+        Ok(continuations)
     }
+}
+
+/// The risk estimator shared by `trac run` ([`SamplingPredictor::predict`]) and `trac gateway`:
+/// each property's risk from the exact look-ahead `exact` ([`Supervisor::exact`], in property
+/// order) where it decides, else from sampled continuations.
+///
+/// When `exact` decides every property, `draw` is not called and `nominal_calls` (the model
+/// requests one sampling round would have made) are counted as saved. Otherwise `draw` samples
+/// the continuations (each scored on cloned monitors: [`Supervisor::simulate`] for actions,
+/// [`Supervisor::simulate_events`] for chat messages) and says how many model requests it made;
+/// an undecided property's risk is the fraction of continuations that violate it, with its
+/// Wilson 95% interval.
+///
+/// # Errors
+/// `draw`'s.
+pub fn estimate<E>(
+    exact: &[Exact],
+    nominal_calls: u64,
+    draw: impl FnOnce() -> Result<(Vec<Continuation>, u64), E>,
+) -> Result<Prediction, E> {
+    if exact.iter().all(|e| e.risk.is_some()) {
+        return Ok(Prediction {
+            risks: exact
+                .iter()
+                .map(|e| Risk::from_exact(e, e.risk.unwrap_or(0.0)))
+                .collect(),
+            continuations: Vec::new(),
+            calls: 0,
+            saved_calls: nominal_calls,
+        });
+    }
+    let (continuations, calls) = draw()?;
+    Ok(Prediction {
+        risks: risks_of(exact, &continuations),
+        continuations,
+        calls,
+        saved_calls: 0,
+    })
+}
+
+/// Per property: the exact risk where `exact` decides it, else the fraction of `continuations`
+/// that violate it (0 when none were drawn).
+fn risks_of(exact: &[Exact], continuations: &[Continuation]) -> Vec<Risk> {
+    let drawn = continuations.len();
+    exact
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.risk {
+            Some(p) => Risk::from_exact(e, p),
+            None => {
+                let v = continuations
+                    .iter()
+                    .filter(|c| c.violations.get(i).is_some_and(|&x| x > 0))
+                    .count();
+                let (low, high) = wilson(v, drawn, Z95);
+                Risk {
+                    property: e.property.clone(),
+                    p: if drawn == 0 {
+                        0.0
+                    } else {
+                        v as f64 / drawn as f64
+                    },
+                    exact: false,
+                    violations: v,
+                    samples: drawn,
+                    low,
+                    high,
+                    min_steps: e.min_steps,
+                }
+            }
+        })
+        .collect()
 }
 
 /// The direct predictor (paper §4.2): ask a model for each rule's probability of a violation

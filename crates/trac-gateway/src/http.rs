@@ -309,7 +309,7 @@ fn pass_get(gw: &Gateway, rq: Request) {
 }
 
 /// The monitor thread of a conversation stopped: HTTP 500.
-fn gone(e: &MonitorGone) -> ApiError {
+pub(crate) fn gone(e: &MonitorGone) -> ApiError {
     ApiError {
         status: 500,
         kind: crate::api::GATEWAY,
@@ -371,9 +371,9 @@ fn chat(gw: &Gateway, mut rq: Request) {
 }
 
 /// One request of a conversation, past its messages: the upstream's answer to take.
-struct Turn<'a> {
-    gw: &'a Gateway,
-    h: &'a Handle,
+pub(crate) struct Turn<'a> {
+    pub(crate) gw: &'a Gateway,
+    pub(crate) h: &'a Handle,
     path: &'a str,
     headers: &'a Headers,
     body: &'a [u8],
@@ -381,7 +381,7 @@ struct Turn<'a> {
 
 impl Turn<'_> {
     /// The response's message committed (checked first under `shield`, when `check`).
-    fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
+    pub(crate) fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
         let shield = if check { self.gw.shield() } else { None };
         let log = self.gw.log();
         self.gw
@@ -396,6 +396,9 @@ impl Turn<'_> {
     /// sample that violates nothing replaces it; else it is replaced as `--on-block` says. The
     /// completion of the chosen sample comes back with the outcome.
     fn take_first(&self, message: Value) -> Result<(Outcome, Option<Value>), ApiError> {
+        if self.gw.options().intervene.predictive() {
+            return crate::predictive::take(self, message);
+        }
         let n = self.gw.options().samples;
         let Some(on_block) = self.gw.shield().filter(|_| n > 0) else {
             return self.take(message, true).map(|o| (o, None));
@@ -462,7 +465,7 @@ impl Turn<'_> {
     }
 
     /// The request as it is sent for a sample: not streamed.
-    fn sample_body(&self) -> Vec<u8> {
+    pub(crate) fn sample_body(&self) -> Vec<u8> {
         let mut v: Value = serde_json::from_slice(self.body).unwrap_or(Value::Null);
         if let Some(o) = v.as_object_mut() {
             o.remove("stream_options");
@@ -475,7 +478,7 @@ impl Turn<'_> {
     ///
     /// # Errors
     /// No answer, an error status or a body without a message, in words.
-    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
+    pub(crate) fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
         let a = self
             .gw
             .upstream()
@@ -563,7 +566,7 @@ impl Turn<'_> {
                     e
                 })
         };
-        if !(200..300).contains(&status) || gw.shield().is_some() {
+        if !(200..300).contains(&status) || gw.buffers() {
             let body = match whole(&mut resp) {
                 Ok(b) => b,
                 Err(e) => return respond_error(rq, &e),

@@ -36,10 +36,11 @@ pub mod log;
 pub mod messages;
 pub mod monitors;
 pub mod options;
+pub mod predictive;
 pub mod shield;
 pub mod stream;
 pub mod upstream;
 
 pub use gateway::Gateway;
 pub use http::{Running, Server};
-pub use options::{GatewayError, GatewayOptions, Intervene, OnBlock};
+pub use options::{GatewayError, GatewayOptions, Intervene, OnBlock, Predict};
