@@ -212,3 +212,50 @@ fn a_response_that_violates_nothing_is_not_intervened_on() {
     assert_eq!(chat_requests(&upstream).len(), 1);
     assert!(lines(&temp(&dir, "ok.interventions.jsonl")).is_empty());
 }
+
+#[test]
+fn with_k_2_continuations_are_sampled_after_empty_tool_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start();
+    let log = temp(&dir, "k2.jsonl");
+    let mut o = options(&upstream, Intervene::Resample, &log);
+    o.predict = Predict { k: 2, n: 2 };
+    let gw = start_with(o);
+    // Turn 0 looks the user up (no violation), but an update could follow: the look-ahead
+    // leaves `confirm-before-write` open, so 2 continuations are drawn, each the response, an
+    // empty result of its tool call, and the upstream's next answer. The first continuation
+    // updates without a confirmation; the second (the same request again: the flaky model)
+    // asks for one. Risk 1/2 > τ = 0.3: resample asks turn 0 again, and the two continuations
+    // of that answer are requests seen before: both ask, risk 0. It is taken.
+    let body = json!({"model": "scripted", "messages": conversation(FLAKY, 0), "tools": tools()});
+    let (status, text) = post(&gw.base_url(), "k2", &body);
+    assert_eq!(status, 200, "{text}");
+    let answer: Value = serde_json::from_str(&text).unwrap();
+    let lookup = scripted_message(0, "ZFA04Y");
+    assert_eq!(answer["choices"][0]["message"], lookup);
+    let sent = chat_requests(&upstream);
+    assert_eq!(sent.len(), 6);
+    let mut continued = conversation(FLAKY, 0);
+    continued.push(lookup.clone());
+    continued.push(json!({"role": "tool", "tool_call_id": "call_0", "content": ""}));
+    for i in [1, 2, 4, 5] {
+        assert_eq!(sent[i]["messages"], json!(continued), "request {i}");
+        assert_eq!(sent[i]["stream"], false);
+    }
+    assert_eq!(sent[3]["messages"], sent[0]["messages"]);
+    let iv = lines(&temp(&dir, "k2.interventions.jsonl"));
+    assert_eq!(iv.len(), 1);
+    let r = &iv[0];
+    assert_eq!(r["step"], 3);
+    assert_eq!(r["properties"], json!(["confirm-before-write"]));
+    assert_eq!(r["risks"], json!([0.5]));
+    assert_eq!(r["prediction"][0]["samples"], 2);
+    assert_eq!(r["prediction"][0]["violations"], 1);
+    assert_eq!(r["candidates"][0]["risks"][0]["p"], 0.0);
+    assert_eq!(r["chosen"], 1);
+    // The response, its 2 samples, the answer asked again and its 2 samples.
+    assert_eq!(r["model_calls"], 6);
+    // Committed: the conversation's messages and the lookup, nothing sampled.
+    assert_eq!(lines(&log).len(), 3);
+    assert_eq!(lines(&log)[2]["tool_calls"], lookup["tool_calls"]);
+}
