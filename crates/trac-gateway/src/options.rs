@@ -147,7 +147,7 @@ impl FromStr for Predict {
             why,
         };
         let mut p = Predict::default();
-        for part in s.split(',').map(str::trim) {
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (key, value) = part
                 .split_once('=')
                 .ok_or_else(|| bad(format!("`{part}` is not KEY=VALUE (expected k=K,n=N)")))?;
