@@ -5,12 +5,12 @@
 //! A front end is a sink: the CLI's printers, the Python package's record collector, `trac run`'s
 //! episode log. [`Collect`] is the sink that keeps everything in memory.
 
-use trac_core::snippet::{snippet, SNIPPET_CHARS};
 use crate::audit::coverage::Coverage;
 use crate::audit::records::{PropertyEnd, VerdictRecord};
 use crate::trace::{Event, TraceError};
 use std::fmt;
 use std::sync::Arc;
+use trac_core::snippet::{snippet, SNIPPET_CHARS};
 
 /// One trace the driver opens: a whole file, or one session of it (`FILE#SESSION`).
 #[derive(Clone, Copy, Debug)]
