@@ -309,7 +309,7 @@ fn pass_get(gw: &Gateway, rq: Request) {
 }
 
 /// The monitor thread of a conversation stopped: HTTP 500.
-pub(crate) fn gone(e: &MonitorGone) -> ApiError {
+fn gone(e: &MonitorGone) -> ApiError {
     ApiError {
         status: 500,
         kind: crate::api::GATEWAY,
@@ -370,10 +370,32 @@ fn chat(gw: &Gateway, mut rq: Request) {
     }
 }
 
+impl crate::predictive::Turn for Turn<'_> {
+    fn gateway(&self) -> &Gateway {
+        self.gw
+    }
+
+    fn handle(&self) -> &Handle {
+        self.h
+    }
+
+    fn sample_body(&self) -> Vec<u8> {
+        Turn::sample_body(self)
+    }
+
+    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
+        Turn::draw(self, body)
+    }
+
+    fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
+        Turn::take(self, message, check)
+    }
+}
+
 /// One request of a conversation, past its messages: the upstream's answer to take.
-pub(crate) struct Turn<'a> {
-    pub(crate) gw: &'a Gateway,
-    pub(crate) h: &'a Handle,
+struct Turn<'a> {
+    gw: &'a Gateway,
+    h: &'a Handle,
     path: &'a str,
     headers: &'a Headers,
     body: &'a [u8],
@@ -381,7 +403,7 @@ pub(crate) struct Turn<'a> {
 
 impl Turn<'_> {
     /// The response's message committed (checked first under `shield`, when `check`).
-    pub(crate) fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
+    fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
         let shield = if check { self.gw.shield() } else { None };
         let log = self.gw.log();
         self.gw
@@ -465,7 +487,7 @@ impl Turn<'_> {
     }
 
     /// The request as it is sent for a sample: not streamed.
-    pub(crate) fn sample_body(&self) -> Vec<u8> {
+    fn sample_body(&self) -> Vec<u8> {
         let mut v: Value = serde_json::from_slice(self.body).unwrap_or(Value::Null);
         if let Some(o) = v.as_object_mut() {
             o.remove("stream_options");
@@ -478,7 +500,7 @@ impl Turn<'_> {
     ///
     /// # Errors
     /// No answer, an error status or a body without a message, in words.
-    pub(crate) fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
+    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
         let a = self
             .gw
             .upstream()

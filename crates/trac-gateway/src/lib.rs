@@ -12,9 +12,9 @@
 //! `--intervene shield`, a response that would lead a property to ⊥ never reaches the agent:
 //! it is replaced by the first compliant of `--samples N` more answers of the upstream (the
 //! same request asked again), else by a refusal stating the rule, or an error ([`shield`]). Under
-`--intervene resample|inject|switch`, a response whose predicted risk (the library's estimator:
-exact look-ahead, then continuations sampled from the upstream) is above the threshold is
-replaced by another answer of the upstream ([`predictive`]). The [`log`] is JSON
+//! `--intervene resample|inject|switch`, a response whose predicted risk (the library's estimator:
+//! exact look-ahead, then continuations sampled from the upstream) is above the threshold is
+//! replaced by another answer of the upstream ([`predictive`]). The [`log`] is JSON
 //! Lines of OpenAI messages with a `session` field, which `trac audit --spec SPEC FILE`
 //! re-audits to the same verdicts; interventions go beside it. `GET /trac/sessions` shows each
 //! conversation's verdicts.

@@ -30,10 +30,45 @@
 
 use crate::api::ApiError;
 use crate::conversation::{Conversation, Outcome};
-use crate::http::{gone, Turn};
+use crate::gateway::{Gateway, Handle};
+use crate::monitors::MonitorGone;
 use crate::options::Intervene;
 use serde_json::{json, Value};
 use trac_agent::predict::{estimate, Prediction};
+
+/// What the predictive interventions need of a chat request being served (the HTTP layer's
+/// turn implements it).
+pub(crate) trait Turn {
+    /// The gateway.
+    fn gateway(&self) -> &Gateway;
+    /// The request's conversation.
+    fn handle(&self) -> &Handle;
+    /// The request as it is sent for another answer: not streamed.
+    fn sample_body(&self) -> Vec<u8>;
+    /// One answer of the upstream to `body`: its completion and assistant message, or why
+    /// there is none, in words.
+    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String>;
+    /// Response `message` committed as it is (checked first under shield, when `check`).
+    fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError>;
+}
+
+/// The conversation's monitor thread stopped: HTTP 500.
+fn gone(e: &MonitorGone) -> ApiError {
+    ApiError {
+        status: 500,
+        kind: crate::api::GATEWAY,
+        code: Some("monitor_stopped".into()),
+        message: format!("trac gateway: {e}"),
+    }
+}
+
+/// `f` run on the conversation of `turn`, on its monitor thread.
+fn on<R: Send + 'static>(
+    turn: &dyn Turn,
+    f: impl FnOnce(&mut Conversation) -> R + Send + 'static,
+) -> Result<R, ApiError> {
+    turn.gateway().with(turn.handle(), f).map_err(|e| gone(&e))
+}
 
 /// One answer of the upstream asked for by an intervention.
 struct Candidate {
@@ -112,7 +147,7 @@ fn warning(residuals: &[String]) -> String {
 
 /// One continuation after response `first` (see the module docs): its messages (the response
 /// first) and the model calls it took.
-fn continuation(turn: &Turn<'_>, base: &Value, first: &Value, k: u32) -> (Vec<Value>, u64) {
+fn continuation(turn: &dyn Turn, base: &Value, first: &Value, k: u32) -> (Vec<Value>, u64) {
     let mut convo = base["messages"].as_array().cloned().unwrap_or_default();
     let mut out = vec![first.clone()];
     convo.push(first.clone());
@@ -147,14 +182,11 @@ fn continuation(turn: &Turn<'_>, base: &Value, first: &Value, k: u32) -> (Vec<Va
 
 /// The prediction of response `message` to request `base` (see the module docs); `None` when
 /// the message cannot be read as a chat message.
-fn predict(turn: &Turn<'_>, base: &Value, message: &Value) -> Result<Option<Prediction>, ApiError> {
-    let p = turn.gw.options().predict;
+fn predict(turn: &dyn Turn, base: &Value, message: &Value) -> Result<Option<Prediction>, ApiError> {
+    let p = turn.gateway().options().predict;
     let (k, n) = (p.k.max(1), p.n.max(1));
     let m = message.clone();
-    let exact = turn
-        .gw
-        .with(turn.h, move |c: &mut Conversation| c.lookahead(&m, k))
-        .map_err(|e| gone(&e))?;
+    let exact = on(turn, move |c: &mut Conversation| c.lookahead(&m, k))?;
     let Some(exact) = exact else {
         return Ok(None);
     };
@@ -167,10 +199,7 @@ fn predict(turn: &Turn<'_>, base: &Value, message: &Value) -> Result<Option<Pred
             continuations.push(c);
             calls += spent;
         }
-        let scored = turn
-            .gw
-            .with(turn.h, move |c: &mut Conversation| c.score(&continuations))
-            .map_err(|e| gone(&e))?;
+        let scored = on(turn, move |c: &mut Conversation| c.score(&continuations))?;
         Ok::<_, ApiError>((scored, calls))
     })?;
     Ok(Some(prediction))
@@ -182,8 +211,8 @@ fn predict(turn: &Turn<'_>, base: &Value, message: &Value) -> Result<Option<Pred
 ///
 /// # Errors
 /// The conversation's monitor thread stopped.
-pub(crate) fn take(turn: &Turn<'_>, message: Value) -> Result<(Outcome, Option<Value>), ApiError> {
-    let opts = turn.gw.options();
+pub(crate) fn take(turn: &dyn Turn, message: Value) -> Result<(Outcome, Option<Value>), ApiError> {
+    let opts = turn.gateway().options();
     let base: Value = serde_json::from_slice(&turn.sample_body()).unwrap_or(Value::Null);
     let Some(first) = predict(turn, &base, &message)? else {
         return turn.take(message, false).map(|o| (o, None));
@@ -193,10 +222,7 @@ pub(crate) fn take(turn: &Turn<'_>, message: Value) -> Result<(Outcome, Option<V
         return turn.take(message, false).map(|o| (o, None));
     }
     let idx = risky.clone();
-    let residuals = turn
-        .gw
-        .with(turn.h, move |c: &mut Conversation| c.residuals(&idx))
-        .map_err(|e| gone(&e))?;
+    let residuals = on(turn, move |c: &mut Conversation| c.residuals(&idx))?;
     let (body, asks) = match opts.intervene {
         Intervene::Inject => (inject_note(&base, &warning(&residuals)), 1),
         Intervene::Switch => {
@@ -276,7 +302,7 @@ fn choose(kind: Intervene, first: &Prediction, candidates: &[Candidate]) -> Opti
 
 /// Commits the response or the chosen candidate, with the intervention's record.
 fn commit(
-    turn: &Turn<'_>,
+    turn: &dyn Turn,
     message: Value,
     chosen: Option<&Candidate>,
     record: Value,
@@ -286,15 +312,12 @@ fn commit(
         Some((completion, m)) => (m, Some(completion)),
         None => (message, None),
     };
-    let log = turn.gw.log();
+    let log = turn.gateway().log();
     let m = by.clone();
-    let outcome = turn
-        .gw
-        .with(turn.h, move |c: &mut Conversation| {
-            let extra = usize::try_from(calls.saturating_sub(1)).unwrap_or(usize::MAX);
-            c.take_intervened(&m, record, extra, log.as_deref())
-        })
-        .map_err(|e| gone(&e))?;
+    let outcome = on(turn, move |c: &mut Conversation| {
+        let extra = usize::try_from(calls.saturating_sub(1)).unwrap_or(usize::MAX);
+        c.take_intervened(&m, record, extra, log.as_deref())
+    })?;
     Ok(match (outcome, completion) {
         (Outcome::Pass, Some(completion)) => (
             Outcome::Resampled {

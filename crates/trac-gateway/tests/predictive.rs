@@ -127,10 +127,16 @@ fn resample_streams_the_chosen_answer_to_a_streaming_client() {
     assert!(text.ends_with("data: [DONE]\n\n"), "{text}");
     let mut asm = trac_gateway::stream::Assembler::default();
     asm.feed(text.as_bytes());
-    assert_eq!(asm.message().unwrap()["content"], confirm_question("ZFA04Y"));
+    assert_eq!(
+        asm.message().unwrap()["content"],
+        confirm_question("ZFA04Y")
+    );
     let sent = chat_requests(&upstream);
     assert_eq!(sent.len(), 2);
-    assert_eq!((sent[0]["stream"].clone(), sent[1]["stream"].clone()), (json!(true), json!(false)));
+    assert_eq!(
+        (sent[0]["stream"].clone(), sent[1]["stream"].clone()),
+        (json!(true), json!(false))
+    );
     let iv = lines(&temp(&dir, "st.interventions.jsonl"));
     assert_eq!(iv.len(), 1);
     assert_eq!(iv[0]["model_calls"], 2);
@@ -150,8 +156,14 @@ fn inject_asks_again_with_the_residual_in_english_in_the_system_message() {
     assert_eq!(sent.len(), 2);
     // The same request, its system message ending with the warning; nothing else changed.
     let system = sent[1]["messages"][0]["content"].as_str().unwrap();
-    assert!(system.starts_with("You are an airline agent.\n\n"), "{system}");
-    assert!(system.ends_with(&format!("Make sure that {RESIDUAL}.")), "{system}");
+    assert!(
+        system.starts_with("You are an airline agent.\n\n"),
+        "{system}"
+    );
+    assert!(
+        system.ends_with(&format!("Make sure that {RESIDUAL}.")),
+        "{system}"
+    );
     assert_eq!(
         sent[1]["messages"].as_array().unwrap()[1..],
         sent[0]["messages"].as_array().unwrap()[1..]
