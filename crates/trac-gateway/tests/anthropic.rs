@@ -86,7 +86,7 @@ fn without_trac_the_agent_breaks_the_rule_and_through_the_shield_it_does_not() {
     write_log(&direct_log, "direct", &claude::with_system(&run.messages));
     let a = audit(&spec, &direct_log);
     let k = violations_of(&a.verdicts["direct"], "confirm-before-write");
-    assert_eq!(k, [(5, Some("zfa04y".into())), (7, Some("zfa04y".into()))]);
+    assert_eq!(k, [(5, Some("ZFA04Y".into())), (7, Some("ZFA04Y".into()))]);
 
     // Through the gateway with shield, streamed and not: the first update never reaches the
     // agent; its loop ends on the refusal.
@@ -100,7 +100,7 @@ fn without_trac_the_agent_breaks_the_rule_and_through_the_shield_it_does_not() {
         let text = claude::text_of(last);
         assert!(
             text.contains("every update of reservation rid comes after a user confirmation")
-                && text.contains("zfa04y"),
+                && text.contains("ZFA04Y"),
             "{text}"
         );
         assert_eq!(last["content"].as_array().unwrap().len(), 1);
@@ -153,7 +153,7 @@ fn monitoring_only_the_gateways_verdicts_are_the_audit_of_its_log() {
         assert!(id.starts_with("conv-"), "{id}");
         assert_eq!(
             violations_of(found, "confirm-before-write"),
-            [(5, Some("zfa04y".into())), (7, Some("zfa04y".into()))]
+            [(5, Some("ZFA04Y".into())), (7, Some("ZFA04Y".into()))]
         );
         assert_eq!(a.steps, 1 + run.messages.len());
         let mut logged = lines(&log);
