@@ -407,3 +407,63 @@ impl DirectPredictor {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(property: &str, risk: Option<f64>) -> Exact {
+        Exact {
+            property: property.into(),
+            risk,
+            min_steps: Some(2),
+            immediate: Vec::new(),
+        }
+    }
+
+    fn continuation(violations: Vec<usize>) -> Continuation {
+        Continuation {
+            actions: vec!["a".into()],
+            violations,
+        }
+    }
+
+    #[test]
+    fn the_estimator_draws_nothing_when_the_look_ahead_decides_everything() {
+        let decided = [exact("P", Some(0.0)), exact("Q", Some(1.0))];
+        let p = estimate(&decided, 9, || -> Result<_, ()> {
+            panic!("no continuation may be drawn")
+        })
+        .unwrap();
+        assert_eq!(p.calls, 0);
+        assert_eq!(p.saved_calls, 9);
+        assert!(p.continuations.is_empty());
+        let got: Vec<(f64, bool)> = p.risks.iter().map(|r| (r.p, r.exact)).collect();
+        assert_eq!(got, [(0.0, true), (1.0, true)]);
+    }
+
+    #[test]
+    fn an_open_property_s_risk_is_the_fraction_of_continuations_that_violate_it() {
+        let open = [exact("P", Some(0.0)), exact("Q", None)];
+        let drawn = vec![
+            continuation(vec![0, 1]),
+            continuation(vec![0, 0]),
+            continuation(vec![0, 2]),
+            continuation(vec![0, 0]),
+        ];
+        let p = estimate(&open, 9, || Ok::<_, ()>((drawn, 4))).unwrap();
+        assert_eq!((p.calls, p.saved_calls), (4, 0));
+        assert_eq!(p.continuations.len(), 4);
+        let q = &p.risks[1];
+        // 2 of 4 continuations violate Q (one of them twice: counted once).
+        assert_eq!((q.p, q.violations, q.samples, q.exact), (0.5, 2, 4, false));
+        assert!(q.low < 0.5 && q.high > 0.5);
+        assert_eq!(q.min_steps, Some(2));
+        assert_eq!((p.risks[0].p, p.risks[0].exact), (0.0, true));
+        // A failed draw is the caller's error.
+        assert_eq!(
+            estimate(&open, 9, || Err::<(Vec<_>, u64), _>("down")).unwrap_err(),
+            "down"
+        );
+    }
+}

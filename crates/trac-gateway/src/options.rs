@@ -262,3 +262,50 @@ pub enum GatewayError {
         message: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predict_reads_k_and_n_and_says_what_is_wrong() {
+        let p = |s: &str| s.parse::<Predict>().map_err(|e| e.to_string());
+        assert_eq!(p("k=2,n=5"), Ok(Predict { k: 2, n: 5 }));
+        assert_eq!(p(" n=4 "), Ok(Predict { k: 1, n: 4 }));
+        assert_eq!(p("k=3,"), Ok(Predict { k: 3, n: 3 }));
+        assert_eq!(
+            p("k=0"),
+            Err("--predict `k=0`: k must be an integer ≥ 1".into())
+        );
+        assert_eq!(
+            p("n=x"),
+            Err("--predict `n=x`: n must be an integer ≥ 1".into())
+        );
+        assert_eq!(
+            p("k"),
+            Err("--predict `k`: `k` is not KEY=VALUE (expected k=K,n=N)".into())
+        );
+        assert_eq!(
+            p("m=2"),
+            Err("--predict `m=2`: unknown key `m` (expected k and n)".into())
+        );
+    }
+
+    #[test]
+    fn the_interventions_read_back_their_names() {
+        for i in [
+            Intervene::None,
+            Intervene::Shield,
+            Intervene::Resample,
+            Intervene::Inject,
+            Intervene::Switch,
+        ] {
+            assert_eq!(i.as_str().parse::<Intervene>().unwrap(), i);
+            assert_eq!(
+                i.predictive(),
+                !matches!(i, Intervene::None | Intervene::Shield)
+            );
+        }
+        assert!("Shield".parse::<Intervene>().is_err());
+    }
+}
