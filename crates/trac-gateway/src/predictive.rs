@@ -278,7 +278,13 @@ pub(crate) fn take(turn: &dyn Turn, message: Value) -> Result<(Outcome, Option<V
         "chosen": chosen.map(|i| i + 1),
         "model_calls": calls,
     });
-    commit(turn, message, chosen.map(|i| &candidates[i]), record, calls)
+    commit(
+        turn,
+        message,
+        chosen.map(|i| (i + 1, &candidates[i])),
+        record,
+        calls,
+    )
 }
 
 /// Which candidate replaces the response: under resample the first with no property at risk,
@@ -300,15 +306,17 @@ fn choose(kind: Intervene, first: &Prediction, candidates: &[Candidate]) -> Opti
         .map(|(i, _)| i)
 }
 
-/// Commits the response or the chosen candidate, with the intervention's record.
+/// Commits the response or the chosen candidate (its number, 1-based, and itself), with the
+/// intervention's record.
 fn commit(
     turn: &dyn Turn,
     message: Value,
-    chosen: Option<&Candidate>,
+    chosen: Option<(usize, &Candidate)>,
     record: Value,
     calls: u64,
 ) -> Result<(Outcome, Option<Value>), ApiError> {
-    let (by, completion) = match chosen.and_then(|c| c.answer.clone()) {
+    let sample = chosen.map_or(0, |(i, _)| i);
+    let (by, completion) = match chosen.and_then(|(_, c)| c.answer.clone()) {
         Some((completion, m)) => (m, Some(completion)),
         None => (message, None),
     };
@@ -322,7 +330,7 @@ fn commit(
         (Outcome::Pass, Some(completion)) => (
             Outcome::Resampled {
                 message: by,
-                sample: 1,
+                sample,
                 violations: Vec::new(),
             },
             Some(completion),

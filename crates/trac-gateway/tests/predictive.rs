@@ -271,3 +271,48 @@ fn with_k_2_continuations_are_sampled_after_empty_tool_results() {
     assert_eq!(lines(&log).len(), 3);
     assert_eq!(lines(&log)[2]["tool_calls"], lookup["tool_calls"]);
 }
+
+#[test]
+fn an_answer_the_upstream_refuses_keeps_the_response_and_the_record_hides_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start();
+    let log = temp(&dir, "ek.jsonl");
+    let mut o = options(&upstream, Intervene::Resample, &log);
+    o.samples = 2;
+    let gw = start_with(o);
+    // Asked again, the upstream answers 401 echoing the API key: no answer to take, twice.
+    let words = "ECHOKEY: please move my flight to HAT045, reservation ZFA04Y";
+    let body = json!({"model": "scripted", "messages": conversation(words, 1), "tools": tools()});
+    let mut r = http()
+        .post(&format!("{}/chat/completions", gw.base_url()))
+        .header("Authorization", &format!("Bearer {KEY}"))
+        .header("X-Trac-Session", "ek")
+        .send(body.to_string())
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let answer: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+    // The response itself reaches the agent (resample found nothing better).
+    assert_eq!(
+        answer["choices"][0]["message"]["tool_calls"][0]["function"]["name"],
+        "update_reservation_flights"
+    );
+    assert_eq!(chat_requests(&upstream).len(), 3);
+    let text = std::fs::read_to_string(temp(&dir, "ek.interventions.jsonl")).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    let iv = lines(&temp(&dir, "ek.interventions.jsonl"));
+    assert_eq!(iv.len(), 1);
+    assert_eq!(iv[0]["chosen"], Value::Null);
+    assert_eq!(iv[0]["by"], iv[0]["replaced"]);
+    assert_eq!(iv[0]["model_calls"], 3);
+    let candidates = iv[0]["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 2);
+    for c in candidates {
+        let e = c["error"].as_str().unwrap();
+        assert!(
+            e.starts_with("the upstream answered 401") && e.contains("[redacted]"),
+            "{e}"
+        );
+    }
+    // What the agent got is what was committed: the audit sees the violation.
+    assert_eq!(audit(&airline(), &log).violations, 1);
+}
