@@ -152,6 +152,7 @@ impl Gateway {
             "samples": self.opts.samples,
             "predict": {"k": self.opts.predict.k, "n": self.opts.predict.n},
             "threshold": self.opts.threshold,
+            "substitute_model": self.opts.substitute_model,
             "properties": self.properties(),
             "sessions": self.sessions(),
         })

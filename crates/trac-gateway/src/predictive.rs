@@ -20,7 +20,9 @@
 //! whose properties is at risk (else the least risky answer, the response included); *inject*
 //! asks once with the at-risk properties' residuals in English appended to the system message
 //! (one is added when the request has none); *switch* asks the substitute model
-//! (`--substitute-model`) once. The answer taken is committed and logged in place of the
+//! (`--substitute-model`) once. Each answer is predicted as the response was, its
+//! continuations asked with the agent's own request (the agent goes on without the warning,
+//! with its own model). The answer taken is committed and logged in place of the
 //! response; the agent's own messages are never changed. Every intervention is a record in the
 //! interventions file: `kind`, `properties`, `risks`, `residuals`, `replaced`, `by`, each
 //! `candidates` answer with its risks, `chosen` (1-based, or `null` when the response was
@@ -245,7 +247,9 @@ pub(crate) fn take(turn: &dyn Turn, message: Value) -> Result<(Outcome, Option<V
                 error: Some(error),
             },
             Ok((completion, m)) => {
-                let prediction = predict(turn, &body, &m)?;
+                // Predicted as the agent's own next step: its continuations are asked of
+                // the agent's request (no warning, its own model), as the agent goes on.
+                let prediction = predict(turn, &base, &m)?;
                 calls += prediction.as_ref().map_or(0, |p| p.calls);
                 Candidate {
                     answer: Some((completion, m)),

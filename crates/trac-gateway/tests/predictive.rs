@@ -209,6 +209,14 @@ fn switch_asks_the_substitute_model() {
     assert_eq!(iv[0]["kind"], "switch");
     assert_eq!(iv[0]["model_calls"], 2);
     assert_eq!(iv[0]["properties"], json!(["confirm-before-write"]));
+    let s = sessions(&gw.addr().to_string());
+    assert_eq!(s["intervene"], "switch");
+    assert_eq!(s["substitute_model"], "careful-model");
+    assert_eq!(s["predict"], json!({"k": 1, "n": 3}));
+    assert_eq!(s["threshold"], 0.3);
+    assert_eq!(s["sessions"][0]["interventions"], 1);
+    // One model call beyond the response: the substitute's answer.
+    assert_eq!(s["sessions"][0]["samples"], 1);
 }
 
 #[test]
