@@ -108,7 +108,7 @@ def test_without_trac_the_agent_books_twice_unconfirmed_and_trac_audit_finds_bot
     write_log(log, "direct", run.messages)
     code, found = audit_verdicts(log)
     assert code == 1
-    assert violations(found["direct"]) == [(5, "zfa04y"), (7, "zfa04y")]
+    assert violations(found["direct"]) == [(5, "ZFA04Y"), (7, "ZFA04Y")]
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -120,7 +120,7 @@ def test_through_the_shield_no_booking_is_made_and_the_log_audits_clean(upstream
     assert run.executed == [("get_user_details", {"user_id": "mia_li_3668"})]
     [block] = run.messages[-1]["content"]
     assert block["type"] == "text" and block["text"].startswith("I can't do that"), block
-    assert RULE in block["text"] and "zfa04y" in block["text"]
+    assert RULE in block["text"] and "ZFA04Y" in block["text"]
     assert len(upstream.messages()) == 2
     r = audit(log)
     assert r.returncode == 0, (r.stdout, r.stderr)
@@ -145,7 +145,7 @@ def test_monitoring_only_verdicts_equal_trac_audit_and_events_arrive_unchanged(u
     code, theirs = audit_verdicts(log)
     assert code == 1 and ours == theirs
     [(session, found)] = ours.items()
-    assert violations(found) == [(5, "zfa04y"), (7, "zfa04y")]
+    assert violations(found) == [(5, "ZFA04Y"), (7, "ZFA04Y")]
     # The log is the conversation, its system prompt first.
     assert lines(log)[0] == {"role": "system", "content": SYSTEM, "session": session}
     assert [{k: v for k, v in m.items() if k != "session"} for m in lines(log)[1:]] == via.messages
