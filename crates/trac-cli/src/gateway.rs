@@ -151,6 +151,12 @@ pub fn run(a: &GatewayArgs) -> ExitCode {
         "trac gateway: listening on http://{}/v1 ({summary})",
         server.addr()
     );
+    if server.gateway().options().intervene.predictive() {
+        eprintln!(
+            "trac gateway: note: {} acts on /v1/chat/completions; /v1/messages (Anthropic) is monitored without intervening",
+            server.gateway().options().intervene.as_str()
+        );
+    }
     server.run();
     ExitCode::SUCCESS
 }

@@ -76,9 +76,11 @@ pub struct Stats {
     pub violations: Vec<Found>,
     /// Every verdict reached, in order.
     pub verdicts: Vec<Found>,
-    /// Responses blocked under `shield` (replaced by a sample, a refusal or an error).
+    /// Interventions: responses blocked under `shield` (replaced by a sample, a refusal or an
+    /// error), and responses at risk under `resample`, `inject` or `switch`.
     pub interventions: usize,
-    /// Model calls spent on samples for blocked responses (`--samples`).
+    /// Model calls spent beyond the responses themselves: samples for blocked responses
+    /// (`--samples`), and the answers and prediction samples of the predictive interventions.
     pub samples: usize,
     /// Responses passed without monitoring: they could not be read as a chat message.
     pub unread: usize,
