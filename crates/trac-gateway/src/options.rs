@@ -181,7 +181,9 @@ pub struct GatewayOptions {
     pub on_block: OnBlock,
     /// Under `shield`, how many more times the upstream is asked (the same request, not
     /// streamed) for a response that would not violate before `on_block` applies: the first
-    /// compliant sample reaches the agent. Default 0: blocked at once.
+    /// compliant sample reaches the agent. Default 0: blocked at once. Under `resample`: how
+    /// many times at most the upstream is asked for an answer with no property at risk (0
+    /// counts as 1).
     pub samples: usize,
     /// The sampling predictor of resample, inject and switch.
     pub predict: Predict,
