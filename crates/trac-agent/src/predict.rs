@@ -170,22 +170,29 @@ impl SamplingPredictor {
         seed: u64,
     ) -> Result<Prediction, AgentError> {
         let k = self.k.max(1);
-        let n = self.n.max(1);
         let state = env.map(|e| e.state_labels()).unwrap_or_default();
         let known = known_from(&state);
         let exact = sup.exact(k, &known);
-        if exact.iter().all(|e| e.risk.is_some()) {
-            return Ok(Prediction {
-                risks: exact
-                    .iter()
-                    .map(|e| Risk::from_exact(e, e.risk.unwrap_or(0.0)))
-                    .collect(),
-                continuations: Vec::new(),
-                calls: 0,
-                saved_calls: self.nominal_calls(),
-            });
-        }
-        let before = model.usage().requests;
+        estimate(&exact, self.nominal_calls(), || {
+            let before = model.usage().requests;
+            let continuations = self.draw(sup, model, prompt, history, env, seed)?;
+            Ok((continuations, model.usage().requests - before))
+        })
+    }
+
+    /// The `n` continuations of `k` steps drawn from `model` (see [`SamplingPredictor::predict`]),
+    /// each scored on cloned monitors ([`Supervisor::simulate`]).
+    fn draw(
+        &self,
+        sup: &Supervisor,
+        model: &dyn ChatModel,
+        prompt: &AgentPrompt,
+        history: &[HistoryStep],
+        env: Option<&dyn Environment>,
+        seed: u64,
+    ) -> Result<Vec<Continuation>, AgentError> {
+        let k = self.k.max(1);
+        let n = self.n.max(1);
         let request = |messages: Vec<Message>, n: usize, offset: usize, t: u32| ChatRequest {
             messages,
             n,
@@ -233,39 +240,80 @@ impl SamplingPredictor {
                 violations: sup.simulate(&seq),
             });
         }
-        let drawn = continuations.len();
-        let risks = exact
-            .iter()
-            .enumerate()
-            .map(|(i, e)| match e.risk {
-                Some(p) => Risk::from_exact(e, p),
-                None => {
-                    let v = continuations.iter().filter(|c| c.violations[i] > 0).count();
-                    let (low, high) = wilson(v, drawn, Z95);
-                    Risk {
-                        property: e.property.clone(),
-                        p: if drawn == 0 {
-                            0.0
-                        } else {
-                            v as f64 / drawn as f64
-                        },
-                        exact: false,
-                        violations: v,
-                        samples: drawn,
-                        low,
-                        high,
-                        min_steps: e.min_steps,
-                    }
-                }
-            })
-            .collect();
-        Ok(Prediction {
-            risks,
-            continuations,
-            calls: model.usage().requests - before,
-            saved_calls: 0,
-        })
+        Ok(continuations)
     }
+}
+
+/// The risk estimator shared by `trac run` ([`SamplingPredictor::predict`]) and `trac gateway`:
+/// each property's risk from the exact look-ahead `exact` ([`Supervisor::exact`], in property
+/// order) where it decides, else from sampled continuations.
+///
+/// When `exact` decides every property, `draw` is not called and `nominal_calls` (the model
+/// requests one sampling round would have made) are counted as saved. Otherwise `draw` samples
+/// the continuations (each scored on cloned monitors: [`Supervisor::simulate`] for actions,
+/// [`Supervisor::simulate_events`] for chat messages) and says how many model requests it made;
+/// an undecided property's risk is the fraction of continuations that violate it, with its
+/// Wilson 95% interval.
+///
+/// # Errors
+/// `draw`'s.
+pub fn estimate<E>(
+    exact: &[Exact],
+    nominal_calls: u64,
+    draw: impl FnOnce() -> Result<(Vec<Continuation>, u64), E>,
+) -> Result<Prediction, E> {
+    if exact.iter().all(|e| e.risk.is_some()) {
+        return Ok(Prediction {
+            risks: exact
+                .iter()
+                .map(|e| Risk::from_exact(e, e.risk.unwrap_or(0.0)))
+                .collect(),
+            continuations: Vec::new(),
+            calls: 0,
+            saved_calls: nominal_calls,
+        });
+    }
+    let (continuations, calls) = draw()?;
+    Ok(Prediction {
+        risks: risks_of(exact, &continuations),
+        continuations,
+        calls,
+        saved_calls: 0,
+    })
+}
+
+/// Per property: the exact risk where `exact` decides it, else the fraction of `continuations`
+/// that violate it (0 when none were drawn).
+fn risks_of(exact: &[Exact], continuations: &[Continuation]) -> Vec<Risk> {
+    let drawn = continuations.len();
+    exact
+        .iter()
+        .enumerate()
+        .map(|(i, e)| match e.risk {
+            Some(p) => Risk::from_exact(e, p),
+            None => {
+                let v = continuations
+                    .iter()
+                    .filter(|c| c.violations.get(i).is_some_and(|&x| x > 0))
+                    .count();
+                let (low, high) = wilson(v, drawn, Z95);
+                Risk {
+                    property: e.property.clone(),
+                    p: if drawn == 0 {
+                        0.0
+                    } else {
+                        v as f64 / drawn as f64
+                    },
+                    exact: false,
+                    violations: v,
+                    samples: drawn,
+                    low,
+                    high,
+                    min_steps: e.min_steps,
+                }
+            }
+        })
+        .collect()
 }
 
 /// The direct predictor (paper §4.2): ask a model for each rule's probability of a violation
@@ -357,5 +405,65 @@ impl DirectPredictor {
             calls: model.usage().requests - before,
             saved_calls: 0,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(property: &str, risk: Option<f64>) -> Exact {
+        Exact {
+            property: property.into(),
+            risk,
+            min_steps: Some(2),
+            immediate: Vec::new(),
+        }
+    }
+
+    fn continuation(violations: Vec<usize>) -> Continuation {
+        Continuation {
+            actions: vec!["a".into()],
+            violations,
+        }
+    }
+
+    #[test]
+    fn the_estimator_draws_nothing_when_the_look_ahead_decides_everything() {
+        let decided = [exact("P", Some(0.0)), exact("Q", Some(1.0))];
+        let p = estimate(&decided, 9, || -> Result<_, ()> {
+            panic!("no continuation may be drawn")
+        })
+        .unwrap();
+        assert_eq!(p.calls, 0);
+        assert_eq!(p.saved_calls, 9);
+        assert!(p.continuations.is_empty());
+        let got: Vec<(f64, bool)> = p.risks.iter().map(|r| (r.p, r.exact)).collect();
+        assert_eq!(got, [(0.0, true), (1.0, true)]);
+    }
+
+    #[test]
+    fn an_open_property_s_risk_is_the_fraction_of_continuations_that_violate_it() {
+        let open = [exact("P", Some(0.0)), exact("Q", None)];
+        let drawn = vec![
+            continuation(vec![0, 1]),
+            continuation(vec![0, 0]),
+            continuation(vec![0, 2]),
+            continuation(vec![0, 0]),
+        ];
+        let p = estimate(&open, 9, || Ok::<_, ()>((drawn, 4))).unwrap();
+        assert_eq!((p.calls, p.saved_calls), (4, 0));
+        assert_eq!(p.continuations.len(), 4);
+        let q = &p.risks[1];
+        // 2 of 4 continuations violate Q (one of them twice: counted once).
+        assert_eq!((q.p, q.violations, q.samples, q.exact), (0.5, 2, 4, false));
+        assert!(q.low < 0.5 && q.high > 0.5);
+        assert_eq!(q.min_steps, Some(2));
+        assert_eq!((p.risks[0].p, p.risks[0].exact), (0.0, true));
+        // A failed draw is the caller's error.
+        assert_eq!(
+            estimate(&open, 9, || Err::<(Vec<_>, u64), _>("down")).unwrap_err(),
+            "down"
+        );
     }
 }

@@ -407,6 +407,27 @@ impl Supervisor {
         counts
     }
 
+    /// Per property, the number of violations a hypothetical continuation of trace events
+    /// (chat messages, as [`Supervisor::check_event`] reads them) would cause from now, on
+    /// cloned monitors: what [`Supervisor::simulate`] is for actions.
+    pub fn simulate_events(&self, events: &[Event]) -> Vec<usize> {
+        let mut counts = vec![0; self.props.len()];
+        let Some(a) = self.auditor() else {
+            return counts;
+        };
+        let mut a = a.clone();
+        for ev in events {
+            for r in a.step(&self.own(ev)) {
+                if r.verdict == Verdict::Violated {
+                    if let Some(i) = self.props.iter().position(|p| p.id == r.property) {
+                        counts[i] += 1;
+                    }
+                }
+            }
+        }
+        counts
+    }
+
     fn lookahead(&self, table: &Arc<Table>) -> Arc<Lookahead> {
         let mut cache = self.lookaheads.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, l)) = cache.iter().find(|(t, _)| Arc::ptr_eq(t, table)) {

@@ -23,7 +23,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex};
-use trac_agent::supervisor::{Check, Supervisor};
+use trac_agent::predict::Continuation;
+use trac_agent::supervisor::{Check, Exact, Supervisor};
 use trac_runtime::audit::VerdictRecord;
 use trac_runtime::trace::{Event, MessageReader, TraceError};
 use trac_runtime::Verdict;
@@ -75,9 +76,11 @@ pub struct Stats {
     pub violations: Vec<Found>,
     /// Every verdict reached, in order.
     pub verdicts: Vec<Found>,
-    /// Responses blocked under `shield` (replaced by a sample, a refusal or an error).
+    /// Interventions: responses blocked under `shield` (replaced by a sample, a refusal or an
+    /// error), and responses at risk under `resample`, `inject` or `switch`.
     pub interventions: usize,
-    /// Model calls spent on samples for blocked responses (`--samples`).
+    /// Model calls spent beyond the responses themselves: samples for blocked responses
+    /// (`--samples`), and the answers and prediction samples of the predictive interventions.
     pub samples: usize,
     /// Responses passed without monitoring: they could not be read as a chat message.
     pub unread: usize,
@@ -580,6 +583,124 @@ impl Conversation {
         self.reader = reader;
         self.history.push(message_key(message));
         self.commit(&line, &events, log);
+        Outcome::Pass
+    }
+
+    /// The exact look-ahead of assistant message `message` as the next step, over a
+    /// continuation of `k` model responses (the message first), committing nothing: per
+    /// property (in order), risk 1 when the message itself leads it to ⊥; with `k = 1` risk 0
+    /// otherwise (the message is the whole continuation); with `k > 1` what
+    /// [`Supervisor::exact`] decides from the state after the message with nothing known of
+    /// what follows, over any number of steps (a continuation's tool results are steps too, so
+    /// no bound on its length in steps is assumed). `None` when the message cannot be read.
+    pub fn lookahead(&self, message: &Value, k: u32) -> Option<Vec<Exact>> {
+        let mut reader = self.reader.clone();
+        let events = reader.read_line(&self.line(message)).ok()?;
+        let mut probe = self.sup.clone();
+        let mut violated: Vec<String> = Vec::new();
+        for ev in &events {
+            for r in probe.commit_event(ev) {
+                if r.verdict == Verdict::Violated && !violated.contains(&r.property) {
+                    violated.push(r.property);
+                }
+            }
+        }
+        let unknown = |_: &str| None;
+        let after = if k > 1 {
+            probe.exact(u32::MAX, &unknown)
+        } else {
+            Vec::new()
+        };
+        let exact = self
+            .sup
+            .properties()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let hit = violated.contains(&p.id);
+                match after.get(i) {
+                    Some(e) if !hit => e.clone(),
+                    _ => Exact {
+                        property: p.id.clone(),
+                        risk: Some(if hit { 1.0 } else { 0.0 }),
+                        min_steps: hit.then_some(1),
+                        immediate: Vec::new(),
+                    },
+                }
+            })
+            .collect();
+        Some(exact)
+    }
+
+    /// Sampled continuations (each a list of chat messages that would follow the
+    /// conversation: responses and tool results) scored on cloned monitors
+    /// ([`Supervisor::simulate_events`]), committing nothing. A continuation is cut at its
+    /// first message the trace reader refuses.
+    pub fn score(&self, continuations: &[Vec<Value>]) -> Vec<Continuation> {
+        continuations
+            .iter()
+            .map(|messages| {
+                let mut reader = self.reader.clone();
+                let mut events = Vec::new();
+                let mut actions = Vec::new();
+                for m in messages {
+                    let Ok(evs) = reader.read_line(&self.line(m)) else {
+                        break;
+                    };
+                    events.extend(evs);
+                    actions.push(m.to_string());
+                }
+                Continuation {
+                    actions,
+                    violations: self.sup.simulate_events(&events),
+                }
+            })
+            .collect()
+    }
+
+    /// The residuals in plain English of the properties at `indices`
+    /// ([`Supervisor::residual_english`]), for `inject` and the interventions' records.
+    pub fn residuals(&self, indices: &[usize]) -> Vec<String> {
+        indices
+            .iter()
+            .filter(|&&i| i < self.sup.properties().len())
+            .map(|&i| self.sup.residual_english(i))
+            .collect()
+    }
+
+    /// A response after a predictive intervention (resample, inject, switch): `chosen` (the
+    /// response itself, or what replaced it; it was read by [`Conversation::lookahead`], and
+    /// nothing was committed since) is committed and logged, and `record` written to the
+    /// interventions file with its `session` and `step`. `extra_calls`: the model calls spent
+    /// beyond the response itself (counted in the stats' `samples`).
+    pub fn take_intervened(
+        &mut self,
+        chosen: &Value,
+        mut record: Value,
+        extra_calls: usize,
+        log: Option<&Log>,
+    ) -> Outcome {
+        let step = self.sup.steps() + 1;
+        let line = self.line(chosen);
+        let Ok(events) = self.reader.read_line(&line) else {
+            self.history.push(message_key(chosen));
+            self.with_stats(|s| s.unread += 1);
+            return Outcome::Unread {
+                reason: "the chosen response cannot be read as a chat message".into(),
+            };
+        };
+        self.history.push(message_key(chosen));
+        self.commit(&line, &events, log);
+        if let Some(o) = record.as_object_mut() {
+            o.insert("session".into(), json!(self.id));
+            o.insert("step".into(), json!(step));
+        }
+        let failed = log.is_some_and(|l| l.intervention(&record).is_err());
+        self.with_stats(|s| {
+            s.interventions += 1;
+            s.samples += extra_calls;
+            s.log_errors += usize::from(failed);
+        });
         Outcome::Pass
     }
 

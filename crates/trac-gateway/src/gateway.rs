@@ -93,6 +93,12 @@ impl Gateway {
         (self.opts.intervene == Intervene::Shield).then_some(self.opts.on_block)
     }
 
+    /// Whether a response is read whole before it reaches the client (shield, resample,
+    /// inject, switch): a stream is then buffered, decided on, and sent as chosen.
+    pub fn buffers(&self) -> bool {
+        self.opts.intervene != Intervene::None
+    }
+
     /// Conversation `id`, registered on first use.
     pub fn conversation(&self, id: &str) -> Handle {
         let mut r = self.registry.lock().unwrap_or_else(|e| e.into_inner());
@@ -144,6 +150,9 @@ impl Gateway {
             "intervene": self.opts.intervene.as_str(),
             "on_block": self.opts.on_block.as_str(),
             "samples": self.opts.samples,
+            "predict": {"k": self.opts.predict.k, "n": self.opts.predict.n},
+            "threshold": self.opts.threshold,
+            "substitute_model": self.opts.substitute_model,
             "properties": self.properties(),
             "sessions": self.sessions(),
         })

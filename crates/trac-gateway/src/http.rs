@@ -370,6 +370,28 @@ fn chat(gw: &Gateway, mut rq: Request) {
     }
 }
 
+impl crate::predictive::Turn for Turn<'_> {
+    fn gateway(&self) -> &Gateway {
+        self.gw
+    }
+
+    fn handle(&self) -> &Handle {
+        self.h
+    }
+
+    fn sample_body(&self) -> Vec<u8> {
+        Turn::sample_body(self)
+    }
+
+    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
+        Turn::draw(self, body)
+    }
+
+    fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
+        Turn::take(self, message, check)
+    }
+}
+
 /// One request of a conversation, past its messages: the upstream's answer to take.
 struct Turn<'a> {
     gw: &'a Gateway,
@@ -396,6 +418,9 @@ impl Turn<'_> {
     /// sample that violates nothing replaces it; else it is replaced as `--on-block` says. The
     /// completion of the chosen sample comes back with the outcome.
     fn take_first(&self, message: Value) -> Result<(Outcome, Option<Value>), ApiError> {
+        if self.gw.options().intervene.predictive() {
+            return crate::predictive::take(self, message);
+        }
         let n = self.gw.options().samples;
         let Some(on_block) = self.gw.shield().filter(|_| n > 0) else {
             return self.take(message, true).map(|o| (o, None));
@@ -563,7 +588,7 @@ impl Turn<'_> {
                     e
                 })
         };
-        if !(200..300).contains(&status) || gw.shield().is_some() {
+        if !(200..300).contains(&status) || gw.buffers() {
             let body = match whole(&mut resp) {
                 Ok(b) => b,
                 Err(e) => return respond_error(rq, &e),

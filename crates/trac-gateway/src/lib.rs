@@ -11,7 +11,10 @@
 //! exactly as `trac audit` labels them, so the gateway's verdicts are the audit's. Under
 //! `--intervene shield`, a response that would lead a property to ⊥ never reaches the agent:
 //! it is replaced by the first compliant of `--samples N` more answers of the upstream (the
-//! same request asked again), else by a refusal stating the rule, or an error ([`shield`]). The [`log`] is JSON
+//! same request asked again), else by a refusal stating the rule, or an error ([`shield`]). Under
+//! `--intervene resample|inject|switch`, a response whose predicted risk (the library's estimator:
+//! exact look-ahead, then continuations sampled from the upstream) is above the threshold is
+//! replaced by another answer of the upstream ([`predictive`]). The [`log`] is JSON
 //! Lines of OpenAI messages with a `session` field, which `trac audit --spec SPEC FILE`
 //! re-audits to the same verdicts; interventions go beside it. `GET /trac/sessions` shows each
 //! conversation's verdicts.
@@ -36,10 +39,11 @@ pub mod log;
 pub mod messages;
 pub mod monitors;
 pub mod options;
+pub mod predictive;
 pub mod shield;
 pub mod stream;
 pub mod upstream;
 
 pub use gateway::Gateway;
 pub use http::{Running, Server};
-pub use options::{GatewayError, GatewayOptions, Intervene, OnBlock};
+pub use options::{GatewayError, GatewayOptions, Intervene, OnBlock, Predict};
