@@ -20,7 +20,10 @@ fn temp_file(name: &str, content: &[u8]) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("trac-first-use-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
-    std::fs::File::create(&p).unwrap().write_all(content).unwrap();
+    std::fs::File::create(&p)
+        .unwrap()
+        .write_all(content)
+        .unwrap();
     p
 }
 
@@ -28,7 +31,10 @@ const SPEC: &str = "examples/specs/textworld.ron";
 
 #[test]
 fn an_input_on_which_no_proposition_of_the_spec_held_is_warned_about() {
-    let csv = temp_file("table.csv", b"name,price,stock\nbolt,0.10,500\nnut,0.05,900\n");
+    let csv = temp_file(
+        "table.csv",
+        b"name,price,stock\nbolt,0.10,500\nnut,0.05,900\n",
+    );
     let prose = temp_file(
         "prose.txt",
         b"It was a bright cold day in April.\nThe clocks were striking thirteen.\n",
@@ -49,15 +55,27 @@ fn an_input_on_which_no_proposition_of_the_spec_held_is_warned_about() {
         assert!(line.starts_with("warning: "), "{line}");
         assert!(line.contains(input), "names the file: {line}");
         assert!(line.contains(SPEC), "names the spec: {line}");
-        assert!(line.contains("`take`") && line.contains("`go`"), "what was expected: {line}");
+        assert!(
+            line.contains("`take`") && line.contains("`go`"),
+            "what was expected: {line}"
+        );
     }
 }
 
 #[test]
 fn an_input_the_spec_fits_gets_no_such_warning() {
-    let o = trac(&["audit", "--spec", SPEC, "examples/traces/textworld-demo.txt"]);
+    let o = trac(&[
+        "audit",
+        "--spec",
+        SPEC,
+        "examples/traces/textworld-demo.txt",
+    ]);
     assert!(matches!(o.status.code(), Some(0 | 1)), "{}", stderr(&o));
-    assert!(!stderr(&o).contains("no proposition of spec"), "{}", stderr(&o));
+    assert!(
+        !stderr(&o).contains("no proposition of spec"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

@@ -71,7 +71,10 @@ mod tests {
         assert!(text.starts_with('…') && text.ends_with('…'));
         // A caret near the start: nothing cut before it.
         let (text, col) = window(&line, 3, 100);
-        assert_eq!((text.chars().nth(col), text.starts_with('a')), (Some('a'), true));
+        assert_eq!(
+            (text.chars().nth(col), text.starts_with('a')),
+            (Some('a'), true)
+        );
         assert_eq!(col, 3);
         // Near the end: the window ends with the line.
         let (text, col) = window(&line, line.len() - 1, 100);

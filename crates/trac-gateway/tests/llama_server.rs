@@ -19,10 +19,10 @@ mod support;
 
 use serde_json::{json, Value};
 use std::time::Duration;
-use trac_llm::testserver::llama::LlamaServer;
 use support::{audit, gateway_verdicts, http, sessions, temp};
 use trac_gateway::stream::Assembler;
 use trac_gateway::{Gateway, GatewayOptions, Intervene, Server};
+use trac_llm::testserver::llama::LlamaServer;
 use trac_spec::spec::{CheckedSpec, Spec};
 
 /// Rules on the words of a chat without tools (the model is not asked to call any; on a log

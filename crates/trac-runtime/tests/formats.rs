@@ -887,7 +887,11 @@ fn otlp_malformed_messages_and_start_times_are_errors_at_their_span() {
         let items = read_src(&format!("{compact}\n"), &ReadOptions::default());
         let errs: Vec<&String> = items.iter().filter_map(|r| r.as_ref().err()).collect();
         assert_eq!(errs.len(), 1, "{errs:?}");
-        assert!(errs[0].starts_with("t:1:") && errs[0].contains(msg), "{}", errs[0]);
+        assert!(
+            errs[0].starts_with("t:1:") && errs[0].contains(msg),
+            "{}",
+            errs[0]
+        );
         assert!(errs[0].ends_with(path), "{}", errs[0]);
         assert!(items.iter().filter(|r| r.is_ok()).count() >= n - 2);
     }

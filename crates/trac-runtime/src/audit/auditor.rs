@@ -199,6 +199,7 @@ impl Auditor {
                             witness: Vec::new(),
                             past: Vec::new(),
                             log_step: None,
+                            call_index: None,
                             timestamp: None,
                         });
                     }
@@ -219,6 +220,7 @@ impl Auditor {
                     witness: Vec::new(),
                     past: Vec::new(),
                     log_step: None,
+                    call_index: None,
                     timestamp: None,
                 });
             }
@@ -289,6 +291,7 @@ impl Auditor {
                     witness,
                     past: Vec::new(),
                     log_step: None,
+                    call_index: None,
                     timestamp: None,
                 });
             }
@@ -486,6 +489,10 @@ impl Auditor {
         for r in out.iter_mut().filter(|r| r.step == self.steps) {
             r.log_step = event.declared_step;
             r.timestamp.clone_from(&event.timestamp);
+            r.call_index = event
+                .fields
+                .get(crate::trace::CALL_INDEX)
+                .and_then(serde_json::Value::as_u64);
         }
         out
     }
@@ -619,6 +626,7 @@ fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord
         witness,
         past: Vec::new(),
         log_step: None,
+        call_index: None,
         timestamp: None,
     }
 }
@@ -653,6 +661,7 @@ fn record(
         witness,
         past,
         log_step: None,
+        call_index: None,
         timestamp: None,
     }
 }

@@ -267,7 +267,9 @@ impl Coverage {
         for c in specs {
             let props = &c.spec.propositions;
             if props.is_empty()
-                || props.iter().any(|d| held.contains(d.name.as_str()) || never.contains(&d.name))
+                || props
+                    .iter()
+                    .any(|d| held.contains(d.name.as_str()) || never.contains(&d.name))
             {
                 continue;
             }

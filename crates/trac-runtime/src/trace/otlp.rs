@@ -279,7 +279,12 @@ impl Spans {
                     r.get("instrumentationLibrarySpans"),
                 ),
             };
-            for (j, s) in ss.and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for (j, s) in ss
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 for (n, span) in s
                     .get("spans")
                     .and_then(Value::as_array)
