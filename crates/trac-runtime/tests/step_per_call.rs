@@ -33,7 +33,10 @@ fn rows(evs: &[Event]) -> Vec<Row> {
                 e.step,
                 e.role.clone().unwrap_or_default(),
                 e.tool_calls.first().map_or("-".into(), |c| c.name.clone()),
-                e.fields.get(CALL_INDEX).and_then(|v| v.as_u64()).unwrap_or(0),
+                e.fields
+                    .get(CALL_INDEX)
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0),
                 e.text().to_string(),
                 e.line,
             )
