@@ -486,14 +486,7 @@ impl Auditor {
                 }
             }
         }
-        for r in out.iter_mut().filter(|r| r.step == self.steps) {
-            r.log_step = event.declared_step;
-            r.timestamp.clone_from(&event.timestamp);
-            r.call_index = event
-                .fields
-                .get(crate::trace::CALL_INDEX)
-                .and_then(serde_json::Value::as_u64);
-        }
+        stamp(&mut out, self.steps, event);
         out
     }
 
@@ -615,6 +608,20 @@ impl Auditor {
 }
 
 /// The record of a parametric property satisfied for every value, seen or not.
+/// Gives the records of `out` reached at `step` the log's own facts about `event`, that step:
+/// its log step, timestamp and, for a call step, its call's place in its message.
+fn stamp(out: &mut [VerdictRecord], step: usize, event: &Event) {
+    let call_index = event
+        .fields
+        .get(crate::trace::CALL_INDEX)
+        .and_then(serde_json::Value::as_u64);
+    for r in out.iter_mut().filter(|r| r.step == step) {
+        r.log_step = event.declared_step;
+        r.timestamp.clone_from(&event.timestamp);
+        r.call_index = call_index;
+    }
+}
+
 fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord {
     VerdictRecord {
         property: id.to_string(),
