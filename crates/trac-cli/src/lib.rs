@@ -117,8 +117,9 @@ struct AuditArgs {
     /// events, plain text, OpenAI chat messages, Anthropic messages, OTLP JSON GenAI spans.
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
     input_format: InputFormat,
-    /// What a step of a chat trace is: each message, or each turn (a user message and what
-    /// follows up to the next one).
+    /// What a step of a chat trace is: each message, each turn (a user message and what
+    /// follows up to the next one), or each tool call (an assistant message with calls is one
+    /// step per call, in order, then one for its text).
     #[arg(long, value_enum, default_value_t = StepPerArg::Message)]
     step_per: StepPerArg,
     /// The longest trace line, and the longest message or document of a JSON array or
@@ -162,6 +163,8 @@ enum StepPerArg {
     Message,
     /// One step per turn.
     Turn,
+    /// One step per tool call.
+    Call,
 }
 
 impl AuditArgs {
@@ -179,6 +182,7 @@ impl AuditArgs {
             step_per: match self.step_per {
                 StepPerArg::Message => trace::StepPer::Message,
                 StepPerArg::Turn => trace::StepPer::Turn,
+                StepPerArg::Call => trace::StepPer::Call,
             },
             max_line_bytes: self.max_line_bytes,
         }

@@ -1853,3 +1853,110 @@ fn agent_tool_rules_keep_values_exactly() {
         stdout(&o)
     );
 }
+
+/// A chat log where two calls share one message: refund before lookup in message 2, two
+/// `send_email` calls in message 5 and a third in message 8.
+const CALLS_LOG: &str = concat!(
+    r#"{"role": "user", "content": "Refund order 7 and tell me."}"#,
+    "\n",
+    r#"{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "refund", "arguments": "{\"order\": 7}"}}, {"id": "c2", "type": "function", "function": {"name": "lookup", "arguments": "{\"order\": 7}"}}]}"#,
+    "\n",
+    r#"{"role": "tool", "tool_call_id": "c1", "content": "refunded"}"#,
+    "\n",
+    r#"{"role": "tool", "tool_call_id": "c2", "content": "paid"}"#,
+    "\n",
+    r#"{"role": "assistant", "content": "Emailing you twice.", "tool_calls": [{"id": "c3", "type": "function", "function": {"name": "send_email", "arguments": "{}"}}, {"id": "c4", "type": "function", "function": {"name": "send_email", "arguments": "{}"}}]}"#,
+    "\n",
+    r#"{"role": "tool", "tool_call_id": "c3", "content": "sent"}"#,
+    "\n",
+    r#"{"role": "tool", "tool_call_id": "c4", "content": "sent"}"#,
+    "\n",
+    r#"{"role": "assistant", "tool_calls": [{"id": "c5", "type": "function", "function": {"name": "send_email", "arguments": "{}"}}]}"#,
+    "\n",
+);
+
+#[test]
+fn step_per_call_sees_the_order_and_the_count_of_calls_in_one_message() {
+    let spec = temp_file(
+        "calls.ron",
+        r#"(name: "calls", propositions: [
+            (name: "refund", rule: Some(Tool("refund"))),
+            (name: "lookup", rule: Some(Tool("lookup"))),
+            (name: "send_email", rule: Some(Tool("send_email"))),
+        ], properties: [
+            (id: "lookup-first", formula: "G(refund -> O lookup)"),
+            (id: "two-emails", formula: "G(count(send_email) <= 2)"),
+        ])"#,
+    );
+    let spec = spec.to_str().unwrap();
+    let log = temp_file("calls.jsonl", CALLS_LOG);
+    let log = log.to_str().unwrap();
+    // Per message (8 steps): message 2 holds refund and lookup at once, so `O lookup` holds at
+    // the refund; send_email holds at steps 5 and 8 only: a count of 2. No violation.
+    let o = trac(&["audit", "--spec", spec, "--format", "jsonl", log]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(violations(&o), []);
+    // Per call (11 steps): 1 user, 2 refund, 3 lookup, 4-5 results, 6-7 send_email, 8 the
+    // text of message 5, 9-10 results, 11 send_email. The refund at 2 has no lookup before it
+    // (call 1 of its message); the third send_email is at step 11 (call 1 of message 8).
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec,
+        "--format",
+        "jsonl",
+        "--step-per",
+        "call",
+        log,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let got: Vec<(String, u64, u64)> = jsonl(&o)
+        .into_iter()
+        .filter(|r| r["verdict"] == "violated" && r.get("end").is_none())
+        .map(|r| {
+            let p = r["property"].as_str().unwrap();
+            (
+                p.rsplit(':').next().unwrap().to_string(),
+                r["step"].as_u64().unwrap(),
+                r["call_index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("lookup-first".to_string(), 2, 1),
+            ("two-emails".to_string(), 11, 1)
+        ]
+    );
+    let ends: Vec<u64> = jsonl(&o)
+        .iter()
+        .filter(|r| r.get("end").is_some())
+        .map(|r| r["steps"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ends, [11, 11]);
+    // The text report says which call of its message the step is.
+    let o = trac(&["audit", "--spec", spec, "--step-per", "call", log]);
+    assert!(
+        stdout(&o).contains("violated at step 2 (call 1 of its message); witness:"),
+        "{}",
+        stdout(&o)
+    );
+    // On a text log the flag has no effect, and says so.
+    let text_log = "examples/traces/textworld-demo.txt";
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/textworld.ron",
+        "--step-per",
+        "call",
+        text_log,
+    ]);
+    assert!(
+        stderr(&o).contains(&format!(
+            "warning: {text_log}: --step-per call has no effect: a text trace has no messages"
+        )),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -223,6 +223,26 @@ def test_audit_of_the_demo_log():
         assert trac.record_from_dict(r.to_dict()) == r
 
 
+def test_call_index_of_a_step_per_call_record_round_trips():
+    # A verdict record as `trac audit --format jsonl --step-per call` writes it.
+    d = {
+        "trace": "calls.jsonl",
+        "property": "calls:lookup-first",
+        "step": 2,
+        "verdict": "violated",
+        "value": None,
+        "residual": "false",
+        "restarted_with": None,
+        "witness": [],
+        "call_index": 1,
+    }
+    v = trac.record_from_dict(d)
+    assert v.call_index == 1
+    assert v.to_dict()["call_index"] == 1
+    del d["call_index"]
+    assert "call_index" not in trac.record_from_dict(d).to_dict()
+
+
 def test_audit_sessions_split_as_in_the_cli():
     spec = spec_of("G !bad")
     evs = [

@@ -61,6 +61,9 @@ pub(crate) fn verdict_line(r: &VerdictRecord) -> String {
     if let Some(n) = r.log_step.filter(|&n| n != r.step as u64) {
         log.push_str(&format!(" (log step {n})"));
     }
+    if let Some(k) = r.call_index {
+        log.push_str(&format!(" (call {k} of its message)"));
+    }
     if let Some(t) = &r.timestamp {
         log.push_str(&format!(" (at {t})"));
     }

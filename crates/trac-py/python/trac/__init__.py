@@ -124,6 +124,9 @@ class Verdict:
     ``step`` field in JSON Lines); None when the log gives none."""
     timestamp: Optional[str] = None
     """The timestamp the log gives the verdict step, as written; None when it gives none."""
+    call_index: Optional[int] = None
+    """For a call step of ``trac audit --step-per call``: its call's 1-based position among the
+    tool calls of its message; None otherwise (this package reads one step per message)."""
 
     end: ClassVar[bool] = False
 
@@ -141,11 +144,12 @@ class Verdict:
             past=list(d.get("past", [])),
             log_step=d.get("log_step"),
             timestamp=d.get("timestamp"),
+            call_index=d.get("call_index"),
         )
 
     def to_dict(self) -> Dict[str, Any]:
-        """The JSON Lines object (fields in the order of docs/reference/reports.md; ``log_step`` and
-        ``timestamp`` only when the log gives them, as the CLI writes them)."""
+        """The JSON Lines object (fields in the order of docs/reference/reports.md; ``log_step``,
+        ``timestamp`` and ``call_index`` only when the log gives them, as the CLI writes them)."""
         d = {
             "trace": self.trace,
             "property": self.property,
@@ -162,6 +166,8 @@ class Verdict:
             d["log_step"] = self.log_step
         if self.timestamp is not None:
             d["timestamp"] = self.timestamp
+        if self.call_index is not None:
+            d["call_index"] = self.call_index
         return d
 
     def to_json(self) -> str:

@@ -199,6 +199,7 @@ impl Auditor {
                             witness: Vec::new(),
                             past: Vec::new(),
                             log_step: None,
+                            call_index: None,
                             timestamp: None,
                         });
                     }
@@ -219,6 +220,7 @@ impl Auditor {
                     witness: Vec::new(),
                     past: Vec::new(),
                     log_step: None,
+                    call_index: None,
                     timestamp: None,
                 });
             }
@@ -289,6 +291,7 @@ impl Auditor {
                     witness,
                     past: Vec::new(),
                     log_step: None,
+                    call_index: None,
                     timestamp: None,
                 });
             }
@@ -483,10 +486,7 @@ impl Auditor {
                 }
             }
         }
-        for r in out.iter_mut().filter(|r| r.step == self.steps) {
-            r.log_step = event.declared_step;
-            r.timestamp.clone_from(&event.timestamp);
-        }
+        stamp(&mut out, self.steps, event);
         out
     }
 
@@ -608,6 +608,20 @@ impl Auditor {
 }
 
 /// The record of a parametric property satisfied for every value, seen or not.
+/// Gives the records of `out` reached at `step` the log's own facts about `event`, that step:
+/// its log step, timestamp and, for a call step, its call's place in its message.
+fn stamp(out: &mut [VerdictRecord], step: usize, event: &Event) {
+    let call_index = event
+        .fields
+        .get(crate::trace::CALL_INDEX)
+        .and_then(serde_json::Value::as_u64);
+    for r in out.iter_mut().filter(|r| r.step == step) {
+        r.log_step = event.declared_step;
+        r.timestamp.clone_from(&event.timestamp);
+        r.call_index = call_index;
+    }
+}
+
 fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord {
     VerdictRecord {
         property: id.to_string(),
@@ -619,6 +633,7 @@ fn whole_satisfied(id: &str, step: usize, witness: Vec<Change>) -> VerdictRecord
         witness,
         past: Vec::new(),
         log_step: None,
+        call_index: None,
         timestamp: None,
     }
 }
@@ -653,6 +668,7 @@ fn record(
         witness,
         past,
         log_step: None,
+        call_index: None,
         timestamp: None,
     }
 }

@@ -626,17 +626,18 @@ fn coverage_notices<S: Sink>(
     (None, unaudited.len())
 }
 
-/// The `--step-per turn` notice for a trace of `format`, which has no messages to group into
-/// turns (text, JSON Lines): each record is a step whatever the option.
+/// The `--step-per turn|call` notice for a trace of `format`, which has no messages to group
+/// into turns or split into calls (text, JSON Lines): each record is a step whatever the option.
 fn step_per_notice(
     file: &str,
     opts: &trace::ReadOptions,
     format: trace::TraceFormat,
 ) -> Option<Notice> {
-    (opts.step_per == trace::StepPer::Turn && !format.is_structured()).then(|| {
+    (opts.step_per != trace::StepPer::Message && !format.is_structured()).then(|| {
         Notice::StepPerNoEffect {
             file: file.to_string(),
             format: format.name(),
+            step_per: opts.step_per.name(),
         }
     })
 }

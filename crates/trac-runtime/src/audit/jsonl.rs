@@ -18,8 +18,9 @@ use serde_json::Value;
 
 /// The JSON object of verdict record `r` of trace `trace` (fields as in docs/reference/reports.md).
 /// O(size of the witness).
-/// The log's own step number (`log_step`), `timestamp` and the past-time citations (`past`)
-/// are there when the log gives them / the property has past-time operators.
+/// The log's own step number (`log_step`), `timestamp`, the call's place in its message
+/// (`call_index`, `--step-per call`) and the past-time citations (`past`) are there when the
+/// log gives them / the property has past-time operators.
 pub fn verdict_record(trace: &str, r: &VerdictRecord) -> Value {
     // Plain structs of strings, numbers and booleans always convert.
     serde_json::to_value(VerdictOut::of(trace, r)).expect("a verdict record converts")
@@ -122,10 +123,12 @@ pub fn write_end_line(
 
 // The records, borrowed from the audit's: every object's fields in sorted order (as a `Value`'s
 // B-tree map prints them, so a line and its `Value` read the same), `null` for absent values,
-// `past`, `log_step` and `timestamp` left out when empty.
+// `past`, `log_step`, `timestamp` and `call_index` left out when empty.
 
 #[derive(serde::Serialize)]
 struct VerdictOut<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    call_index: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     log_step: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -153,6 +156,7 @@ struct ChangeOut<'a> {
 impl<'a> VerdictOut<'a> {
     fn of(trace: &'a str, r: &'a VerdictRecord) -> Self {
         VerdictOut {
+            call_index: r.call_index,
             log_step: r.log_step,
             past: r.past.iter().map(PastOut::of).collect(),
             property: &r.property,
@@ -291,6 +295,9 @@ mod tests {
         if let Some(n) = r.log_step {
             rec["log_step"] = json!(n);
         }
+        if let Some(k) = r.call_index {
+            rec["call_index"] = json!(k);
+        }
         if let Some(t) = &r.timestamp {
             rec["timestamp"] = json!(t);
         }
@@ -356,6 +363,7 @@ mod tests {
             }],
             log_step: Some(70),
             timestamp: Some("2026-01-01T00:00:00Z".into()),
+            call_index: Some(2),
         };
         for _ in 0..2 {
             let want = reference_verdict("a.jsonl#s1", &r);
@@ -367,6 +375,7 @@ mod tests {
             r.past.clear();
             r.log_step = None;
             r.timestamp = None;
+            r.call_index = None;
             r.value = None;
             r.restarted_with = None;
         }

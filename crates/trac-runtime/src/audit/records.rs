@@ -48,6 +48,10 @@ pub struct VerdictRecord {
     /// The timestamp the log gives the verdict step ([`Event::timestamp`](crate::trace::Event::timestamp)), if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
+    /// For a call step (`--step-per call`): the 1-based position of its call among the tool
+    /// calls of its message (the event's field [`CALL_INDEX`](crate::trace::CALL_INDEX)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_index: Option<u64>,
 }
 
 /// The state of one instance of a property at the end of the trace.

@@ -142,12 +142,14 @@ pub enum Notice {
     },
     /// The file was read but not audited (the text of [`EndError::NotAudited`]).
     NotAudited(String),
-    /// `--step-per turn` on a trace without messages.
+    /// `--step-per turn` or `--step-per call` on a trace without messages.
     StepPerNoEffect {
         /// The file.
         file: String,
         /// Its format's name.
         format: &'static str,
+        /// The option's value (`turn`, `call`).
+        step_per: &'static str,
     },
     /// What the reader says of the file's text fields (an alias read).
     Reader {
@@ -244,9 +246,13 @@ impl fmt::Display for Notice {
                 "each error above stopped its own session of {file}; the other sessions were audited to their end"
             ),
             Notice::NotAudited(why) | Notice::Label(why) => f.write_str(why),
-            Notice::StepPerNoEffect { file, format } => write!(
+            Notice::StepPerNoEffect {
+                file,
+                format,
+                step_per,
+            } => write!(
                 f,
-                "{file}: --step-per turn has no effect: a {format} trace has no messages, each of its records is a step"
+                "{file}: --step-per {step_per} has no effect: a {format} trace has no messages, each of its records is a step"
             ),
             Notice::Reader { file, text, .. } => write!(f, "{file}: {text}"),
             Notice::NoTextOrLabels { file, fields } => {

@@ -47,7 +47,8 @@ pub struct Event {
     pub timestamp: Option<String>,
     /// The record's other scalar fields (strings, numbers, booleans; OTLP span attributes), by
     /// name, for `Field` rules. Empty for text logs; for JSON Lines events, only
-    /// [`SESSION_END`] when the event ends its session.
+    /// [`SESSION_END`] when the event ends its session. A call step of
+    /// [`StepPer::Call`](super::StepPer::Call) also has [`CALL_INDEX`](super::CALL_INDEX).
     pub fields: serde_json::Map<String, serde_json::Value>,
 }
 

@@ -32,7 +32,8 @@
 //! `conversation_id`, `thread_id` or `trajectory_id`, a string or a number); objects with a
 //! `messages` array, one session each (id from `session`, `session_id`, `conversation_id`, `id`,
 //! ..., else `#N` for the N-th object), on one line each or pretty-printed. One step per message
-//! ([`StepPer::Message`]), or per turn ([`StepPer::Turn`]). See `chat` for what a message
+//! ([`StepPer::Message`]), per turn ([`StepPer::Turn`]), or per tool call ([`StepPer::Call`]).
+//! See `chat` for what a message
 //! gives; a tool call whose `arguments` string is not valid JSON is an error for that message
 //! (with the position inside the string), never silently kept as text.
 //!
@@ -124,7 +125,32 @@ pub enum StepPer {
     /// timestamp, log step and other fields are those of its first message (fields missing
     /// there are taken from later messages).
     Turn,
+    /// One step per tool call: an `assistant` message (chat, or an OTLP model call) with tool
+    /// calls is one step per call, in the order of the calls, then one step for its text (its
+    /// input and output) if it has any. So `A before B` inside one message and `the 3rd call
+    /// of X` mean what they say. A call step carries only its own call (`Tool`, `Arg` rules and
+    /// captures see one call) and no text; every step of the message keeps its role, session,
+    /// timestamp, log step, line and other fields, and a call step has the field
+    /// [`CALL_INDEX`] (its call's 1-based position in the message; reports show it). The
+    /// message's `labels` are on its last step. Other messages (an assistant message without
+    /// calls, user, tool results, OTLP tool executions) stay one step each.
+    Call,
 }
+
+impl StepPer {
+    /// The option's name, as `--step-per` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepPer::Message => "message",
+            StepPer::Turn => "turn",
+            StepPer::Call => "call",
+        }
+    }
+}
+
+/// The field of a call step ([`StepPer::Call`]) holding its call's 1-based position among the
+/// tool calls of its message (a number; `Field("call_index", "^2$")` reads it).
+pub const CALL_INDEX: &str = "call_index";
 
 /// How [`open_with`] reads a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1290,9 +1316,16 @@ impl<R: BufRead> TraceReader<R> {
 
     fn push_event(&mut self, mut ev: Event, line: usize) {
         ev.line = line;
-        if self.step_per == StepPer::Message {
-            self.queue.push_back(Ok(ev));
-            return;
+        match self.step_per {
+            StepPer::Message => {
+                self.queue.push_back(Ok(ev));
+                return;
+            }
+            StepPer::Call => {
+                self.queue.extend(split_calls(ev).into_iter().map(Ok));
+                return;
+            }
+            StepPer::Turn => {}
         }
         let starts = ev.role.as_deref() == Some("user") && ev.tool_call_id.is_none();
         match self.turns.get_mut(&ev.session) {
@@ -1440,6 +1473,38 @@ impl<R: BufRead> TraceReader<R> {
         }
         self.flush_session(&session);
     }
+}
+
+/// The steps of message `ev` under [`StepPer::Call`]: for an `assistant` message with tool
+/// calls, one step per call (its only call, no text, field [`CALL_INDEX`]), then one step with
+/// its text if its input or output is not blank; the message's labels on the last step. Any
+/// other message is its own one step. O(calls × size of the message's fields).
+fn split_calls(mut ev: Event) -> Vec<Event> {
+    if ev.role.as_deref() != Some("assistant") || ev.tool_calls.is_empty() {
+        return vec![ev];
+    }
+    let calls = std::mem::take(&mut ev.tool_calls);
+    let labels = ev.labels.take();
+    let has = |t: &Option<String>| t.as_deref().is_some_and(|t| !t.trim().is_empty());
+    let text = has(&ev.input) || has(&ev.output);
+    let mut out = Vec::with_capacity(calls.len() + usize::from(text));
+    for (k, call) in calls.into_iter().enumerate() {
+        let mut step = Event {
+            input: None,
+            output: None,
+            tool_calls: vec![call],
+            ..ev.clone()
+        };
+        step.fields.insert(CALL_INDEX.into(), Value::from(k + 1));
+        out.push(step);
+    }
+    if text {
+        out.push(ev);
+    }
+    if let Some(last) = out.last_mut() {
+        last.labels = labels;
+    }
+    out
 }
 
 /// Adds message `ev` to the turn `t` (see [`StepPer::Turn`]).
