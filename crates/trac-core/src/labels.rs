@@ -43,9 +43,14 @@ impl LabelSet {
         self.large.insert(label);
     }
 
-    /// Whether `label` holds.
+    /// Whether `label` holds. A comparison atom (`=("a", "b")`, see
+    /// [`crate::names::comparison_value`]) is no label: it holds when it is decided true,
+    /// whatever the step's labels, so that every engine reads it through this one place.
     #[inline]
     pub fn contains(&self, label: &str) -> bool {
+        if label.as_bytes().first() == Some(&b'=') {
+            return crate::names::comparison_value(label) == Some(true);
+        }
         if self.large.is_empty() {
             self.small.iter().any(|l| l == label)
         } else {

@@ -241,6 +241,9 @@ fn instantiate_args(args: &str, vars: &str, values: &str) -> Option<String> {
 /// `exists` atoms are not changed here (their bodies are formulas: see
 /// `trac_ltl::formula::Arena::instantiate`). O(length of the name).
 pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
+    if let Some(sides) = comparison_sides(name) {
+        return instantiate_comparison(sides, var, value);
+    }
     match split_atom_name(name) {
         Some((base, arg)) => match instantiate_args(arg, var, value) {
             Some(args) => format!("{base}({args})"),
@@ -248,6 +251,75 @@ pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
         },
         _ => name.to_string(),
     }
+}
+
+/// The base of the name of a comparison atom: `a = b` in a formula is the atom `=(a, b)`,
+/// `a = "x"` the atom `=(a, "x")` (`a != b` is its negation). A side is a quantified variable
+/// (bare) or a value, always in double quotes ([`quote_value`]), so that a value never reads as
+/// a variable, also after [`instantiate_name`] gave a variable its value. No label has this
+/// base (labels are identifiers with arguments), so trace slicing never reads one.
+pub const COMPARISON_BASE: &str = "=";
+
+/// A value in double quotes with `\` and `"` escaped by a backslash, whatever the value (where
+/// [`format_value`] writes a bare value bare): the form of values in comparison atoms. O(length).
+pub fn quote_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The two sides of a comparison atom `=(l, r)` ([`COMPARISON_BASE`]), as written in its name
+/// (a variable bare, a value quoted); `None` for any other name.
+pub fn comparison_sides(name: &str) -> Option<(&str, &str)> {
+    if !name.starts_with("=(") {
+        return None;
+    }
+    let (base, args) = split_atom_name(name)?;
+    if base != COMPARISON_BASE {
+        return None;
+    }
+    let mut it = split_list(args);
+    let (l, r) = (it.next()?, it.next()?);
+    it.next().is_none().then_some((l, r))
+}
+
+/// Whether the comparison atom `name` (`=(l, r)`) holds, when that is decided: `Some(true)` for
+/// one variable compared with itself or two equal values, `Some(false)` for two different
+/// values, `None` while a side is a variable without a value (a comparison with a value not
+/// seen yet: it does not hold, see `docs/reference/formulas.md`) or for a name that is no
+/// comparison. Values are compared exactly (case and spaces kept). O(length of the name).
+pub fn comparison_value(name: &str) -> Option<bool> {
+    let (l, r) = comparison_sides(name)?;
+    if l == r {
+        return Some(true);
+    }
+    if l.starts_with('"') && r.starts_with('"') {
+        return Some(parse_value(l)? == parse_value(r)?);
+    }
+    None
+}
+
+/// [`instantiate_name`] for a comparison: each side that is a variable of `var` becomes its
+/// value of `value`, quoted ([`quote_value`]).
+fn instantiate_comparison((l, r): (&str, &str), var: &str, value: &str) -> String {
+    let side = |s: &str| -> String {
+        if s.starts_with('"') {
+            return s.to_string();
+        }
+        let pos = split_list(var).position(|v| v == s);
+        match pos.and_then(|i| split_list(value).nth(i)) {
+            Some(v) => quote_value(&parse_value(v).unwrap_or(v.into())),
+            None => s.to_string(),
+        }
+    };
+    format!("{COMPARISON_BASE}({}, {})", side(l), side(r))
 }
 
 /// [`instantiate_name`] on every atom `base(args)` written in a formula's text (Spot syntax,

@@ -141,6 +141,10 @@ impl Slicing {
             let Some((base, args)) = split_atom_name(name) else {
                 continue;
             };
+            if base == crate::names::COMPARISON_BASE {
+                // A comparison binds nothing: no label has its base.
+                continue;
+            }
             let args: Vec<SliceArg> = crate::names::split_list(args)
                 .map(|a| match vars.iter().position(|v| v == a) {
                     Some(k) => SliceArg::Var(k),

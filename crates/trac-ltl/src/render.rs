@@ -23,6 +23,9 @@ pub(crate) fn print(arena: &Arena, f: Formula, exists_parses: ExistsParses) -> S
 /// [`crate::printer::atom_text`]): bare (`take_1`), parametric (`take(item)`,
 /// `delivered("red hot pepper")`) or double-quoted (`"package 1"`).
 pub(crate) fn atom_text(name: &str, exists_parses: ExistsParses) -> String {
+    if let Some((l, r)) = trac_core::names::comparison_sides(name) {
+        return format!("{l} = {r}");
+    }
     if is_plain_ident(name) {
         return name.to_string();
     }
@@ -100,7 +103,14 @@ fn fmt(arena: &Arena, f: Formula, ex: ExistsParses) -> (String, u8) {
         True => ("true".into(), P_PRIMARY),
         False => ("false".into(), P_PRIMARY),
         Atom(s) => (atom_text(arena.sym_name(*s), ex), P_PRIMARY),
-        Not(a) => prefix(arena, "!", *a, ex),
+        Not(a) => match arena.node(*a) {
+            // `a != b`, the negation of the comparison atom `=(a, b)`: one token to the parser.
+            Atom(s) => match trac_core::names::comparison_sides(arena.sym_name(*s)) {
+                Some((l, r)) => (format!("{l} != {r}"), P_PRIMARY),
+                None => prefix(arena, "!", *a, ex),
+            },
+            _ => prefix(arena, "!", *a, ex),
+        },
         Next(a) => prefix(arena, "X", *a, ex),
         StrongNext(a) => prefix(arena, "X[!]", *a, ex),
         Finally(a) => prefix(arena, "F", *a, ex),
