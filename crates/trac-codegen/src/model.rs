@@ -564,6 +564,10 @@ fn check_atoms(
     let mut used_var = false;
     for sym in arena.atoms(parsed.body) {
         let parts = arena.sym_parts(sym).clone();
+        if parts.base == trac_core::names::COMPARISON_BASE {
+            // `a = "x"`: no proposition (its bits: `emit::prop_expr`).
+            continue;
+        }
         let mut bad = |message: String| {
             errors.push(span, atom_message(id, src, &parts.name, message));
             ok = false;
