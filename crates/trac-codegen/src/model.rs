@@ -213,6 +213,9 @@ fn compile(
         }
         for s in arena.atoms(f) {
             let name = arena.sym_name(s);
+            if trac_core::names::comparison_sides(name).is_some() {
+                continue; // `to = "x"`: read by `emit::comparison_expr`, not sliced.
+            }
             let parts = trac_ltl::formula::AtomName::parse(name);
             let multi = parts.arg.as_deref().is_some_and(|a| {
                 a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var)
