@@ -366,6 +366,52 @@ pub fn instantiate_text(text: &str, var: &str, value: &str) -> String {
         }
     }
     out.push_str(&text[copied.min(text.len())..]);
+    instantiate_comparisons(&out, var, value)
+}
+
+/// The comparisons `l = r` / `l != r` of a printed formula (as trac's printer writes them, one
+/// space around the operator) with each side that is a variable of `var` replaced by its value
+/// of `value`, quoted ([`quote_value`]): part of [`instantiate_text`]. Quoted names are left
+/// alone. O(length of the text).
+fn instantiate_comparisons(text: &str, var: &str, value: &str) -> String {
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    let replace = |word: &str| -> Option<String> {
+        let k = split_list(var).position(|v| v == word)?;
+        let v = split_list(value).nth(k)?;
+        Some(quote_value(&parse_value(v).unwrap_or(v.into())))
+    };
+    while i < b.len() {
+        if b[i] == b'"' {
+            i = quoted_end(b, i).unwrap_or(b.len());
+            continue;
+        }
+        let op = if b[i..].starts_with(b" = ") {
+            3
+        } else if b[i..].starts_with(b" != ") {
+            4
+        } else {
+            i += 1;
+            continue;
+        };
+        let left = text[..i].bytes().rev().take_while(|&c| is_ident(c)).count();
+        let right = text[i + op..].bytes().take_while(|&c| is_ident(c)).count();
+        if let Some(r) = replace(&text[i - left..i]) {
+            out.push_str(&text[copied..i - left]);
+            out.push_str(&r);
+            copied = i;
+        }
+        let rs = i + op;
+        if let Some(r) = replace(&text[rs..rs + right]) {
+            out.push_str(&text[copied..rs]);
+            out.push_str(&r);
+            copied = rs + right;
+        }
+        i = rs + right;
+    }
+    out.push_str(&text[copied.min(text.len())..]);
     out
 }
 
@@ -590,6 +636,28 @@ fn check_quoted_values(label: &str, open: usize) -> Result<(), (usize, String)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comparisons_in_names_and_texts_take_quoted_values() {
+        assert_eq!(
+            instantiate_name("=(a, b)", "a", "x y"),
+            "=(\"x y\", b)"
+        );
+        let both = instantiate_name("=(\"x y\", b)", "b", "w");
+        assert_eq!(both, "=(\"x y\", \"w\")");
+        assert_eq!(comparison_value(&both), Some(false));
+        assert_eq!(comparison_value("=(a, \"w\")"), None);
+        assert_eq!(comparison_value("=(\"w\", \"w\")"), Some(true));
+        assert_eq!(comparison_value("take(w)"), None);
+        // The labels of a step never make a comparison hold; its values do.
+        let labels: crate::labels::LabelSet = ["=(a, b)"].into_iter().collect();
+        assert!(!labels.contains("=(a, b)"));
+        assert!(labels.contains("=(\"w\", \"w\")"));
+        assert_eq!(
+            instantiate_text("G(p(a) & a != b -> a = \"k\" | \"a = b\")", "a, b", "x, \"y,z\""),
+            "G(p(x) & \"x\" != \"y,z\" -> \"x\" = \"k\" | \"a = b\")"
+        );
+    }
 
     #[test]
     fn names_instantiate_per_argument_and_per_variable() {
