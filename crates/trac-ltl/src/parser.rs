@@ -1592,8 +1592,9 @@ impl<'a, 's> Parser<'a, 's> {
     ) -> Result<Formula, ParseError> {
         let Some(vars) = &self.vars else {
             return Err(ParseError::new(
-                "a comparison is only allowed in a quantified property, between its variables \
-                 or a variable and a value (`forall a, b: G(sent_to(a) & owner(b) & a != b -> ...)`)",
+                "a comparison is only allowed in a quantified property (not in an `exists` \
+                 body), between its variables or a variable and a value (`forall a, b: \
+                 G(sent_to(a) & owner(b) & a != b -> ...)`)",
                 span.clone(),
             ));
         };
