@@ -1851,9 +1851,17 @@ fn agent_tool_rules_compare_captured_values() {
         stdout(&o)
     );
     // The rule prints back and reads in English.
-    let text = trac(&["audit", "--spec", "examples/specs/agent-tools.ron", log.to_str().unwrap()]);
+    let text = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-tools.ron",
+        log.to_str().unwrap(),
+    ]);
     let out = stdout(&text);
-    assert!(out.contains("formula: forall to, u: G(send(to) & O gave(u) -> to = u)"), "{out}");
+    assert!(
+        out.contains("formula: forall to, u: G(send(to) & O gave(u) -> to = u)"),
+        "{out}"
+    );
     assert!(out.contains("to equals u"), "{out}");
 }
 

@@ -67,7 +67,8 @@ fn comparison_expr(property: &Property, (l, r): (&str, &str)) -> TokenStream {
         if property.var.as_deref() == Some(s) {
             quote!(value)
         } else {
-            let v = trac_core::names::parse_value(s).map_or_else(|| s.to_string(), |v| v.into_owned());
+            let v =
+                trac_core::names::parse_value(s).map_or_else(|| s.to_string(), |v| v.into_owned());
             quote!(#v)
         }
     };

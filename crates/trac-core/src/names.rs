@@ -639,10 +639,7 @@ mod tests {
 
     #[test]
     fn comparisons_in_names_and_texts_take_quoted_values() {
-        assert_eq!(
-            instantiate_name("=(a, b)", "a", "x y"),
-            "=(\"x y\", b)"
-        );
+        assert_eq!(instantiate_name("=(a, b)", "a", "x y"), "=(\"x y\", b)");
         let both = instantiate_name("=(\"x y\", b)", "b", "w");
         assert_eq!(both, "=(\"x y\", \"w\")");
         assert_eq!(comparison_value(&both), Some(false));
@@ -654,7 +651,11 @@ mod tests {
         assert!(!labels.contains("=(a, b)"));
         assert!(labels.contains("=(\"w\", \"w\")"));
         assert_eq!(
-            instantiate_text("G(p(a) & a != b -> a = \"k\" | \"a = b\")", "a, b", "x, \"y,z\""),
+            instantiate_text(
+                "G(p(a) & a != b -> a = \"k\" | \"a = b\")",
+                "a, b",
+                "x, \"y,z\""
+            ),
             "G(p(x) & \"x\" != \"y,z\" -> \"x\" = \"k\" | \"a = b\")"
         );
     }

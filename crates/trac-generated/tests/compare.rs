@@ -19,7 +19,8 @@ trac_macros::trac_monitor! {
 /// compared exactly, so it breaks `only_boss`).
 const TRACE: [&[&str]; 4] = [&["boss"], &["eve"], &[], &["Boss"]];
 
-const ONLY_BOSS: [Option<Verdict>; 4] = [None, Some(Verdict::Violated), None, Some(Verdict::Violated)];
+const ONLY_BOSS: [Option<Verdict>; 4] =
+    [None, Some(Verdict::Violated), None, Some(Verdict::Violated)];
 const NOT_EVE: [Option<Verdict>; 4] = [None, Some(Verdict::Violated), None, None];
 
 #[test]

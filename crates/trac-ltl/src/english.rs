@@ -236,7 +236,9 @@ impl Renderer<'_> {
                 (None, name) => phrase(format!("`{}` holds", name.unwrap_or("")), Kind::Simple),
             },
             Not(a) => {
-                if let Some((l, r)) = self.atom_name(*a).and_then(trac_core::names::comparison_sides)
+                if let Some((l, r)) = self
+                    .atom_name(*a)
+                    .and_then(trac_core::names::comparison_sides)
                 {
                     return phrase(format!("{l} differs from {r}"), Kind::Simple);
                 }

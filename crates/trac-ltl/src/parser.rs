@@ -1577,7 +1577,11 @@ impl<'a, 's> Parser<'a, 's> {
 
     /// This parser, for the body of `forall vars: ...` (a list as [`Property::var`]).
     fn with_vars(mut self, vars: &str) -> Self {
-        self.vars = Some(trac_core::names::split_list(vars).map(String::from).collect());
+        self.vars = Some(
+            trac_core::names::split_list(vars)
+                .map(String::from)
+                .collect(),
+        );
         self
     }
 
@@ -2289,10 +2293,22 @@ mod comparison_tests {
             "forall a, b: G(sent_to(a) & owner(b) & a != b -> F ask)"
         );
         // One atom whichever side is written first; the variable before a value.
-        assert_eq!(round("forall a, b: G(p(a) & q(b) & b=a)"), "forall a, b: G(p(a) & q(b) & a = b)");
-        assert_eq!(round("forall a: G(p(a) -> a = \"x y\")"), "forall a: G(p(a) -> a = \"x y\")");
-        assert_eq!(round("forall a: G(p(a) -> a != \"x\")"), "forall a: G(p(a) -> a != \"x\")");
-        assert_eq!(round("forall a: G(p(a) & !(a = \"x\"))"), "forall a: G(p(a) & a != \"x\")");
+        assert_eq!(
+            round("forall a, b: G(p(a) & q(b) & b=a)"),
+            "forall a, b: G(p(a) & q(b) & a = b)"
+        );
+        assert_eq!(
+            round("forall a: G(p(a) -> a = \"x y\")"),
+            "forall a: G(p(a) -> a = \"x y\")"
+        );
+        assert_eq!(
+            round("forall a: G(p(a) -> a != \"x\")"),
+            "forall a: G(p(a) -> a != \"x\")"
+        );
+        assert_eq!(
+            round("forall a: G(p(a) & !(a = \"x\"))"),
+            "forall a: G(p(a) & a != \"x\")"
+        );
         let mut ar = Arena::new();
         let p = parse_property(&mut ar, "forall a, b: G(b != a)").unwrap();
         let Node::Not(c) = *ar.node(match ar.node(p.body) {
@@ -2314,13 +2330,27 @@ mod comparison_tests {
         let p = parse_property(&mut a, "forall a, b: G(p(a) & q(b) & a != b -> r)").unwrap();
         // One variable given: the comparison is still open (false until `b` has a value).
         let half = a.instantiate(p.body, "a", "u v");
-        assert!(print(&a, half).contains("p(\"u v\") & \"u v\" != b"), "{}", print(&a, half));
+        assert!(
+            print(&a, half).contains("p(\"u v\") & \"u v\" != b"),
+            "{}",
+            print(&a, half)
+        );
         let both = a.instantiate(half, "b", "w");
-        assert!(print(&a, both).contains("\"u v\" != \"w\" -> r"), "{}", print(&a, both));
+        assert!(
+            print(&a, both).contains("\"u v\" != \"w\" -> r"),
+            "{}",
+            print(&a, both)
+        );
         let named = |s: &str| a.atoms(both).iter().any(|&x| a.sym_name(x) == s);
         assert!(named("=(\"u v\", \"w\")"));
-        assert_eq!(trac_core::names::comparison_value("=(\"u v\", \"w\")"), Some(false));
-        assert_eq!(trac_core::names::comparison_value("=(\"w\", \"w\")"), Some(true));
+        assert_eq!(
+            trac_core::names::comparison_value("=(\"u v\", \"w\")"),
+            Some(false)
+        );
+        assert_eq!(
+            trac_core::names::comparison_value("=(\"w\", \"w\")"),
+            Some(true)
+        );
         assert_eq!(trac_core::names::comparison_value("=(\"w\", b)"), None);
         assert_eq!(trac_core::names::comparison_value("=(b, b)"), Some(true));
     }
@@ -2329,13 +2359,23 @@ mod comparison_tests {
     fn comparisons_outside_a_quantifier_or_on_free_names_are_errors() {
         let mut a = Arena::new();
         let e = parse(&mut a, "G(p & a = b)").unwrap_err();
-        assert!(e.message.contains("only allowed in a quantified property"), "{}", e.message);
+        assert!(
+            e.message.contains("only allowed in a quantified property"),
+            "{}",
+            e.message
+        );
         assert_eq!(&"G(p & a = b)"[e.span], "a = b");
         let (m, at) = err("forall a: G(p(a) & a != c)");
-        assert!(m.contains("`c` is not a variable of this property's `forall` (a)"), "{m}");
+        assert!(
+            m.contains("`c` is not a variable of this property's `forall` (a)"),
+            "{m}"
+        );
         assert_eq!(at, "c");
         let (m, at) = err("forall a: G(p(a) & a = )");
-        assert!(m.contains("expected a quantified variable or a quoted value after `=`"), "{m}");
+        assert!(
+            m.contains("expected a quantified variable or a quoted value after `=`"),
+            "{m}"
+        );
         assert_eq!(at, ")");
         let (m, at) = err("forall a, b: G(p(a, b) & a = \"b\")");
         assert!(m.contains("also the name of a quantified variable"), "{m}");
