@@ -113,3 +113,21 @@ pub struct StepInput<'a> {
     /// The atomic propositions that hold at this step.
     pub labels: &'a LabelSet,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_hold_by_their_values_not_by_labels() {
+        let labels: LabelSet = ["=(a, b)", "p"].into_iter().collect();
+        assert!(labels.contains("p"));
+        assert!(
+            !labels.contains("=(a, b)"),
+            "a side without a value: never holds"
+        );
+        assert!(labels.contains("=(\"w\", \"w\")"));
+        assert!(!labels.contains("=(\"w\", \"W\")"));
+        assert!(LabelSet::new().contains("=(a, a)"));
+    }
+}

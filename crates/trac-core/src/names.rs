@@ -646,10 +646,6 @@ mod tests {
         assert_eq!(comparison_value("=(a, \"w\")"), None);
         assert_eq!(comparison_value("=(\"w\", \"w\")"), Some(true));
         assert_eq!(comparison_value("take(w)"), None);
-        // The labels of a step never make a comparison hold; its values do.
-        let labels: crate::labels::LabelSet = ["=(a, b)"].into_iter().collect();
-        assert!(!labels.contains("=(a, b)"));
-        assert!(labels.contains("=(\"w\", \"w\")"));
         assert_eq!(
             instantiate_text(
                 "G(p(a) & a != b -> a = \"k\" | \"a = b\")",
