@@ -2388,6 +2388,11 @@ mod comparison_tests {
         let (m, at) = err("forall a, b: G(p(a, b) & a = \"b\")");
         assert!(m.contains("also the name of a quantified variable"), "{m}");
         assert_eq!(at, "\"b\"");
+        // Prefix operators keep a space before a comparison.
+        assert_eq!(
+            round("forall a, b: G(p(a) & q(b)) & G(a != b) & F!(a = \"x y\") & X a = b"),
+            "forall a, b: G(p(a) & q(b)) & G a != b & F a != \"x y\" & X a = b"
+        );
         // Inside `count(...)` the variables are those of the property too.
         round("forall a: G(p(a) -> count(q & a != \"x\") <= 2)");
         // A variable that is only compared is given no value: unused.

@@ -184,6 +184,11 @@ fn bracketed(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, 
     (format!("{op}{sep}{body}"), P_PREFIX)
 }
 
+/// Whether `f` is a comparison atom `=(l, r)` (`trac_core::names::COMPARISON_BASE`).
+fn is_comparison(arena: &Arena, f: Formula) -> bool {
+    matches!(arena.node(f), Node::Atom(s) if trac_core::names::comparison_sides(arena.sym_name(*s)).is_some())
+}
+
 fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8) {
     let inner = fmt(arena, a, ex);
     let level = inner.1;
@@ -197,6 +202,8 @@ fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8)
             // space before longer names and constants keeps `X examine(item)` readable.
             let short = match arena.node(a) {
                 Node::Atom(_) => body.chars().count() == 1,
+                // `G a != b`, not `Ga != b`: a comparison reads as one unit after a space.
+                Node::Not(b) if is_comparison(arena, *b) => false,
                 Node::True | Node::False => false,
                 _ => body != "end",
             };
