@@ -106,3 +106,20 @@ fn a_variable_without_a_value_is_equal_to_nothing() {
         assert_eq!(audit(f, e, steps), [v(3, "x, x")], "{e:?}");
     }
 }
+
+#[test]
+fn two_comparisons_that_one_tuple_makes_one_on_every_engine() {
+    // For `b := "x"`, `a = b` and `a = "x"` are one atom: the rule then says `p(a) -> false`.
+    // Steps: q(x) gives b = x; p(x) gives a = x: (x, x) has `a = b` and `a = "x"`, both true
+    // (no violation); p(y) gives a = y: (y, x) has both false: violated at step 3.
+    let f = "forall a, b: G(p(a) & O q(b) -> (a = b <-> a = \\\"x\\\"))";
+    let steps: &[&[&str]] = &[&["q(x)"], &["p(x)"], &["p(y)"]];
+    for e in ENGINES {
+        assert_eq!(audit(f, e, steps), [], "{e:?}");
+    }
+    let g = "forall a, b: G(p(a) & O q(b) -> a != b & a = \\\"x\\\")";
+    // (x, x): `a != b` false: violated at step 2; (y, x): `a = "x"` false: step 3.
+    for e in ENGINES {
+        assert_eq!(audit(g, e, steps), [v(2, "x, x"), v(3, "y, x")], "{e:?}");
+    }
+}
