@@ -22,7 +22,8 @@
 //!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H"
 //!          | ( "F" | "G" ) "[" digits ( ":" | ".." ) ( digits | "$" ) [ "!" ] "]"
 //!          | ( "Y" | "Z" ) "[" digits "]" | ( "O" | "H" ) "[" digits ( ":" | ".." ) ( digits | "$" ) "]" ;
-//! primary  = "true" | "false" | "1" | "0" | "end" | count | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! primary  = "true" | "false" | "1" | "0" | "end" | count | compare | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! compare  = ident ( "=" | "!=" ) ( ident | string ) ;      (* quantified properties only *)
 //! count    = "count" [ "[" digits "]" ] "(" formula ")" ( ">=" | ">" | "<=" | "<" | "==" | "!=" ) digits ;
 //! atom     = ident [ "(" arg ")" ] | string ;         (* no space between ident and "(" *)
 //! arg      = value | string ;
@@ -49,6 +50,11 @@
 //! `count(...)` comparisons and `end`, expanded as [`crate::sugar`] describes (bounds at most
 //! [`crate::sugar::MAX_BOUND`]). Not supported (an error rather than a different reading):
 //! PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...).
+//!
+//! Comparisons of values (`a = b`, `a != b`, `a = "x"`, `a != "x"`) are trac's: in a property's
+//! `forall` body, between its variables or a variable and a quoted value; each is the atom
+//! `=(a, b)` (`a != b` its negation; see `trac_core::names::COMPARISON_BASE`), an error
+//! anywhere else, at its place.
 //!
 //! # Lexing of identifiers (following Spot's `spot/parsetl/scantl.ll`)
 //!
