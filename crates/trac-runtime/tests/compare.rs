@@ -123,3 +123,17 @@ fn two_comparisons_that_one_tuple_makes_one_on_every_engine() {
         assert_eq!(audit(g, e, steps), [v(2, "x, x"), v(3, "y, x")], "{e:?}");
     }
 }
+
+#[test]
+fn tuples_of_values_seen_apart_are_compared_too() {
+    // The one atom has both variables (`load(p, a)`), but `p != a` is decided per tuple: the
+    // tuples (x, x) and (y, y), whose values were seen apart (x for `p` at step 1 and for `a`
+    // at step 2), break `p != a` once both values are seen, at step 2.
+    let f = "forall p, a: G(p != a | load(p, a))";
+    let steps: &[&[&str]] = &[&["load(x, y)"], &["load(y, x)"]];
+    for e in ENGINES {
+        let mut got = audit(f, e, steps);
+        got.sort();
+        assert_eq!(got, [v(2, "x, x"), v(2, "y, y")], "{e:?}");
+    }
+}
