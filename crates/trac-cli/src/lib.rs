@@ -251,7 +251,14 @@ fn check(src: &str) -> ExitCode {
     let atoms: Vec<String> = arena
         .atoms(prop.body)
         .into_iter()
-        .map(|s| arena.sym_name(s).to_string())
+        .map(|s| {
+            let name = arena.sym_name(s);
+            match trac_core::names::comparison_sides(name) {
+                // `a = b`, as written.
+                Some(_) => trac_ltl::printer::atom_text(name),
+                None => name.to_string(),
+            }
+        })
         .collect();
     let english = match &prop.var {
         Some(v) => format!("for every {v}, {english}"),

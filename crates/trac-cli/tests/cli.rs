@@ -1804,6 +1804,67 @@ fn the_agent_rules_example_is_audited() {
     );
 }
 
+/// Issue 24 (comparing captured values): `send-to-given` of examples/specs/agent-tools.ron,
+/// `forall to, u: G(send(to) & O gave(u) -> to = u)`, through `trac audit`; expected steps
+/// derived by hand.
+#[test]
+fn agent_tool_rules_compare_captured_values() {
+    let call = |id: &str, name: &str, args: &str| {
+        format!(
+            r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "{name}", "arguments": {args:?}}}}}]}}"#
+        )
+    };
+    let msgs = [
+        // Step 1: the user gives `mia.li@x.org` (`gave`, a text capture, lowercased).
+        r#"{"role": "user", "content": "Mail the report to mia.li@x.org please."}"#.to_string(),
+        // Step 2: to the address given: (mia.li@x.org, mia.li@x.org) has `to = u`.
+        call("c1", "send_email", r#"{"to": "mia.li@x.org"}"#),
+        r#"{"role": "tool", "tool_call_id": "c1", "content": "sent"}"#.to_string(),
+        // Step 4: to another address: (bob@y.org, mia.li@x.org) breaks the rule.
+        call("c2", "send_email", r#"{"to": "bob@y.org"}"#),
+        // Step 5: to the address given again: no violation.
+        call("c3", "send_sms", r#"{"to": "mia.li@x.org"}"#),
+    ];
+    let log = temp_file("agent-compare.jsonl", &(msgs.join("\n") + "\n"));
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-tools.ron",
+        "--format",
+        "jsonl",
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let got: Vec<(String, u64, Option<String>)> = violations(&o)
+        .into_iter()
+        .map(|(_, p, s, v)| (p.trim_start_matches("agent-tools:").to_string(), s, v))
+        .filter(|(p, _, _)| p == "send-to-given")
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            "send-to-given".to_string(),
+            4,
+            Some("bob@y.org, mia.li@x.org".to_string())
+        )],
+        "{}",
+        stdout(&o)
+    );
+    // The rule prints back and reads in English.
+    let text = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-tools.ron",
+        log.to_str().unwrap(),
+    ]);
+    let out = stdout(&text);
+    assert!(
+        out.contains("formula: forall to, u: G(send(to) & O gave(u) -> to = u)"),
+        "{out}"
+    );
+    assert!(out.contains("to equals u"), "{out}");
+}
+
 /// Issue 24 (steps and values): exact values, tool names as values, `|` globs and `Result`
 /// leaves through `trac audit` on a chat log; expected steps derived by hand.
 #[test]

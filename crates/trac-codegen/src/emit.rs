@@ -27,6 +27,9 @@ fn docs(lines: &[String]) -> TokenStream {
 /// The expression of a table proposition's truth value, `v` being the valuation and `value`
 /// the instance's value for a parametric property.
 fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
+    if let Some(sides) = trac_core::names::comparison_sides(name) {
+        return comparison_expr(property, sides);
+    }
     if let Some(p) = model
         .props
         .iter()
@@ -50,6 +53,27 @@ fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
         // Excluded by the checks; a proposition that never holds keeps this total.
         _ => quote!(false),
     }
+}
+
+/// The truth value of a comparison `=(l, r)` ([`trac_core::names::COMPARISON_BASE`]) for the
+/// instance of `value`: a side is the property's variable (`value`) or a quoted value. The
+/// template reads `value` = the variable's name, which no compared value is (the parser refuses
+/// it), so a comparison with a value not seen yet does not hold, as in every other engine.
+fn comparison_expr(property: &Property, (l, r): (&str, &str)) -> TokenStream {
+    if l == r {
+        return quote!(true);
+    }
+    let side = |s: &str| -> TokenStream {
+        if property.var.as_deref() == Some(s) {
+            quote!(value)
+        } else {
+            let v =
+                trac_core::names::parse_value(s).map_or_else(|| s.to_string(), |v| v.into_owned());
+            quote!(#v)
+        }
+    };
+    let (l, r) = (side(l), side(r));
+    quote!((#l == #r))
 }
 
 /// The number of `u64` words of a table's valuation.

@@ -213,6 +213,9 @@ fn compile(
         }
         for s in arena.atoms(f) {
             let name = arena.sym_name(s);
+            if trac_core::names::comparison_sides(name).is_some() {
+                continue; // `to = "x"`: read by `emit::comparison_expr`, not sliced.
+            }
             let parts = trac_ltl::formula::AtomName::parse(name);
             let multi = parts.arg.as_deref().is_some_and(|a| {
                 a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var)
@@ -564,6 +567,10 @@ fn check_atoms(
     let mut used_var = false;
     for sym in arena.atoms(parsed.body) {
         let parts = arena.sym_parts(sym).clone();
+        if parts.base == trac_core::names::COMPARISON_BASE {
+            // `a = "x"`: no proposition (its bits: `emit::prop_expr`).
+            continue;
+        }
         let mut bad = |message: String| {
             errors.push(span, atom_message(id, src, &parts.name, message));
             ok = false;

@@ -43,9 +43,14 @@ impl LabelSet {
         self.large.insert(label);
     }
 
-    /// Whether `label` holds.
+    /// Whether `label` holds. A comparison atom (`=("a", "b")`, see
+    /// [`crate::names::comparison_value`]) is no label: it holds when it is decided true,
+    /// whatever the step's labels, so that every engine reads it through this one place.
     #[inline]
     pub fn contains(&self, label: &str) -> bool {
+        if label.as_bytes().first() == Some(&b'=') {
+            return crate::names::comparison_value(label) == Some(true);
+        }
         if self.large.is_empty() {
             self.small.iter().any(|l| l == label)
         } else {
@@ -107,4 +112,22 @@ pub struct StepInput<'a> {
     pub text: &'a str,
     /// The atomic propositions that hold at this step.
     pub labels: &'a LabelSet,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparisons_hold_by_their_values_not_by_labels() {
+        let labels: LabelSet = ["=(a, b)", "p"].into_iter().collect();
+        assert!(labels.contains("p"));
+        assert!(
+            !labels.contains("=(a, b)"),
+            "a side without a value: never holds"
+        );
+        assert!(labels.contains("=(\"w\", \"w\")"));
+        assert!(!labels.contains("=(\"w\", \"W\")"));
+        assert!(LabelSet::new().contains("=(a, a)"));
+    }
 }

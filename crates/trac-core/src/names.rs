@@ -241,6 +241,9 @@ fn instantiate_args(args: &str, vars: &str, values: &str) -> Option<String> {
 /// `exists` atoms are not changed here (their bodies are formulas: see
 /// `trac_ltl::formula::Arena::instantiate`). O(length of the name).
 pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
+    if let Some(sides) = comparison_sides(name) {
+        return instantiate_comparison(sides, var, value);
+    }
     match split_atom_name(name) {
         Some((base, arg)) => match instantiate_args(arg, var, value) {
             Some(args) => format!("{base}({args})"),
@@ -248,6 +251,75 @@ pub fn instantiate_name(name: &str, var: &str, value: &str) -> String {
         },
         _ => name.to_string(),
     }
+}
+
+/// The base of the name of a comparison atom: `a = b` in a formula is the atom `=(a, b)`,
+/// `a = "x"` the atom `=(a, "x")` (`a != b` is its negation). A side is a quantified variable
+/// (bare) or a value, always in double quotes ([`quote_value`]), so that a value never reads as
+/// a variable, also after [`instantiate_name`] gave a variable its value. No label has this
+/// base (labels are identifiers with arguments), so trace slicing never reads one.
+pub const COMPARISON_BASE: &str = "=";
+
+/// A value in double quotes with `\` and `"` escaped by a backslash, whatever the value (where
+/// [`format_value`] writes a bare value bare): the form of values in comparison atoms. O(length).
+pub fn quote_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() + 2);
+    out.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The two sides of a comparison atom `=(l, r)` ([`COMPARISON_BASE`]), as written in its name
+/// (a variable bare, a value quoted); `None` for any other name.
+pub fn comparison_sides(name: &str) -> Option<(&str, &str)> {
+    if !name.starts_with("=(") {
+        return None;
+    }
+    let (base, args) = split_atom_name(name)?;
+    if base != COMPARISON_BASE {
+        return None;
+    }
+    let mut it = split_list(args);
+    let (l, r) = (it.next()?, it.next()?);
+    it.next().is_none().then_some((l, r))
+}
+
+/// Whether the comparison atom `name` (`=(l, r)`) holds, when that is decided: `Some(true)` for
+/// one variable compared with itself or two equal values, `Some(false)` for two different
+/// values, `None` while a side is a variable without a value (a comparison with a value not
+/// seen yet: it does not hold, see `docs/reference/formulas.md`) or for a name that is no
+/// comparison. Values are compared exactly (case and spaces kept). O(length of the name).
+pub fn comparison_value(name: &str) -> Option<bool> {
+    let (l, r) = comparison_sides(name)?;
+    if l == r {
+        return Some(true);
+    }
+    if l.starts_with('"') && r.starts_with('"') {
+        return Some(parse_value(l)? == parse_value(r)?);
+    }
+    None
+}
+
+/// [`instantiate_name`] for a comparison: each side that is a variable of `var` becomes its
+/// value of `value`, quoted ([`quote_value`]).
+fn instantiate_comparison((l, r): (&str, &str), var: &str, value: &str) -> String {
+    let side = |s: &str| -> String {
+        if s.starts_with('"') {
+            return s.to_string();
+        }
+        let pos = split_list(var).position(|v| v == s);
+        match pos.and_then(|i| split_list(value).nth(i)) {
+            Some(v) => quote_value(&parse_value(v).unwrap_or(v.into())),
+            None => s.to_string(),
+        }
+    };
+    format!("{COMPARISON_BASE}({}, {})", side(l), side(r))
 }
 
 /// [`instantiate_name`] on every atom `base(args)` written in a formula's text (Spot syntax,
@@ -292,6 +364,52 @@ pub fn instantiate_text(text: &str, var: &str, value: &str) -> String {
             }
             _ => i += 1,
         }
+    }
+    out.push_str(&text[copied.min(text.len())..]);
+    instantiate_comparisons(&out, var, value)
+}
+
+/// The comparisons `l = r` / `l != r` of a printed formula (as trac's printer writes them, one
+/// space around the operator) with each side that is a variable of `var` replaced by its value
+/// of `value`, quoted ([`quote_value`]): part of [`instantiate_text`]. Quoted names are left
+/// alone. O(length of the text).
+fn instantiate_comparisons(text: &str, var: &str, value: &str) -> String {
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let (mut i, mut copied) = (0, 0);
+    let replace = |word: &str| -> Option<String> {
+        let k = split_list(var).position(|v| v == word)?;
+        let v = split_list(value).nth(k)?;
+        Some(quote_value(&parse_value(v).unwrap_or(v.into())))
+    };
+    while i < b.len() {
+        if b[i] == b'"' {
+            i = quoted_end(b, i).unwrap_or(b.len());
+            continue;
+        }
+        let op = if b[i..].starts_with(b" = ") {
+            3
+        } else if b[i..].starts_with(b" != ") {
+            4
+        } else {
+            i += 1;
+            continue;
+        };
+        let left = text[..i].bytes().rev().take_while(|&c| is_ident(c)).count();
+        let right = text[i + op..].bytes().take_while(|&c| is_ident(c)).count();
+        if let Some(r) = replace(&text[i - left..i]) {
+            out.push_str(&text[copied..i - left]);
+            out.push_str(&r);
+            copied = i;
+        }
+        let rs = i + op;
+        if let Some(r) = replace(&text[rs..rs + right]) {
+            out.push_str(&text[copied..rs]);
+            out.push_str(&r);
+            copied = rs + right;
+        }
+        i = rs + right;
     }
     out.push_str(&text[copied.min(text.len())..]);
     out
@@ -518,6 +636,25 @@ fn check_quoted_values(label: &str, open: usize) -> Result<(), (usize, String)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comparisons_in_names_and_texts_take_quoted_values() {
+        assert_eq!(instantiate_name("=(a, b)", "a", "x y"), "=(\"x y\", b)");
+        let both = instantiate_name("=(\"x y\", b)", "b", "w");
+        assert_eq!(both, "=(\"x y\", \"w\")");
+        assert_eq!(comparison_value(&both), Some(false));
+        assert_eq!(comparison_value("=(a, \"w\")"), None);
+        assert_eq!(comparison_value("=(\"w\", \"w\")"), Some(true));
+        assert_eq!(comparison_value("take(w)"), None);
+        assert_eq!(
+            instantiate_text(
+                "G(p(a) & a != b -> a = \"k\" | \"a = b\")",
+                "a, b",
+                "x, \"y,z\""
+            ),
+            "G(p(x) & \"x\" != \"y,z\" -> \"x\" = \"k\" | \"a = b\")"
+        );
+    }
 
     #[test]
     fn names_instantiate_per_argument_and_per_variable() {

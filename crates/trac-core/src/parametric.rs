@@ -120,6 +120,8 @@ impl SliceAtom {
 pub struct Slicing {
     vars: Vec<String>,
     atoms: Vec<SliceAtom>,
+    /// Some comparison `x = y` has two different variables (see [`Slicing::is_joint`]).
+    compares_vars: bool,
 }
 
 fn pattern_arg(a: &str) -> bool {
@@ -137,10 +139,17 @@ impl Slicing {
     pub fn new<'a>(prop_names: impl IntoIterator<Item = &'a str>, var: &str) -> Slicing {
         let vars: Vec<String> = crate::names::split_list(var).map(String::from).collect();
         let mut atoms = Vec::new();
+        let mut compares_vars = false;
         for name in prop_names {
             let Some((base, args)) = split_atom_name(name) else {
                 continue;
             };
+            if let Some((l, r)) = crate::names::comparison_sides(name) {
+                // A comparison binds nothing: no label has its base.
+                let is_var = |x: &str| vars.iter().any(|v| v == x);
+                compares_vars |= l != r && is_var(l) && is_var(r);
+                continue;
+            }
             let args: Vec<SliceArg> = crate::names::split_list(args)
                 .map(|a| match vars.iter().position(|v| v == a) {
                     Some(k) => SliceArg::Var(k),
@@ -157,7 +166,11 @@ impl Slicing {
                 atoms.push(atom);
             }
         }
-        Slicing { vars, atoms }
+        Slicing {
+            vars,
+            atoms,
+            compares_vars,
+        }
     }
 
     /// The quantified variables, in order.
@@ -168,12 +181,13 @@ impl Slicing {
     /// True when every atom that mentions a variable mentions all of them (`load(p, a)`,
     /// `unload(p, a)` in `forall p, a: ...`). Then a tuple whose values never occurred together
     /// in one label has all its atoms false at every step so far, exactly like the template
-    /// (every value not seen yet): only the tuples of the labels need instances.
+    /// (every value not seen yet): only the tuples of the labels need instances. Not when a
+    /// comparison has two variables (`p != a`): a tuple of values seen apart (`v, v`) decides
+    /// it otherwise than the template does, so it needs an instance.
     pub fn is_joint(&self) -> bool {
-        self.atoms
-            .iter()
-            .filter(|a| a.has_var())
-            .all(|a| (0..self.vars.len()).all(|k| a.args.contains(&SliceArg::Var(k))))
+        let all_vars =
+            |a: &SliceAtom| (0..self.vars.len()).all(|k| a.args.contains(&SliceArg::Var(k)));
+        !self.compares_vars && self.atoms.iter().filter(|a| a.has_var()).all(all_vars)
     }
 
     /// True when some value tuple makes two atoms one when instantiated, as far as a

@@ -77,6 +77,9 @@ impl Renderer<'_> {
         let Node::Atom(s) = self.arena.node(f) else {
             return None;
         };
+        if let Some((l, r)) = trac_core::names::comparison_sides(self.arena.sym_name(*s)) {
+            return Some(format!("{l} equals {r}"));
+        }
         let parts = self.arena.sym_parts(*s);
         let d = self
             .descriptions
@@ -233,6 +236,12 @@ impl Renderer<'_> {
                 (None, name) => phrase(format!("`{}` holds", name.unwrap_or("")), Kind::Simple),
             },
             Not(a) => {
+                if let Some((l, r)) = self
+                    .atom_name(*a)
+                    .and_then(trac_core::names::comparison_sides)
+                {
+                    return phrase(format!("{l} differs from {r}"), Kind::Simple);
+                }
                 if let Some(d) = self.description(*a) {
                     return phrase(format!("not {d}"), Kind::Simple);
                 }

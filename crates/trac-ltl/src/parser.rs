@@ -22,7 +22,8 @@
 //!          | "F" | "<>" | "G" | "[]" | "Y" | "Z" | "O" | "H"
 //!          | ( "F" | "G" ) "[" digits ( ":" | ".." ) ( digits | "$" ) [ "!" ] "]"
 //!          | ( "Y" | "Z" ) "[" digits "]" | ( "O" | "H" ) "[" digits ( ":" | ".." ) ( digits | "$" ) "]" ;
-//! primary  = "true" | "false" | "1" | "0" | "end" | count | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! primary  = "true" | "false" | "1" | "0" | "end" | count | compare | atom [ "=0" | "=1" ] | "(" formula ")" ;
+//! compare  = ident ( "=" | "!=" ) ( ident | string ) ;      (* quantified properties only *)
 //! count    = "count" [ "[" digits "]" ] "(" formula ")" ( ">=" | ">" | "<=" | "<" | "==" | "!=" ) digits ;
 //! atom     = ident [ "(" arg ")" ] | string ;         (* no space between ident and "(" *)
 //! arg      = value | string ;
@@ -49,6 +50,11 @@
 //! `count(...)` comparisons and `end`, expanded as [`crate::sugar`] describes (bounds at most
 //! [`crate::sugar::MAX_BOUND`]). Not supported (an error rather than a different reading):
 //! PSL/SERE syntax (`{...}`, `[*]`, `;`, `|->`, ...).
+//!
+//! Comparisons of values (`a = b`, `a != b`, `a = "x"`, `a != "x"`) are trac's: in a property's
+//! `forall` body, between its variables or a variable and a quoted value; each is the atom
+//! `=(a, b)` (`a != b` its negation; see `trac_core::names::COMPARISON_BASE`), an error
+//! anywhere else, at its place.
 //!
 //! # Lexing of identifiers (following Spot's `spot/parsetl/scantl.ll`)
 //!
@@ -299,9 +305,12 @@ pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseErr
                     q.body_start + span.start..q.body_start + span.end,
                 ));
             }
+            let body = Parser::new(arena, src, q.body_start)
+                .with_vars(&q.var)
+                .run()?;
             Ok(Property {
                 var: Some(q.var),
-                body: Parser::new(arena, src, q.body_start).run()?,
+                body,
             })
         }
         None => {
@@ -318,7 +327,8 @@ pub fn parse_property(arena: &mut Arena, src: &str) -> Result<Property, ParseErr
 
 /// Checks that every variable of `prop`'s `forall` (parsed from `src` by [`parse_property`])
 /// is an argument of some atom of the body, or of an `exists` body in it (other than that
-/// quantifier's own variable).
+/// quantifier's own variable). A comparison (`a != b`) does not count: it gives its variables
+/// no value, so a variable only compared would never have one.
 ///
 /// # Errors
 /// The first unused variable, with the span of its name in the `forall` prefix of `src`.
@@ -337,6 +347,10 @@ pub fn check_vars_used(arena: &Arena, prop: &Property, src: &str) -> Result<(), 
     };
     for s in arena.atoms(prop.body) {
         let parts = arena.sym_parts(s);
+        if parts.base == trac_core::names::COMPARISON_BASE {
+            // A comparison gives its variables no value: an atom must.
+            continue;
+        }
         if let Some(args) = &parts.arg {
             mark(args, None);
         } else if let Some((q, body)) = split_exists(&parts.name) {
@@ -766,6 +780,12 @@ enum Tok {
     Count(Range<usize>, Option<u32>, Cmp, u32),
     /// `end`: the last step of a finite trace.
     EndAtom,
+    /// `l = r` or `l != r` (`negated`): each side a variable (bare) or a value (quoted), with
+    /// its span.
+    Compare {
+        sides: [(String, Range<usize>); 2],
+        negated: bool,
+    },
     True,
     False,
     Prefix(PrefixOp),
@@ -1040,6 +1060,11 @@ impl<'s> Lexer<'s> {
         }
         if word == "exists" && operand {
             if let Some(tok) = self.exists(start, end)? {
+                return Ok(tok);
+            }
+        }
+        if operand && !self.src[end..].starts_with('(') {
+            if let Some(tok) = self.comparison(start, end)? {
                 return Ok(tok);
             }
         }
@@ -1430,6 +1455,53 @@ impl<'s> Lexer<'s> {
         Ok(Some(self.token(Tok::Atom(name), start, body_end)))
     }
 
+    /// `VAR = SIDE` or `VAR != SIDE` after the identifier at `start..end` (`SIDE` a variable or
+    /// a double-quoted value): a [`Tok::Compare`]. `Ok(None)` when no `=` / `!=` follows, or
+    /// Wring's `=0` / `=1`, `==` or `=>` does.
+    fn comparison(&mut self, start: usize, end: usize) -> Result<Option<Token>, ParseError> {
+        let i = self.skip_ws(end);
+        let rest = &self.src[i..];
+        let (negated, op_len) = if rest.starts_with("!=") {
+            (true, 2)
+        } else if rest.starts_with('=')
+            && !["==", "=>", "=0", "=1"].iter().any(|p| rest.starts_with(p))
+        {
+            (false, 1)
+        } else {
+            return Ok(None);
+        };
+        let j = self.skip_ws(i + op_len);
+        let (right, right_end) = if self.src[j..].starts_with('"') {
+            let (v, e) = self.string(j)?;
+            (trac_core::names::quote_value(&v), e)
+        } else {
+            let len = ident_len(&self.src[j..]);
+            let ok = self.src[j..]
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_' || b == b'.');
+            if len == 0 || !ok {
+                let e = j + self.src[j..].chars().next().map_or(0, char::len_utf8);
+                let op = &self.src[i..i + op_len];
+                return Err(ParseError::new(
+                    format!(
+                        "expected a quantified variable or a quoted value after `{op}` (`a {op} b`, `a {op} \"x\"`)"
+                    ),
+                    j..e,
+                ));
+            }
+            (self.src[j..j + len].to_string(), j + len)
+        };
+        let tok = Tok::Compare {
+            sides: [
+                (self.src[start..end].to_string(), start..end),
+                (right, j..right_end),
+            ],
+            negated,
+        };
+        Ok(Some(self.token(tok, start, right_end)))
+    }
+
     /// A double-quoted string starting at `start`; returns its content and the end offset.
     fn string(&self, start: usize) -> Result<(String, usize), ParseError> {
         let mut out = String::new();
@@ -1484,6 +1556,9 @@ struct Parser<'a, 's> {
     ops: Vec<Pending>,
     /// How many `count(...)` bodies this parser is inside (bounded by [`MAX_COUNT_NESTING`]).
     nest: usize,
+    /// The variables of the property's `forall`, which comparisons may name (`None`: the
+    /// formula is not quantified, so it may have no comparison).
+    vars: Option<Vec<String>>,
 }
 
 /// How deeply `count(...)` bodies may nest (each is parsed by a parser of its own).
@@ -1502,7 +1577,77 @@ impl<'a, 's> Parser<'a, 's> {
             values: Vec::new(),
             ops: Vec::new(),
             nest: 0,
+            vars: None,
         }
+    }
+
+    /// This parser, for the body of `forall vars: ...` (a list as [`Property::var`]).
+    fn with_vars(mut self, vars: &str) -> Self {
+        self.vars = Some(
+            trac_core::names::split_list(vars)
+                .map(String::from)
+                .collect(),
+        );
+        self
+    }
+
+    /// The atom of a comparison `l = r` (negated for `l != r`): `=(l, r)`, the sides in
+    /// canonical order (two variables sorted, a variable before a value), so that `a = b` and
+    /// `b = a` are one atom ([`trac_core::names::COMPARISON_BASE`]).
+    fn comparison(
+        &mut self,
+        sides: &[(String, Range<usize>); 2],
+        negated: bool,
+        span: &Range<usize>,
+    ) -> Result<Formula, ParseError> {
+        let Some(vars) = &self.vars else {
+            return Err(ParseError::new(
+                "a comparison is only allowed in a quantified property (not in an `exists` \
+                 body), between its variables or a variable and a value (`forall a, b: \
+                 G(sent_to(a) & owner(b) & a != b -> ...)`)",
+                span.clone(),
+            ));
+        };
+        for (side, at) in sides {
+            let is_value = side.starts_with('"');
+            let value_as_var = is_value
+                && trac_core::names::parse_value(side)
+                    .is_some_and(|v| vars.iter().any(|x| *x == *v));
+            if value_as_var {
+                return Err(ParseError::new(
+                    format!(
+                        "the value {side} is also the name of a quantified variable; a property \
+                         cannot compare with it"
+                    ),
+                    at.clone(),
+                ));
+            }
+            if !is_value && !vars.contains(side) {
+                return Err(ParseError::new(
+                    format!(
+                        "`{side}` is not a variable of this property's `forall` ({}); a value \
+                         is written in double quotes (`\"{side}\"`)",
+                        vars.join(", ")
+                    ),
+                    at.clone(),
+                ));
+            }
+        }
+        let (l, r) = (&sides[0].0, &sides[1].0);
+        let (l, r) = if r.starts_with('"') || l <= r {
+            (l, r)
+        } else {
+            (r, l)
+        };
+        if l.starts_with('"') {
+            return Err(ParseError::new(
+                "a comparison needs a quantified variable on its left (`a = \"x\"`)",
+                span.clone(),
+            ));
+        }
+        let name = format!("{}({l}, {r})", trac_core::names::COMPARISON_BASE);
+        let f = self.arena.atom(&name);
+        Ok(if negated { self.arena.not(f) } else { f })
     }
 
     fn text(&self, t: &Token) -> String {
@@ -1531,6 +1676,11 @@ impl<'a, 's> Parser<'a, 's> {
                     }
                     Tok::True => {
                         self.push(Formula::TRUE, 1, false);
+                        expect_operand = false;
+                    }
+                    Tok::Compare { sides, negated } => {
+                        let f = self.comparison(sides, *negated, &t.span)?;
+                        self.push(f, 1, false);
                         expect_operand = false;
                     }
                     Tok::EndAtom => {
@@ -1643,6 +1793,7 @@ impl<'a, 's> Parser<'a, 's> {
                     | Tok::True
                     | Tok::False
                     | Tok::EndAtom
+                    | Tok::Compare { .. }
                     | Tok::Count(..)
                     | Tok::Prefix(_)
                     | Tok::LParen => {
@@ -1680,6 +1831,7 @@ impl<'a, 's> Parser<'a, 's> {
         }
         let mut inner = Parser::new(&mut *self.arena, &self.src[..body.end], body.start);
         inner.nest = self.nest + 1;
+        inner.vars = self.vars.clone();
         let (f, depth) = inner.run_depth()?;
         if let Some(bad) = self
             .arena
@@ -2117,5 +2269,143 @@ mod derived_syntax_tests {
         assert!(e.message.contains("one variable"), "{}", e.message);
         let e = parse(&mut a, "G(exists p: )").unwrap_err();
         assert!(e.message.contains("formula"), "{}", e.message);
+    }
+}
+
+#[cfg(test)]
+mod comparison_tests {
+    use super::*;
+
+    /// `forall VAR: ` and the printed body (as `printer::print_with_quantifier`, which this
+    /// module does not name: the printer depends on the parser).
+    fn print_with_quantifier(a: &Arena, var: Option<&str>, f: Formula) -> String {
+        match var {
+            Some(v) => format!("forall {v}: {}", print(a, f)),
+            None => print(a, f),
+        }
+    }
+
+    fn round(src: &str) -> String {
+        let mut a = Arena::new();
+        let p = parse_property(&mut a, src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let out = print_with_quantifier(&a, p.var.as_deref(), p.body);
+        let again = parse_property(&mut a, &out).unwrap();
+        assert_eq!(again.body, p.body, "{out}");
+        out
+    }
+
+    fn err(src: &str) -> (String, String) {
+        let mut a = Arena::new();
+        let e = parse_property(&mut a, src).unwrap_err();
+        (e.message.clone(), src[e.span.clone()].to_string())
+    }
+
+    #[test]
+    fn comparisons_parse_and_print_back() {
+        assert_eq!(
+            round("forall a, b: G((sent_to(a) & owner(b) & a != b) -> F ask)"),
+            "forall a, b: G(sent_to(a) & owner(b) & a != b -> F ask)"
+        );
+        // One atom whichever side is written first; the variable before a value.
+        assert_eq!(
+            round("forall a, b: G(p(a) & q(b) & b=a)"),
+            "forall a, b: G(p(a) & q(b) & a = b)"
+        );
+        assert_eq!(
+            round("forall a: G(p(a) -> a = \"x y\")"),
+            "forall a: G(p(a) -> a = \"x y\")"
+        );
+        assert_eq!(
+            round("forall a: G(p(a) -> a != \"x\")"),
+            "forall a: G(p(a) -> a != \"x\")"
+        );
+        assert_eq!(
+            round("forall a: G(p(a) & !(a = \"x\"))"),
+            "forall a: G(p(a) & a != \"x\")"
+        );
+        let mut ar = Arena::new();
+        let p = parse_property(&mut ar, "forall a, b: G(b != a)").unwrap();
+        let Node::Not(c) = *ar.node(match ar.node(p.body) {
+            Node::Globally(g) => *g,
+            _ => unreachable!(),
+        }) else {
+            panic!("a negation")
+        };
+        assert!(matches!(ar.node(c), Node::Atom(s) if ar.sym_name(*s) == "=(a, b)"));
+        // Wring's `a=0` / `a=1` and `=>` keep their meaning.
+        let mut ar = Arena::new();
+        let f = parse(&mut ar, "a=0 => b=1").unwrap();
+        assert_eq!(print(&ar, f), "!a -> b");
+    }
+
+    #[test]
+    fn comparisons_instantiate_to_their_values() {
+        let mut a = Arena::new();
+        let p = parse_property(&mut a, "forall a, b: G(p(a) & q(b) & a != b -> r)").unwrap();
+        // One variable given: the comparison is still open (false until `b` has a value).
+        let half = a.instantiate(p.body, "a", "u v");
+        assert!(
+            print(&a, half).contains("p(\"u v\") & \"u v\" != b"),
+            "{}",
+            print(&a, half)
+        );
+        let both = a.instantiate(half, "b", "w");
+        assert!(
+            print(&a, both).contains("\"u v\" != \"w\" -> r"),
+            "{}",
+            print(&a, both)
+        );
+        let named = |s: &str| a.atoms(both).iter().any(|&x| a.sym_name(x) == s);
+        assert!(named("=(\"u v\", \"w\")"));
+        assert_eq!(
+            trac_core::names::comparison_value("=(\"u v\", \"w\")"),
+            Some(false)
+        );
+        assert_eq!(
+            trac_core::names::comparison_value("=(\"w\", \"w\")"),
+            Some(true)
+        );
+        assert_eq!(trac_core::names::comparison_value("=(\"w\", b)"), None);
+        assert_eq!(trac_core::names::comparison_value("=(b, b)"), Some(true));
+    }
+
+    #[test]
+    fn comparisons_outside_a_quantifier_or_on_free_names_are_errors() {
+        let mut a = Arena::new();
+        let e = parse(&mut a, "G(p & a = b)").unwrap_err();
+        assert!(
+            e.message.contains("only allowed in a quantified property"),
+            "{}",
+            e.message
+        );
+        assert_eq!(&"G(p & a = b)"[e.span], "a = b");
+        let (m, at) = err("forall a: G(p(a) & a != c)");
+        assert!(
+            m.contains("`c` is not a variable of this property's `forall` (a)"),
+            "{m}"
+        );
+        assert_eq!(at, "c");
+        let (m, at) = err("forall a: G(p(a) & a = )");
+        assert!(
+            m.contains("expected a quantified variable or a quoted value after `=`"),
+            "{m}"
+        );
+        assert_eq!(at, ")");
+        let (m, at) = err("forall a, b: G(p(a, b) & a = \"b\")");
+        assert!(m.contains("also the name of a quantified variable"), "{m}");
+        assert_eq!(at, "\"b\"");
+        // Prefix operators keep a space before a comparison.
+        assert_eq!(
+            round("forall a, b: G(p(a) & q(b)) & G(a != b) & F!(a = \"x y\") & X a = b"),
+            "forall a, b: G(p(a) & q(b)) & G a != b & F a != \"x y\" & X a = b"
+        );
+        // Inside `count(...)` the variables are those of the property too.
+        round("forall a: G(p(a) -> count(q & a != \"x\") <= 2)");
+        // A variable that is only compared is given no value: unused.
+        let mut a = Arena::new();
+        let src = "forall a, b: G(p(a) & a != b)";
+        let prop = parse_property(&mut a, src).unwrap();
+        let e = check_vars_used(&a, &prop, src).unwrap_err();
+        assert_eq!(&src[e.span], "b");
     }
 }

@@ -23,6 +23,9 @@ pub(crate) fn print(arena: &Arena, f: Formula, exists_parses: ExistsParses) -> S
 /// [`crate::printer::atom_text`]): bare (`take_1`), parametric (`take(item)`,
 /// `delivered("red hot pepper")`) or double-quoted (`"package 1"`).
 pub(crate) fn atom_text(name: &str, exists_parses: ExistsParses) -> String {
+    if let Some((l, r)) = trac_core::names::comparison_sides(name) {
+        return format!("{l} = {r}");
+    }
     if is_plain_ident(name) {
         return name.to_string();
     }
@@ -100,7 +103,14 @@ fn fmt(arena: &Arena, f: Formula, ex: ExistsParses) -> (String, u8) {
         True => ("true".into(), P_PRIMARY),
         False => ("false".into(), P_PRIMARY),
         Atom(s) => (atom_text(arena.sym_name(*s), ex), P_PRIMARY),
-        Not(a) => prefix(arena, "!", *a, ex),
+        Not(a) => match arena.node(*a) {
+            // `a != b`, the negation of the comparison atom `=(a, b)`: one token to the parser.
+            Atom(s) => match trac_core::names::comparison_sides(arena.sym_name(*s)) {
+                Some((l, r)) => (format!("{l} != {r}"), P_PRIMARY),
+                None => prefix(arena, "!", *a, ex),
+            },
+            _ => prefix(arena, "!", *a, ex),
+        },
         Next(a) => prefix(arena, "X", *a, ex),
         StrongNext(a) => prefix(arena, "X[!]", *a, ex),
         Finally(a) => prefix(arena, "F", *a, ex),
@@ -174,6 +184,11 @@ fn bracketed(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, 
     (format!("{op}{sep}{body}"), P_PREFIX)
 }
 
+/// Whether `f` is a comparison atom `=(l, r)` (`trac_core::names::COMPARISON_BASE`).
+fn is_comparison(arena: &Arena, f: Formula) -> bool {
+    matches!(arena.node(f), Node::Atom(s) if trac_core::names::comparison_sides(arena.sym_name(*s)).is_some())
+}
+
 fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8) {
     let inner = fmt(arena, a, ex);
     let level = inner.1;
@@ -187,6 +202,8 @@ fn prefix(arena: &Arena, op: &str, a: Formula, ex: ExistsParses) -> (String, u8)
             // space before longer names and constants keeps `X examine(item)` readable.
             let short = match arena.node(a) {
                 Node::Atom(_) => body.chars().count() == 1,
+                // `G a != b`, not `Ga != b`: a comparison reads as one unit after a space.
+                Node::Not(b) if is_comparison(arena, *b) => false,
                 Node::True | Node::False => false,
                 _ => body != "end",
             };

@@ -39,7 +39,12 @@ fn messages_and_spans() {
     check("G((a) & b", "unclosed parenthesis", 1..2);
     check("a & b)", "unexpected `)`", 5..6);
     check(")", "unexpected `)`", 0..1);
-    check("a = b", "unknown operator `=`", 2..3);
+    check(
+        "a = b",
+        "a comparison is only allowed in a quantified property (not in an `exists` body), between its variables or a variable and a value (`forall a, b: G(sent_to(a) & owner(b) & a != b -> ...)`)",
+        0..5,
+    );
+    check("a == b", "unknown operator `==`", 2..4);
     check("a == b", "unknown operator `==`", 2..4);
     check("a <= b", "unknown operator `<=`", 2..4);
     check("a - b", "unknown operator `-`", 2..3);

@@ -226,7 +226,7 @@ const VALUES: [&str; 2] = ["a", "b"];
 /// A value that never occurs: brute force's stand-in for "every value not seen".
 const FRESH: &str = "zz";
 
-const FORMULAS: [&str; 8] = [
+const FORMULAS: [&str; 10] = [
     "G(p(x) & q(y) -> O r(x, y))",
     "G(r(x, y) -> X q(y))",
     "G(p(x) -> !q(y)) | F r(y, x)",
@@ -236,7 +236,16 @@ const FORMULAS: [&str; 8] = [
     // Every atom has both variables: only the labels' tuples get instances.
     "G(r(x, y) -> !X r(x, y))",
     "G(r(x, y) -> Y O r(y, x))",
+    // Comparisons beside the atoms that bind their variables (issue 24): decided by the tuple.
+    "G(p(x) & O q(y) & x != y -> r(x, y))",
+    "G(r(x, y) & x = y -> X p(x))",
 ];
+
+/// `FORMULAS[i]` parsed as the body of `forall x, y: ...` (comparisons need the quantifier).
+fn parse_case(arena: &mut Arena, i: usize) -> trac_ltl::Formula {
+    let src = format!("forall x, y: {}", FORMULAS[i]);
+    trac_ltl::parser::parse_property(arena, &src).unwrap().body
+}
 
 #[derive(Clone, Debug)]
 struct Case {
@@ -292,7 +301,14 @@ fn policy(reset: bool) -> ResetPolicy {
 /// Per tuple: the violation steps of the instantiated formula run alone (plain progression).
 fn brute_force(case: &Case, x: &str, y: &str) -> Vec<usize> {
     let mut arena = Arena::new();
-    let f = trac_ltl::parse(&mut arena, FORMULAS[case.formula]).unwrap();
+    let f = parse_case(&mut arena, case.formula);
+    // The comparison decided here, by the tuple's values, independently of the engines (which
+    // read it through `LabelSet::contains`).
+    let eq = arena.constant(x == y);
+    let f = arena.map_bottom_up(f, &mut |a: &mut Arena, g| match a.node(g) {
+        trac_ltl::Node::Atom(s) if a.sym_name(*s) == "=(x, y)" => eq,
+        _ => g,
+    });
     let g = arena.instantiate(f, "x, y", &format!("{x}, {y}"));
     let mut m = ProgressionMonitor::new(arena, g, policy(case.reset));
     let mut out: Vec<usize> = m
@@ -319,7 +335,7 @@ fn brute_force(case: &Case, x: &str, y: &str) -> Vec<usize> {
 /// violations of the tuples not seen yet.
 fn sliced(case: &Case, engine: Engine) -> (Vec<(String, Vec<usize>)>, Vec<usize>) {
     let mut arena = Arena::new();
-    let f = trac_ltl::parse(&mut arena, FORMULAS[case.formula]).unwrap();
+    let f = parse_case(&mut arena, case.formula);
     let compiler = trac_compile::Compiler::shared();
     let template = EngineMonitor::new_parametric(
         engine,

@@ -152,7 +152,8 @@ impl EngineMonitor {
     ///
     /// Several variables (`var` a list `x, y`): the table is shared by every tuple when no
     /// tuple can make two propositions one ([`Slicing::may_merge`]: no variable beside a
-    /// constant or another variable at the same argument of the same proposition), as with
+    /// constant or another variable at the same argument of the same proposition, and at most
+    /// one comparison `a = b` / `a = "x"`), as with
     /// `load(p, a)` / `unload(p, a)` or `call(tool)` / `modify(rid)`. Otherwise the compiled and
     /// cross-check engines run the property by complete progression (same verdicts: the
     /// compiled ≡ complete progression invariant; the states are built as the trace visits
@@ -172,8 +173,16 @@ impl EngineMonitor {
         let names = crate::engine::parametric::slicing_names(arena, formula);
         let slicing = Slicing::new(names.iter().map(String::as_str), var);
         let several = slicing.vars().len() > 1;
-        if several && slicing.may_merge() && matches!(engine, Engine::Compiled | Engine::CrossCheck)
-        {
+        // Two comparisons may become one when instantiated (`a = b` and `a = "x"` for
+        // `b := "x"`), as two atoms may ([`Slicing::may_merge`]; comparisons bind nothing, so
+        // the slicing does not see them).
+        let comparisons = arena
+            .atoms(formula)
+            .into_iter()
+            .filter(|&s| trac_core::names::comparison_sides(arena.sym_name(s)).is_some())
+            .count();
+        let may_merge = slicing.may_merge() || comparisons > 1;
+        if several && may_merge && matches!(engine, Engine::Compiled | Engine::CrossCheck) {
             return EngineMonitor::new(
                 Engine::CompleteProgression,
                 arena,

@@ -440,6 +440,11 @@ impl<'a> CheckCx<'a> {
         bound: Option<&str>,
         declared: &Declared<'_>,
     ) {
+        if parts.base == trac_core::names::COMPARISON_BASE {
+            // `a = b`, `a != "x"`: no proposition; the parser checked its variables, and it
+            // gives them no value (so it does not count as a use).
+            return;
+        }
         let pid = pcx.pid;
         let at = pcx.locate(find_atom(pcx.formula, &parts.name, &parts.base));
         let args: Vec<&str> = parts
