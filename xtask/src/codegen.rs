@@ -41,7 +41,8 @@ pub fn out_dir(root: &Path) -> PathBuf {
 /// order, then `mod.rs`.
 ///
 /// # Errors
-/// A spec that does not load, check or compile, with its path.
+/// A spec that does not load or check, with its path. A spec whose monitor cannot be
+/// generated is not an error: `mod.rs` names it with the reason.
 pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
     let spec_dir = root.join("examples/specs");
     let mut specs: Vec<PathBuf> = std::fs::read_dir(&spec_dir)
@@ -74,10 +75,17 @@ pub fn generate(root: &Path) -> Result<Vec<(PathBuf, String)>, Error> {
             krate: "::trac_core",
             file: Some(&rel),
         };
-        let tokens = generate_spec(&spec, &opts).map_err(|source| Error::Generate {
-            file: rel.clone(),
-            source,
-        })?;
+        // A spec with a property generated monitors cannot run (several quantified
+        // variables) is left to the runtime: named in `mod.rs` with the reason, not dropped
+        // silently, so the freshness test sees a spec change what is generated.
+        let tokens = match generate_spec(&spec, &opts) {
+            Ok(t) => t,
+            Err(e) => {
+                let why = e.to_string().replace('\n', " ");
+                let _ = write!(mod_rs, "\n// Not generated: `{rel}`: {}\n", why.trim());
+                continue;
+            }
+        };
         let file: syn::File = syn::parse2(tokens).map_err(|source| Error::Unparsable {
             file: rel.clone(),
             source,

@@ -25,15 +25,6 @@ pub enum Error {
         #[source]
         source: trac_spec::spec::SpecError,
     },
-    /// A spec whose monitor cannot be generated.
-    #[error("{file}: {source}")]
-    Generate {
-        /// The spec file, relative to the workspace root.
-        file: String,
-        /// Why the monitor cannot be generated.
-        #[source]
-        source: trac_codegen::GenerateError,
-    },
     /// Generated code that does not parse as a Rust file (a generator bug).
     #[error("{file}: generated code does not parse: {source}")]
     Unparsable {
