@@ -1269,7 +1269,7 @@ impl<'s> Lexer<'s> {
             if !self.src[close..].starts_with(']') {
                 return Err(ParseError::new(
                     "expected `]` after the window of `count[w](...)`",
-                    close..close + 1,
+                    self.char_span(close),
                 ));
             }
             window = Some(w);
@@ -1277,7 +1277,10 @@ impl<'s> Lexer<'s> {
         }
         if !self.src[i..].starts_with('(') {
             if window.is_some() {
-                return Err(ParseError::new("expected `(` after `count[w]`", i..i + 1));
+                return Err(ParseError::new(
+                    "expected `(` after `count[w]`",
+                    self.char_span(i),
+                ));
             }
             return Ok(None);
         }
@@ -1318,6 +1321,12 @@ impl<'s> Lexer<'s> {
             start,
             end,
         )))
+    }
+
+    /// The span of the character at byte `i`, empty at the end of the source (an error there
+    /// must not point past the input).
+    fn char_span(&self, i: usize) -> Range<usize> {
+        i..i + self.src[i..].chars().next().map_or(0, char::len_utf8)
     }
 
     /// The offset of the `)` that closes the group opened just before `from` (outside

@@ -361,3 +361,16 @@ fn fuzz_token_soup_never_panics() {
         .tests(20_000)
         .quickcheck(soup as fn(Soup) -> bool);
 }
+
+/// Found by the `formula` fuzz target: an error at the end of an unfinished `count[w` pointed
+/// one byte past the input.
+#[test]
+fn an_unfinished_count_window_points_inside_the_input() {
+    for src in ["count[ 1", "count[1]", "count[1", "count[2]x", "count[ 1 é"] {
+        let mut a = trac_ltl::Arena::new();
+        let e = trac_ltl::parse(&mut a, src).unwrap_err();
+        assert!(e.span.end <= src.len(), "{src:?}: {:?} {}", e.span, e.message);
+        assert!(src.is_char_boundary(e.span.start) && src.is_char_boundary(e.span.end));
+        let _ = e.render(src);
+    }
+}
