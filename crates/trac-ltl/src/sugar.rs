@@ -351,7 +351,9 @@ pub fn recognize(arena: &Arena, f: Formula) -> Option<Sugar> {
     let mut n = 0;
     let mut x = f;
     while let Some((s2, inner)) = step_of(arena.node(x)) {
-        if s2 != s {
+        // At most MAX_BOUND steps per abbreviation, so that what is printed parses back
+        // (`Y[238] Y[22] a` is 260 nested `Y`: printed `Y[256] Y[4] a`).
+        if s2 != s || n == MAX_BOUND {
             break;
         }
         n += 1;
@@ -404,7 +406,9 @@ fn range_at(arena: &Arena, g: Formula, s: Option<Step>, lo: u32) -> Option<Sugar
                 }
                 continue;
             }
-            if let Some((body, len)) = chain(arena, g, op, st).filter(|&(_, len)| lo + len >= 2) {
+            if let Some((body, len)) =
+                chain(arena, g, op, st).filter(|&(_, len)| lo + len >= 2 && lo + len <= MAX_BOUND)
+            {
                 return Some(Sugar::Range {
                     op,
                     strong,

@@ -369,8 +369,33 @@ fn an_unfinished_count_window_points_inside_the_input() {
     for src in ["count[ 1", "count[1]", "count[1", "count[2]x", "count[ 1 é"] {
         let mut a = trac_ltl::Arena::new();
         let e = trac_ltl::parse(&mut a, src).unwrap_err();
-        assert!(e.span.end <= src.len(), "{src:?}: {:?} {}", e.span, e.message);
+        assert!(
+            e.span.end <= src.len(),
+            "{src:?}: {:?} {}",
+            e.span,
+            e.message
+        );
         assert!(src.is_char_boundary(e.span.start) && src.is_char_boundary(e.span.end));
         let _ = e.render(src);
+    }
+}
+
+/// Found by the `formula` fuzz target: nested abbreviations whose steps add up past the largest
+/// bound printed as one abbreviation (`Y[260] Y2`) that does not parse back.
+#[test]
+fn nested_bounds_past_the_largest_print_back_as_parsable_formulas() {
+    for src in [
+        "Y[238] Y[22] Y2",
+        "X[200] X[100] a",
+        "X[256] F[0:3] a",
+        "Z[256] Z[256] Z b",
+        "F[250:256] F[0:9] a",
+    ] {
+        let mut a = trac_ltl::Arena::new();
+        let f = trac_ltl::parse(&mut a, src).unwrap();
+        let printed = trac_ltl::printer::print(&a, f);
+        let again = trac_ltl::parse(&mut a, &printed)
+            .unwrap_or_else(|e| panic!("{src}: printed {printed:?} does not parse: {e}"));
+        assert_eq!(again, f, "{src}: printed {printed:?}");
     }
 }
