@@ -479,22 +479,36 @@ fn run_count(arena: &Arena, f: Formula) -> Option<(Formula, u32)> {
     let Node::And(v) = arena.node(*x) else {
         return None;
     };
-    if v.len() != 2 {
-        return None;
-    }
-    for (b, other) in [(v[0], v[1]), (v[1], v[0])] {
+    // A conjunctive body is flattened into the `&` beside `Y O(...)`: the body is every other
+    // operand (`O(a & b & Y O(a & b))` counts `a & b`).
+    for (i, &other) in v.iter().enumerate() {
         let Node::Yesterday(inner) = arena.node(other) else {
             continue;
         };
+        let rest: Vec<Formula> = v
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, &g)| g)
+            .collect();
         let below = match arena.node(*inner) {
-            Node::Once(c) if *c == b => Some(1),
-            _ => run_count(arena, *inner).and_then(|(b2, k)| (b2 == b).then_some(k)),
+            Node::Once(c) if is_conjunction_of(arena, *c, &rest) => Some((*c, 1)),
+            _ => run_count(arena, *inner).filter(|&(b2, _)| is_conjunction_of(arena, b2, &rest)),
         };
-        if let Some(k) = below {
+        if let Some((b, k)) = below {
             return Some((b, k + 1));
         }
     }
     None
+}
+
+/// Whether `b` is the conjunction of `ops` (sorted operands of a normalized `&`; one operand:
+/// `b` itself).
+fn is_conjunction_of(arena: &Arena, b: Formula, ops: &[Formula]) -> bool {
+    match ops {
+        [one] => b == *one,
+        _ => matches!(arena.node(b), Node::And(w) if **w == *ops),
+    }
 }
 
 #[cfg(test)]

@@ -399,3 +399,25 @@ fn nested_bounds_past_the_largest_print_back_as_parsable_formulas() {
         assert_eq!(again, f, "{src}: printed {printed:?}");
     }
 }
+
+/// Found by the `formula` fuzz target: a count of a conjunction (`count(a & b)`, whose
+/// expansion flattens the body into the `&` beside `Y O(...)`) printed expanded, and with a
+/// large count and bounds the expansion was too deep to parse back.
+#[test]
+fn counts_of_conjunctions_print_back_as_counts() {
+    for (src, printed) in [
+        ("count(a & b) >= 3", "count(a & b) >= 3"),
+        ("G(count(a & b) < 3)", "G(count(a & b) <= 2)"),
+        ("count(a*b*c) >= 3", "count(a & b & c) >= 3"),
+        ("count(a & Y b) >= 2", "count(a & Y b) >= 2"),
+        (
+            "FX[255]G(count(sec*_e*mnaoili) <242)",
+            "FG[255:$](count(sec & _e & mnaoili) <= 241)",
+        ),
+    ] {
+        let mut a = trac_ltl::Arena::new();
+        let f = trac_ltl::parse(&mut a, src).unwrap();
+        assert_eq!(trac_ltl::printer::print(&a, f), printed, "{src}");
+        assert_eq!(trac_ltl::parse(&mut a, printed).unwrap(), f, "{src}");
+    }
+}
