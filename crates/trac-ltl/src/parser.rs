@@ -1912,7 +1912,12 @@ impl<'a, 's> Parser<'a, 's> {
                 let v = self.values.pop().ok_or_else(internal)?;
                 let extra = match op {
                     PrefixOp::NextN(n, _) | PrefixOp::PastN(_, n) => n as usize,
-                    PrefixOp::Range(_, _, lo, hi) => hi.unwrap_or(lo) as usize * 2 + 1,
+                    // The depth of the expansion, so that a formula and its printed form
+                    // (which may split or join abbreviations) count alike: `op[lo:$] a` is
+                    // `X[lo] op a`; `op[lo:hi] a` is `X[lo](a ∘ X(a ∘ … X a))`, two levels per
+                    // step past `lo`.
+                    PrefixOp::Range(_, _, lo, None) => lo as usize + 1,
+                    PrefixOp::Range(_, _, lo, Some(hi)) => lo as usize + 2 * (hi - lo) as usize,
                     _ => 1,
                 };
                 let depth = v.depth + extra;

@@ -390,6 +390,9 @@ fn nested_bounds_past_the_largest_print_back_as_parsable_formulas() {
         "X[256] F[0:3] a",
         "Z[256] Z[256] Z b",
         "F[250:256] F[0:9] a",
+        // The `formula` fuzz target: printed `X[256] X[256] X[256] G[227:$](...)`, which
+        // counted deeper than the formula it came from.
+        "X[995]G(look_around -> X !lookb_around)",
     ] {
         let mut a = trac_ltl::Arena::new();
         let f = trac_ltl::parse(&mut a, src).unwrap();
