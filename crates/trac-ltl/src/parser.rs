@@ -961,6 +961,19 @@ impl<'s> Lexer<'s> {
             ')' => return Ok(self.token(Tok::RParen, start, start + 1)),
             '"' => {
                 let (name, end) = self.string(start)?;
+                // `=(l, r)` names a comparison atom, which only `l = r` writes (its sides
+                // checked against the quantifier); a quoted atom of that name would print back
+                // as a comparison that does not parse.
+                if trac_core::names::comparison_sides(&name).is_some() {
+                    return Err(ParseError::new(
+                        format!(
+                            "\"{}\" is the internal name of a comparison; write the comparison \
+                             itself (`a = b`, `a != \"x\"`) in a `forall` property",
+                            trac_core::snippet::snippet(&name, trac_core::snippet::SNIPPET_CHARS)
+                        ),
+                        start..end,
+                    ));
+                }
                 return Ok(self.token(Tok::Atom(name), start, end));
             }
             _ => {}

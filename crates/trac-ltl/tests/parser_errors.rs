@@ -424,3 +424,22 @@ fn counts_of_conjunctions_print_back_as_counts() {
         assert_eq!(trac_ltl::parse(&mut a, printed).unwrap(), f, "{src}");
     }
 }
+
+/// Found by the `formula` fuzz target: a quoted atom named like a comparison (`"=(a, b)"`)
+/// printed back as the comparison `a = b`, which does not parse outside a quantifier.
+#[test]
+fn a_quoted_atom_named_like_a_comparison_is_refused() {
+    for src in ["\"=(a, b)\"", "G(\"=(666all -, uf)\" -> p)"] {
+        let mut a = trac_ltl::Arena::new();
+        let e = trac_ltl::parse(&mut a, src).unwrap_err();
+        assert!(
+            e.message.contains("internal name of a comparison"),
+            "{}",
+            e.message
+        );
+        assert!(e.span.end <= src.len() && src[e.span.clone()].starts_with('"'));
+    }
+    // Other quoted names with `=` stay atoms.
+    let mut a = trac_ltl::Arena::new();
+    assert!(trac_ltl::parse(&mut a, "\"a = b\" & \"=x\" & \"=(a)\"").is_ok());
+}
