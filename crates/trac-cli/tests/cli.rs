@@ -2021,3 +2021,26 @@ fn step_per_call_sees_the_order_and_the_count_of_calls_in_one_message() {
         stderr(&o)
     );
 }
+
+/// A new-user trial: a `--formula` comparison was warned about as "atom `=(a, b)` ... never
+/// labeled", an internal name no one can label. Its verdict is as derived by hand: `q(x)` at
+/// step 1 binds `b` to `x`; `p(x)` at step 2 without `q(x)` breaks the instance `x, x`, whose
+/// `a != b` is false.
+#[test]
+fn a_formula_comparison_is_not_warned_about_as_an_unlabeled_atom() {
+    let log = temp_file(
+        "compare-warn.jsonl",
+        "{\"labels\": [\"q(x)\"]}\n{\"labels\": [\"p(x)\"]}\n",
+    );
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "forall a, b: G(p(a) -> q(b) | a != b)",
+        log.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(!err.contains("=("), "{err}");
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let out = stdout(&o);
+    assert!(out.contains("violated at step 2"), "{out}");
+}
