@@ -282,6 +282,24 @@ fn load_specs(args: &AuditArgs) -> Result<Vec<CheckedSpec>, String> {
     load_spec_list(&args.specs, &args.formulas)
 }
 
+/// Warns about each property that mentions `end` in a spec under LTL3 (the default, and every
+/// `--formula`): there a trace never ends, `end` never holds, and a rule such as
+/// `G(end -> O saved)` passes whatever the trace (a silent "0 violations").
+fn warn_end_under_ltl3(specs: &[CheckedSpec]) {
+    for c in specs {
+        for p in &c.properties {
+            if p.decl.semantics == trac_spec::spec::Semantics::Ltl3
+                && trac_ltl::sugar::mentions_end(&p.arena, p.formula)
+            {
+                eprintln!(
+                    "warning: property `{}` ({}) uses `end`, which never holds under LTL3 (the default: a trace never ends); give it `semantics: Ltlf` in a spec file to check the trace as a whole",
+                    p.decl.id, c.spec.name
+                );
+            }
+        }
+    }
+}
+
 /// The spec files `paths` read and checked as `trac audit` checks them (labeling rules
 /// included, several specs combined by the library's policy), then the `--formula` properties
 /// `formulas` as one more spec; every error rendered with its position, one per line.
@@ -377,6 +395,7 @@ pub(crate) fn load_spec_list(
         }
     }
     if errors.is_empty() {
+        warn_end_under_ltl3(&specs);
         Ok(specs)
     } else {
         Err(errors.join("\n"))

@@ -2044,3 +2044,31 @@ fn a_formula_comparison_is_not_warned_about_as_an_unlabeled_atom() {
     let out = stdout(&o);
     assert!(out.contains("violated at step 2"), "{out}");
 }
+
+/// A new-user trial: `G(end -> O saved)` passed silently under LTL3 (where `end` never holds),
+/// from `--formula` and from a spec property without `semantics: Ltlf`; the LTLf property of
+/// the bundled agent-rules spec gets no warning.
+#[test]
+fn end_under_ltl3_is_warned_about() {
+    let log = temp_file("end-ltl3.jsonl", "{\"labels\": [\"a\"]}\n");
+    let o = trac(&[
+        "audit",
+        "--formula",
+        "G(end -> O saved)",
+        log.to_str().unwrap(),
+    ]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "warning: property `f1` (command line) uses `end`, which never holds under LTL3"
+        ),
+        "{err}"
+    );
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-rules.ron",
+        "examples/traces/agent-rules-demo.json",
+    ]);
+    assert!(!stderr(&o).contains("uses `end`"), "{}", stderr(&o));
+}

@@ -308,6 +308,16 @@ pub fn end(arena: &mut Arena) -> Formula {
     arena.not(x)
 }
 
+/// Whether `f` mentions `end` (`!X[!] true`, or `X[!] true` under a negation normal form):
+/// a formula that does means something only under LTLf, since under LTL3 a trace never ends.
+/// O(size of `f`).
+pub fn mentions_end(arena: &Arena, f: Formula) -> bool {
+    arena
+        .subformulas_postorder(f)
+        .into_iter()
+        .any(|g| matches!(arena.node(g), Node::StrongNext(t) if *t == Formula::TRUE))
+}
+
 fn step_of(node: &Node) -> Option<(Step, Formula)> {
     Some(match node {
         Node::Next(a) => (Step::Next, *a),
