@@ -2072,3 +2072,20 @@ fn end_under_ltl3_is_warned_about() {
     ]);
     assert!(!stderr(&o).contains("uses `end`"), "{}", stderr(&o));
 }
+
+/// A new-user trial: on OTLP spans, a tool's `execute_tool` span counted as a second call of
+/// the tool right after the model's call (`no-repeated-tool` violated at step 3 of one call);
+/// the spec's call rules now read assistant steps only. The fixture calls each tool once.
+#[test]
+fn agent_tools_on_otlp_spans_counts_each_call_once() {
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/agent-tools.ron",
+        "--format",
+        "jsonl",
+        "crates/trac-runtime/tests/fixtures/otlp.json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(violations(&o).is_empty(), "{}", stdout(&o));
+}
