@@ -599,31 +599,71 @@ fn print(arena: &Arena, f: Formula) -> String {
 /// Whether the `exists` atom named `name`, parenthesized, parses back alone as that atom: the
 /// printer writes it so then, and quotes it otherwise (a quoted name such as
 /// `"exists p: !q(p,"` does not parse back).
+///
+/// Memoized per thread: printing an `exists` body re-parses the `exists` atoms nested in it,
+/// whose printing re-parses theirs, so without the memo nested quantifiers cost exponential
+/// time (found by the `formula` fuzz target: a dozen nested `exists` took 27 s).
 pub(crate) fn exists_parses_alone(name: &str) -> bool {
-    let text = format!("({name})");
-    let mut arena = Arena::new();
-    match parse(&mut arena, &text) {
-        Ok(f) => matches!(arena.node(f), Node::Atom(s) if arena.sym_name(*s) == name),
-        Err(_) => false,
+    memo(&EXISTS_PARSES, name, |name| {
+        let text = format!("({name})");
+        let mut arena = Arena::new();
+        match parse(&mut arena, &text) {
+            Ok(f) => matches!(arena.node(f), Node::Atom(s) if arena.sym_name(*s) == name),
+            Err(_) => false,
+        }
+    })
+}
+
+thread_local! {
+    static EXISTS_PARSES: std::cell::RefCell<std::collections::HashMap<String, bool>> =
+        std::cell::RefCell::default();
+    static CANONICAL_BODIES: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::default();
+}
+
+/// The most entries a memo keeps before it is emptied (memory stays bounded on long runs).
+const MEMO_ENTRIES: usize = 4096;
+
+/// `compute(key)`, remembered in `cache`. The cache is not borrowed while `compute` runs, since
+/// it may recurse into the same memo.
+fn memo<V: Clone>(
+    cache: &'static std::thread::LocalKey<std::cell::RefCell<std::collections::HashMap<String, V>>>,
+    key: &str,
+    compute: impl FnOnce(&str) -> V,
+) -> V {
+    if let Some(v) = cache.with(|c| c.borrow().get(key).cloned()) {
+        return v;
     }
+    let v = compute(key);
+    cache.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= MEMO_ENTRIES {
+            c.clear();
+        }
+        c.insert(key.to_string(), v.clone());
+    });
+    v
 }
 
 /// The printed body of an `exists` quantifier, reprinted until it no longer changes (a fresh
 /// arena may order the operands of `&` / `|` differently from the first), so that one body has
 /// one name however it was written.
-fn canonical_body(mut text: String) -> String {
-    for _ in 0..4 {
-        let mut arena = Arena::new();
-        let Ok(f) = Parser::new(&mut arena, &text, 0).run() else {
-            return text;
-        };
-        let again = print(&arena, f);
-        if again == text {
-            break;
+fn canonical_body(text: String) -> String {
+    memo(&CANONICAL_BODIES, &text, |first| {
+        let mut text = first.to_string();
+        for _ in 0..4 {
+            let mut arena = Arena::new();
+            let Ok(f) = Parser::new(&mut arena, &text, 0).run() else {
+                return text;
+            };
+            let again = print(&arena, f);
+            if again == text {
+                break;
+            }
+            text = again;
         }
-        text = again;
-    }
-    text
+        text
+    })
 }
 
 /// The name of the `exists q: ψ` atom `name` with the variables `var` (a list `x, y` as

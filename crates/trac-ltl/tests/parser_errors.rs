@@ -443,3 +443,20 @@ fn a_quoted_atom_named_like_a_comparison_is_refused() {
     let mut a = trac_ltl::Arena::new();
     assert!(trac_ltl::parse(&mut a, "\"a = b\" & \"=x\" & \"=(a)\"").is_ok());
 }
+
+/// Found by the `formula` fuzz target: printing an `exists` body re-parsed the `exists` atoms
+/// nested in it, and so on down, so nested quantifiers took exponential time (a dozen levels:
+/// 27 s). Thirty levels finish only with the memo (without it, a run of this test would not
+/// end); both a formula that parses and one with an error after the quantifiers.
+#[test]
+fn nested_exists_quantifiers_parse_in_polynomial_time() {
+    let mut nested = String::from("q(a)");
+    for _ in 0..30 {
+        nested = format!("(exists p: !l(p) -> !Y({nested}) | Y l(p))");
+    }
+    let mut a = trac_ltl::Arena::new();
+    let f = trac_ltl::parse(&mut a, &format!("G({nested})"));
+    assert!(f.is_ok(), "{:?}", f.err().map(|e| e.message));
+    let e = trac_ltl::parse(&mut a, &format!("G(({nested})")).unwrap_err();
+    assert!(e.message.contains("unclosed"), "{}", e.message);
+}
