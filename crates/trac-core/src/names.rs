@@ -398,7 +398,10 @@ fn instantiate_comparisons(text: &str, var: &str, value: &str) -> String {
         };
         let left = text[..i].bytes().rev().take_while(|&c| is_ident(c)).count();
         let right = text[i + op..].bytes().take_while(|&c| is_ident(c)).count();
-        if let Some(r) = replace(&text[i - left..i]) {
+        // A left side already replaced as the right side of the previous comparison
+        // (`item = item = item`) is not replaced again.
+        let left_done = i - left < copied;
+        if let Some(r) = (!left_done).then(|| replace(&text[i - left..i])).flatten() {
             out.push_str(&text[copied..i - left]);
             out.push_str(&r);
             copied = i;
@@ -635,6 +638,19 @@ fn check_quoted_values(label: &str, open: usize) -> Result<(), (usize, String)> 
 
 #[cfg(test)]
 mod tests {
+
+    /// Found by the `label` fuzz target: in a chain `item = item = item` the middle word is
+    /// the right side of one comparison and the left of the next; it was replaced twice
+    /// (slicing out of order: a panic).
+    #[test]
+    fn chained_comparisons_instantiate_each_side_once() {
+        assert_eq!(
+            instantiate_text("item = item = item", "item", "knife"),
+            "\"knife\" = \"knife\" = \"knife\""
+        );
+        let fuzz = "=\0 = item = item-\0\u{16}q\u{1}= , !=  s\0(z, =x\" -\0\u{16}q\u{1}= , !=  s\0(z, =x\" y\0)";
+        let _ = instantiate_text(fuzz, "item", "knife");
+    }
     use super::*;
 
     #[test]
