@@ -27,6 +27,16 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// The conversation's monitor thread stopped (`e` says why): HTTP 500, `monitor_stopped`.
+    pub fn monitor_stopped(e: &dyn std::fmt::Display) -> ApiError {
+        ApiError {
+            status: 500,
+            kind: GATEWAY,
+            code: Some("monitor_stopped".into()),
+            message: format!("trac gateway: {e}"),
+        }
+    }
+
     /// A malformed request: HTTP 400.
     pub fn invalid(message: impl Into<String>) -> ApiError {
         ApiError {

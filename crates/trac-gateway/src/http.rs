@@ -18,11 +18,11 @@
 //! upstream's own error (any non-2xx status) reaches the client as it was sent.
 
 use crate::api::ApiError;
-use crate::conversation::{Outcome, Screen};
+use crate::conversation::Outcome;
 use crate::gateway::{session_id, Gateway, Handle, SESSION_HEADER};
 use crate::monitors::MonitorGone;
 use crate::options::GatewayError;
-use crate::shield::{blocked_error, message_stream, refused_completion, refused_stream, Sample};
+use crate::shield::{blocked_error, message_stream, refused_completion, refused_stream};
 use crate::stream::{Assembler, Chunked};
 use crate::upstream::{
     read_some, redact, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY,
@@ -308,14 +308,9 @@ fn pass_get(gw: &Gateway, rq: Request) {
     }
 }
 
-/// The monitor thread of a conversation stopped: HTTP 500.
+/// The conversation's monitor thread stopped: HTTP 500.
 fn gone(e: &MonitorGone) -> ApiError {
-    ApiError {
-        status: 500,
-        kind: crate::api::GATEWAY,
-        code: Some("monitor_stopped".into()),
-        message: format!("trac gateway: {e}"),
-    }
+    ApiError::monitor_stopped(e)
 }
 
 /// `POST /v1/messages` (Anthropic's Messages API): its body read here, served by
@@ -421,69 +416,7 @@ impl Turn<'_> {
         if self.gw.options().intervene.predictive() {
             return crate::predictive::take(self, message);
         }
-        let n = self.gw.options().samples;
-        let Some(on_block) = self.gw.shield().filter(|_| n > 0) else {
-            return self.take(message, true).map(|o| (o, None));
-        };
-        let m = message.clone();
-        let screen = self
-            .gw
-            .with(self.h, move |c| c.screen(&m))
-            .map_err(|e| gone(&e))?;
-        let Screen::Violates(violations) = screen else {
-            return self.take(message, true).map(|o| (o, None));
-        };
-        let body = self.sample_body();
-        let mut samples = Vec::new();
-        let mut chosen = None;
-        for _ in 0..n {
-            let (completion, m) = match self.draw(&body) {
-                Ok(d) => d,
-                Err(error) => {
-                    samples.push(Sample {
-                        message: None,
-                        properties: Vec::new(),
-                        error: Some(error),
-                    });
-                    continue;
-                }
-            };
-            let probe = m.clone();
-            let screen = self
-                .gw
-                .with(self.h, move |c| c.screen(&probe))
-                .map_err(|e| gone(&e))?;
-            let (properties, error, clean) = match screen {
-                Screen::Clean => (Vec::new(), None, true),
-                Screen::Violates(v) => (v, None, false),
-                Screen::Unread(why) => (Vec::new(), Some(why), false),
-            };
-            samples.push(Sample {
-                message: Some(m),
-                properties,
-                error,
-            });
-            if clean {
-                chosen = Some(completion);
-                break;
-            }
-        }
-        let log = self.gw.log();
-        let picked = chosen.is_some();
-        let outcome = self
-            .gw
-            .with(self.h, move |c| {
-                c.take_resampled(
-                    &message,
-                    violations,
-                    samples,
-                    picked,
-                    on_block,
-                    log.as_deref(),
-                )
-            })
-            .map_err(|e| gone(&e))?;
-        Ok((outcome, chosen))
+        crate::predictive::take_first_compliant(self, message)
     }
 
     /// The request as it is sent for a sample: not streamed.

@@ -18,9 +18,8 @@ use crate::anthropic::{
     response_message, session_id, Assembler,
 };
 use crate::api::ApiError;
-use crate::conversation::{Outcome, Screen};
+use crate::conversation::Outcome;
 use crate::gateway::{Gateway, Handle, SESSION_HEADER};
-use crate::shield::Sample;
 use crate::stream::Chunked;
 use crate::upstream::{read_some, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY};
 use serde_json::Value;
@@ -60,14 +59,9 @@ fn respond_answer(rq: Request, a: Answer) {
     respond(rq, a.status, &a.headers, a.body);
 }
 
-/// The monitor thread of a conversation stopped: HTTP 500.
+/// The conversation's monitor thread stopped: HTTP 500.
 fn gone(e: &crate::monitors::MonitorGone) -> ApiError {
-    ApiError {
-        status: 500,
-        kind: crate::api::GATEWAY,
-        code: Some("monitor_stopped".into()),
-        message: format!("trac gateway: {e}"),
-    }
+    ApiError::monitor_stopped(e)
 }
 
 /// Serves one `POST /v1/messages` whose `headers` and `body` (or why it could not be read) the
@@ -117,6 +111,28 @@ pub fn serve(gw: &Gateway, rq: Request, headers: Headers, body: Result<Vec<u8>, 
     }
 }
 
+impl crate::predictive::Turn for Exchange<'_> {
+    fn gateway(&self) -> &Gateway {
+        self.gw
+    }
+
+    fn handle(&self) -> &Handle {
+        self.h
+    }
+
+    fn sample_body(&self) -> Vec<u8> {
+        Exchange::sample_body(self)
+    }
+
+    fn draw(&self, body: &[u8]) -> Result<(Value, Value), String> {
+        Exchange::draw(self, body)
+    }
+
+    fn take(&self, message: Value, check: bool) -> Result<Outcome, ApiError> {
+        Exchange::take(self, message, check)
+    }
+}
+
 /// One request of a conversation, past its messages: the upstream's answer to take.
 struct Exchange<'a> {
     gw: &'a Gateway,
@@ -147,58 +163,7 @@ impl Exchange<'_> {
     /// sample that violates nothing replaces it (its whole response comes back with the
     /// outcome); else it is replaced as `--on-block` says.
     fn take_first(&self, message: Value) -> Result<(Outcome, Option<Value>), ApiError> {
-        let n = self.gw.options().samples;
-        let Some(on_block) = self.gw.shield().filter(|_| n > 0) else {
-            return self.take(message, true).map(|o| (o, None));
-        };
-        let m = message.clone();
-        let Screen::Violates(violations) = self.with(move |c| c.screen(&m))? else {
-            return self.take(message, true).map(|o| (o, None));
-        };
-        let body = self.sample_body();
-        let mut samples = Vec::new();
-        let mut chosen = None;
-        for _ in 0..n {
-            let (response, m) = match self.draw(&body) {
-                Ok(d) => d,
-                Err(error) => {
-                    samples.push(Sample {
-                        message: None,
-                        properties: Vec::new(),
-                        error: Some(error),
-                    });
-                    continue;
-                }
-            };
-            let probe = m.clone();
-            let (properties, error, clean) = match self.with(move |c| c.screen(&probe))? {
-                Screen::Clean => (Vec::new(), None, true),
-                Screen::Violates(v) => (v, None, false),
-                Screen::Unread(why) => (Vec::new(), Some(why), false),
-            };
-            samples.push(Sample {
-                message: Some(m),
-                properties,
-                error,
-            });
-            if clean {
-                chosen = Some(response);
-                break;
-            }
-        }
-        let log = self.gw.log();
-        let picked = chosen.is_some();
-        let outcome = self.with(move |c| {
-            c.take_resampled(
-                &message,
-                violations,
-                samples,
-                picked,
-                on_block,
-                log.as_deref(),
-            )
-        })?;
-        Ok((outcome, chosen))
+        crate::predictive::take_first_compliant(self, message)
     }
 
     /// The request as it is sent for a sample: not streamed.

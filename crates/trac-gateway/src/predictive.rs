@@ -31,10 +31,11 @@
 //! [`Supervisor::simulate_events`]: trac_agent::supervisor::Supervisor::simulate_events
 
 use crate::api::ApiError;
-use crate::conversation::{Conversation, Outcome};
+use crate::conversation::{Conversation, Outcome, Screen};
 use crate::gateway::{Gateway, Handle};
 use crate::monitors::MonitorGone;
 use crate::options::Intervene;
+use crate::shield::Sample;
 use serde_json::{json, Value};
 use trac_agent::predict::{estimate, Prediction};
 
@@ -56,12 +57,7 @@ pub(crate) trait Turn {
 
 /// The conversation's monitor thread stopped: HTTP 500.
 fn gone(e: &MonitorGone) -> ApiError {
-    ApiError {
-        status: 500,
-        kind: crate::api::GATEWAY,
-        code: Some("monitor_stopped".into()),
-        message: format!("trac gateway: {e}"),
-    }
+    ApiError::monitor_stopped(e)
 }
 
 /// `f` run on the conversation of `turn`, on its monitor thread.
@@ -70,6 +66,70 @@ fn on<R: Send + 'static>(
     f: impl FnOnce(&mut Conversation) -> R + Send + 'static,
 ) -> Result<R, ApiError> {
     turn.gateway().with(turn.handle(), f).map_err(|e| gone(&e))
+}
+
+/// The response's message under `shield` with `--samples N` (both APIs): when it would
+/// violate, the upstream is asked up to N more times (the same request, not streamed) and the
+/// first sample that violates nothing replaces it; else it is replaced as `--on-block` says.
+/// The whole answer of the chosen sample comes back with the outcome. Without shield or
+/// samples, the message is taken as it is (checked under shield).
+pub(crate) fn take_first_compliant(
+    turn: &dyn Turn,
+    message: Value,
+) -> Result<(Outcome, Option<Value>), ApiError> {
+    let gw = turn.gateway();
+    let n = gw.options().samples;
+    let Some(on_block) = gw.shield().filter(|_| n > 0) else {
+        return turn.take(message, true).map(|o| (o, None));
+    };
+    let m = message.clone();
+    let Screen::Violates(violations) = on(turn, move |c| c.screen(&m))? else {
+        return turn.take(message, true).map(|o| (o, None));
+    };
+    let body = turn.sample_body();
+    let mut samples = Vec::new();
+    let mut chosen = None;
+    for _ in 0..n {
+        let (answer, m) = match turn.draw(&body) {
+            Ok(d) => d,
+            Err(error) => {
+                samples.push(Sample {
+                    message: None,
+                    properties: Vec::new(),
+                    error: Some(error),
+                });
+                continue;
+            }
+        };
+        let probe = m.clone();
+        let (properties, error, clean) = match on(turn, move |c| c.screen(&probe))? {
+            Screen::Clean => (Vec::new(), None, true),
+            Screen::Violates(v) => (v, None, false),
+            Screen::Unread(why) => (Vec::new(), Some(why), false),
+        };
+        samples.push(Sample {
+            message: Some(m),
+            properties,
+            error,
+        });
+        if clean {
+            chosen = Some(answer);
+            break;
+        }
+    }
+    let log = gw.log();
+    let picked = chosen.is_some();
+    let outcome = on(turn, move |c| {
+        c.take_resampled(
+            &message,
+            violations,
+            samples,
+            picked,
+            on_block,
+            log.as_deref(),
+        )
+    })?;
+    Ok((outcome, chosen))
 }
 
 /// One answer of the upstream asked for by an intervention.
