@@ -21,7 +21,9 @@ use crate::api::ApiError;
 use crate::conversation::Outcome;
 use crate::gateway::{Gateway, Handle, SESSION_HEADER};
 use crate::stream::Chunked;
-use crate::upstream::{read_some, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY};
+use crate::upstream::{
+    read_some, redact, response_headers, unreadable_error, Answer, MAX_UPSTREAM_BODY,
+};
 use serde_json::Value;
 use tiny_http::{Header, Request, Response};
 
@@ -186,11 +188,9 @@ impl Exchange<'_> {
             .fetch(self.path, self.headers, Some(body))
             .map_err(|e| e.message)?;
         if !a.ok() {
-            return Err(format!(
-                "the upstream answered {}: {}",
-                a.status,
-                String::from_utf8_lossy(&a.body)
-            ));
+            // The upstream's words, without the request's API key (an error body may echo it).
+            let body = redact(&String::from_utf8_lossy(&a.body), self.headers);
+            return Err(format!("the upstream answered {}: {body}", a.status));
         }
         let v: Value = serde_json::from_slice(&a.body)
             .map_err(|e| format!("the upstream's answer is not JSON: {e}"))?;

@@ -240,6 +240,29 @@ fn a_blocked_response_is_replaced_by_the_first_compliant_sample() {
     assert!(a.complaints.is_empty(), "{:?}", a.complaints);
 }
 
+#[test]
+fn a_sample_refused_with_the_api_key_in_its_error_is_logged_without_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = Upstream::start();
+    let log = temp(&dir, "echo.jsonl");
+    let mut o = options(&upstream, Intervene::Shield, Some(&log));
+    o.samples = 1;
+    let gw = start(o);
+    // Turn 1 updates without a confirmation; its one sample is refused with a 401 that echoes
+    // the x-api-key header, so the response is blocked and the sample's error is logged.
+    let words = "ECHOKEY: please move my flight to HAT045, reservation ZFA04Y";
+    let run = claude::run_agent(&base(&gw), KEY, Some("echo"), words, false);
+    assert!(run.ended, "{:?}", run.last);
+    let seen = upstream.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3);
+    assert_eq!(seen[2].body["messages"], seen[1].body["messages"]);
+    let text = std::fs::read_to_string(temp(&dir, "echo.interventions.jsonl")).unwrap();
+    assert!(text.contains("invalid x-api-key"), "{text}");
+    assert!(text.contains("[redacted]"), "{text}");
+    assert!(!text.contains("SECRET"), "{text}");
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("SECRET"));
+}
+
 /// A request at turn `turn` of the scripted conversation, streamed.
 fn stream_body(turn: usize) -> String {
     let mut messages = vec![json!({"role": "user", "content": ASK})];

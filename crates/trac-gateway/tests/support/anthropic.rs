@@ -122,6 +122,23 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>) {
         let _ = rq.respond(resp);
         return;
     }
+    let repeated = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|s| s.body["messages"] == body["messages"])
+        .count()
+        > 1;
+    if repeated && first_user.contains("ECHOKEY") {
+        // A sample refused, echoing the credentials (as an "invalid x-api-key" error might).
+        let key = header(&rq, "x-api-key").unwrap_or_default();
+        let b = json!({"type": "error", "error": {"type": "authentication_error", "message": format!("invalid x-api-key: {key}")}});
+        let resp = tiny_http::Response::from_string(b.to_string())
+            .with_status_code(401)
+            .with_header(json_type);
+        let _ = rq.respond(resp);
+        return;
+    }
     let (status, text, kind) = if last_user.contains("FAIL500") {
         (500, FAIL_BODY.to_string(), "application/json")
     } else {
@@ -132,14 +149,7 @@ fn answer(mut rq: tiny_http::Request, log: &Mutex<Vec<Seen>>) {
             .unwrap_or("NONE")
             .to_string();
         let model = body["model"].as_str().unwrap_or("scripted").to_string();
-        let again = log
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|s| s.body["messages"] == body["messages"])
-            .count()
-            > 1;
-        let content = if first_user.contains("FLAKY") && turn == 1 && again {
+        let content = if first_user.contains("FLAKY") && turn == 1 && repeated {
             json!([{"type": "text", "text": super::confirm_question(&rid)}])
         } else {
             scripted_content(turn, &rid)
