@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use trac_compile::{compile, monitorability, CompileOptions, Compiled, Minimize, Semantics};
+use trac_compile::{compile_within, monitorability, CompileOptions, Compiled, Minimize, Semantics};
 use trac_core::table::Table;
 use trac_ltl::compiler::TableCompiler;
 use trac_ltl::{Arena, Formula};
@@ -37,6 +37,10 @@ pub struct CompileArgs {
     /// Same as `--minimize none`.
     #[arg(long, conflicts_with = "minimize")]
     no_minimize: bool,
+    /// Give up with an error once the automaton has more than N states (0: no limit). The size
+    /// can be exponential in the formula (`count[w]`, `Y[n]`, conjunctions of them).
+    #[arg(long, value_name = "N", default_value_t = trac_compile::DEFAULT_MAX_STATES)]
+    max_states: usize,
     /// Write to FILE instead of standard output; to a directory (an existing one, or a path
     /// ending in `/`): one file per property, DIR/ID.dot (.hoa, .json, .ron).
     #[arg(short = 'o', long = "output", value_name = "FILE|DIR")]
@@ -86,6 +90,15 @@ pub enum Emit {
 }
 
 /// The engine options of `trac audit`.
+/// The state budget `--max-states N` gives (`0`: none).
+pub fn max_states(n: usize) -> usize {
+    if n == 0 {
+        usize::MAX
+    } else {
+        n
+    }
+}
+
 #[derive(clap::Args)]
 pub struct EngineArgs {
     /// The monitoring engine: compiled monitor tables (complete verdicts), formula progression,
@@ -96,6 +109,12 @@ pub struct EngineArgs {
     /// satisfy the property, satisfied as soon as none can violate it), as the compiled engine.
     #[arg(long)]
     complete: bool,
+    /// The compiled engine's state budget: a property whose monitor automaton has more states
+    /// (the size can be exponential in the formula: `count[w]`, `Y[n]`, conjunctions of them)
+    /// is monitored by complete progression instead, with the same verdicts, and a note on
+    /// stderr. 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = trac_compile::DEFAULT_MAX_STATES)]
+    max_states: usize,
 }
 
 /// Engines selectable on the command line.
@@ -142,16 +161,16 @@ impl EngineArgs {
     /// The engine and, when it needs one, the table compiler (which also gives complete
     /// progression its verdict oracle).
     pub fn engine(&self) -> (Engine, Option<Arc<dyn TableCompiler>>) {
+        let compiler = || -> Option<Arc<dyn TableCompiler>> {
+            Some(Arc::new(trac_compile::Compiler::with_max_states(
+                max_states(self.max_states),
+            )))
+        };
         match (self.engine, self.complete) {
-            (EngineArg::Compiled, _) => (Engine::Compiled, Some(trac_compile::Compiler::shared())),
+            (EngineArg::Compiled, _) => (Engine::Compiled, compiler()),
             (EngineArg::Progression, false) => (Engine::Progression, None),
-            (EngineArg::Progression, true) => (
-                Engine::CompleteProgression,
-                Some(trac_compile::Compiler::shared()),
-            ),
-            (EngineArg::CrossCheck, _) => {
-                (Engine::CrossCheck, Some(trac_compile::Compiler::shared()))
-            }
+            (EngineArg::Progression, true) => (Engine::CompleteProgression, compiler()),
+            (EngineArg::CrossCheck, _) => (Engine::CrossCheck, compiler()),
         }
     }
 }
@@ -159,7 +178,8 @@ impl EngineArgs {
 /// Lines for `trac check`: the initial verdict, the number of states and the monitorability
 /// class of the (LTL3) monitor of `formula`.
 pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
-    let c = match compile(arena, formula, &CompileOptions::default()) {
+    let opts = CompileOptions::default();
+    let c = match compile_within(arena, formula, &opts, trac_compile::DEFAULT_MAX_STATES) {
         Ok(c) => c,
         Err(e) => return vec![format!("monitor:      cannot compile: {e}")],
     };
@@ -324,14 +344,11 @@ pub fn run(args: &CompileArgs) -> ExitCode {
     }
     let mut tables: Vec<(String, Compiled)> = Vec::new();
     for (name, mut arena, f, semantics) in jobs {
-        match compile(
-            &mut arena,
-            f,
-            &CompileOptions {
-                semantics,
-                minimize,
-            },
-        ) {
+        let opts = CompileOptions {
+            semantics,
+            minimize,
+        };
+        match compile_within(&mut arena, f, &opts, max_states(args.max_states)) {
             Ok(c) => tables.push((name, c)),
             Err(e) => {
                 let what = if name.is_empty() {
@@ -340,6 +357,9 @@ pub fn run(args: &CompileArgs) -> ExitCode {
                     format!("property {name}: ")
                 };
                 eprintln!("error: {what}{e}");
+                if matches!(e, trac_compile::CompileError::TooLarge { .. }) {
+                    eprintln!("  = help: raise --max-states (0: no limit); `trac audit` monitors such a property by complete progression");
+                }
                 return ExitCode::from(2);
             }
         }

@@ -526,6 +526,17 @@ fn slow_build_hint(engine: &str) -> std::sync::mpsc::Sender<()> {
     tx
 }
 
+/// A note on stderr per property whose table is over the state budget (`--max-states`), so
+/// the compiled engine runs it by complete progression: same verdicts, slower steps.
+pub(crate) fn print_fallbacks(plan: &AuditPlan) {
+    for f in plan.fallbacks() {
+        eprintln!(
+            "note: property {}: {}; it is monitored by progression with bounded satisfiability checks instead: every verdict is sound and, unless a check runs out of its budget, the same as the table's, at the same step (raise --max-states to compile it)",
+            f.property, f.cause
+        );
+    }
+}
+
 /// How long building the monitors may take before [`slow_build_hint`] speaks.
 const SLOW_BUILD: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -582,6 +593,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    print_fallbacks(&plan);
     let labeling = match llm::Labeling::new(&args.llm, &specs, args.format == Format::Jsonl) {
         Ok(l) => l,
         Err(e) => {

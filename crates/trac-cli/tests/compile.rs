@@ -322,3 +322,40 @@ fn emit_into_a_path_ending_in_a_slash_creates_the_directory() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.starts_with("error: ") && e.contains("taken"), "{e}");
 }
+
+#[test]
+fn a_table_over_max_states_is_refused_by_compile_and_run_by_progression_in_audit() {
+    let o = trac(&["compile", "G(count[4](a) <= 2)", "--max-states", "3"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error: the monitor automaton has more than 3 states"),
+        "{err}"
+    );
+    assert!(err.contains("raise --max-states"), "{err}");
+    // 0: no limit.
+    let o = trac(&["compile", "G(count[4](a) <= 2)", "--max-states", "0"]);
+    assert_eq!(o.status.code(), Some(0));
+
+    // The audit: the same summary with a table and with the fallback, a note naming it.
+    let dir = temp_dir("max-states");
+    let trace = dir.join("t.jsonl");
+    let steps = [r#"[]"#, r#"["a"]"#, r#"[]"#, r#"["a"]"#, r#"["a"]"#, r#"[]"#];
+    let lines: Vec<String> = steps.iter().map(|l| format!("{{\"labels\": {l}}}")).collect();
+    std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
+    let t = trace.to_str().unwrap();
+    let f = "G(count[4](a) <= 2)";
+    let full = trac(&["audit", "--formula", f, t, "--summary"]);
+    let small = trac(&["audit", "--formula", f, t, "--summary", "--max-states", "3"]);
+    assert_eq!(full.status.code(), Some(1));
+    assert_eq!(small.status.code(), Some(1));
+    assert_eq!(full.stdout, small.stdout);
+    assert!(String::from_utf8_lossy(&full.stdout).contains("step 5"));
+    let note = String::from_utf8_lossy(&small.stderr);
+    assert!(
+        note.contains("note: property f1: the monitor automaton has more than 3 states")
+            && note.contains("bounded satisfiability checks"),
+        "{note}"
+    );
+    assert!(!String::from_utf8_lossy(&full.stderr).contains("note: property"));
+}

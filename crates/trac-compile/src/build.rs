@@ -541,7 +541,16 @@ impl<'a> Builder<'a> {
     }
 
     /// Explores every state reachable from `seeds` (breadth first; seeds get the first ids).
-    pub(crate) fn explore(&mut self, kind: Kind, seeds: &[Key]) -> Explored {
+    ///
+    /// # Errors
+    /// The number of states explored, once it exceeds `limit` (checked after each state's
+    /// transitions, so at most one state's successors past it are built).
+    pub(crate) fn explore(
+        &mut self,
+        kind: Kind,
+        seeds: &[Key],
+        limit: usize,
+    ) -> Result<Explored, usize> {
         let mut ex = Explored::default();
         let mut ids: HashMap<Key, u32> = HashMap::default();
         for k in seeds {
@@ -584,7 +593,10 @@ impl<'a> Builder<'a> {
             });
             ex.roots.push(root);
             i += 1;
+            if ex.keys.len() > limit {
+                return Err(ex.keys.len());
+            }
         }
-        ex
+        Ok(ex)
     }
 }

@@ -113,7 +113,26 @@ pub enum CompileError {
     /// A past-time operator contains a future-time one.
     #[error(transparent)]
     Invalid(#[from] trac_ltl::progress::FutureInPast),
+    /// The automaton has more states than the budget of [`compile_within`] allows: its size
+    /// is exponential in the formula (a window `count[w](a)` or `Y[n] a` remembers up to
+    /// `2^w` histories; a conjunction multiplies its conjuncts' sizes). Complete progression
+    /// gives the same verdicts and builds only the states a trace visits.
+    #[error(
+        "the monitor automaton has more than {limit} states ({explored} explored when compilation stopped)"
+    )]
+    TooLarge {
+        /// The budget: states explored, main and auxiliary automata each.
+        limit: usize,
+        /// States explored when it stopped.
+        explored: usize,
+    },
 }
+
+/// The state budget of [`Compiler`] (the table compiler the audit, `trac run` and the gateway
+/// use): a property whose automaton has more states is monitored by complete progression.
+/// Sized so that a table within it compiles in seconds (about 2,300 explored states take 3 s
+/// in a release build: `G(count[24](a) <= 3)`), while the exponential cases stop early.
+pub const DEFAULT_MAX_STATES: usize = 4096;
 
 /// Sizes measured during a compilation.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -155,12 +174,35 @@ pub fn compile(
     formula: Formula,
     opts: &CompileOptions,
 ) -> Result<Compiled, CompileError> {
+    compile_within(arena, formula, opts, usize::MAX)
+}
+
+/// [`compile`], giving up once either automaton (the main one or the auxiliary one) has more
+/// than `max_states` explored states.
+///
+/// Cost: as [`compile`], bounded by `max_states` states' transitions (the satisfiability checks
+/// of the states explored are not otherwise bounded).
+///
+/// # Errors
+/// As [`compile`], and [`CompileError::TooLarge`] past the budget.
+pub fn compile_within(
+    arena: &mut Arena,
+    formula: Formula,
+    opts: &CompileOptions,
+    max_states: usize,
+) -> Result<Compiled, CompileError> {
     validate(arena, formula)?;
+    let too_large = |explored| CompileError::TooLarge {
+        limit: max_states,
+        explored,
+    };
     let acc0 = eval_empty(arena, formula);
     let mut b = Builder::new(arena, formula);
     let bits0 = b.initial_bits();
     let aux_start = b.key(Kind::Aux, formula, &bits0, acc0);
-    let aux = b.explore(Kind::Aux, &[aux_start]);
+    let aux = b
+        .explore(Kind::Aux, &[aux_start], max_states)
+        .map_err(too_large)?;
     let kind = match opts.semantics {
         Semantics::Ltl3 => Kind::Ltl3,
         Semantics::Ltlf => Kind::Ltlf,
@@ -180,7 +222,7 @@ pub fn compile(
         };
         restart_seed.push(i);
     }
-    let main = b.explore(kind, &seeds);
+    let main = b.explore(kind, &seeds, max_states).map_err(too_large)?;
     let graph = StateGraph::new(&b.dd, &main);
     let ltl3 = match (kind, opts.minimize) {
         (Kind::Ltl3, _) | (_, Minimize::Language) => ltl3_verdicts(&mut b, &main, &graph),
@@ -366,15 +408,47 @@ pub type TableKey = (String, Semantics);
 /// text and semantics (parametric instances share their template's table anyway). Thread-safe;
 /// the cache can be read and filled from outside ([`Compiler::cached`], [`Compiler::insert`]),
 /// e.g. to ship compiled tables to the workers of a distributed audit.
-#[derive(Debug, Default)]
+///
+/// Tables are compiled within a state budget ([`DEFAULT_MAX_STATES`], or
+/// [`Compiler::with_max_states`]); a formula over it fails with [`CompileError::TooLarge`],
+/// marked [`trac_ltl::compiler::CompileError::is_too_large`], so the engines monitor it by
+/// complete progression instead. Such failures are cached too: asking again costs nothing.
+#[derive(Debug)]
 pub struct Compiler {
     cache: Mutex<HashMap<TableKey, Arc<Table>>>,
+    too_large: Mutex<HashMap<TableKey, trac_ltl::compiler::CompileError>>,
+    max_states: usize,
+    fallback: BoundedSatOracle,
+}
+
+impl Default for Compiler {
+    fn default() -> Self {
+        Compiler::with_max_states(DEFAULT_MAX_STATES)
+    }
 }
 
 impl Compiler {
-    /// A compiler with an empty cache.
+    /// A compiler with an empty cache and the default state budget ([`DEFAULT_MAX_STATES`]).
     pub fn new() -> Compiler {
         Compiler::default()
+    }
+
+    /// A compiler with an empty cache that gives up on tables with more than `max_states`
+    /// explored states (`usize::MAX`: no budget).
+    pub fn with_max_states(max_states: usize) -> Compiler {
+        Compiler {
+            cache: Mutex::default(),
+            too_large: Mutex::default(),
+            max_states,
+            fallback: BoundedSatOracle {
+                check_budget: DEFAULT_CHECK_BUDGET,
+            },
+        }
+    }
+
+    /// The state budget.
+    pub fn max_states(&self) -> usize {
+        self.max_states
     }
 
     /// A shared compiler, to put in `trac_runtime::audit::AuditOptions::compiler`.
@@ -386,6 +460,13 @@ impl Compiler {
     /// insert), so a poisoned lock is still usable.
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<TableKey, Arc<Table>>> {
         self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The formulas refused for their size, locked (as [`Compiler::cache`]).
+    fn failed(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<TableKey, trac_ltl::compiler::CompileError>> {
+        self.too_large.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Number of tables cached.
@@ -428,13 +509,26 @@ impl trac_ltl::compiler::TableCompiler for Compiler {
             semantics,
             minimize: Minimize::Language,
         };
-        let c =
-            compile(&mut arena, formula, &opts).map_err(trac_ltl::compiler::CompileError::new)?;
-        Ok(self.insert(key, Arc::new(c.table)))
+        if let Some(e) = self.failed().get(&key) {
+            return Err(e.clone());
+        }
+        match compile_within(&mut arena, formula, &opts, self.max_states) {
+            Ok(c) => Ok(self.insert(key, Arc::new(c.table))),
+            Err(e @ CompileError::TooLarge { .. }) => {
+                let e = trac_ltl::compiler::CompileError::too_large(e);
+                self.failed().insert(key, e.clone());
+                Err(e)
+            }
+            Err(e) => Err(trac_ltl::compiler::CompileError::new(e)),
+        }
     }
 
     fn oracle(&self) -> Option<&dyn VerdictOracle> {
         Some(&SatOracle)
+    }
+
+    fn fallback_oracle(&self) -> Option<&dyn VerdictOracle> {
+        Some(&self.fallback)
     }
 }
 
@@ -453,6 +547,27 @@ impl SatOracle {
 impl VerdictOracle for SatOracle {
     fn session(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
         Box::new(SatChecker::new(arena, property))
+    }
+}
+
+/// The work one satisfiability check of the compiled engine's fallback may do
+/// ([`BoundedSatOracle`], [`SatChecker::with_check_budget`]: tableau product states times
+/// past-time subformulas): a few tenths of a second per check in a release build.
+pub const DEFAULT_CHECK_BUDGET: usize = 200_000;
+
+/// [`SatOracle`] with a budget of tableau product states per check
+/// ([`SatChecker::with_check_budget`]): sound verdicts that may come late. The oracle of the
+/// properties the compiled engine runs by progression because their table is over the state
+/// budget ([`Compiler::with_max_states`]), whose tableaux can be as large.
+#[derive(Clone, Copy, Debug)]
+pub struct BoundedSatOracle {
+    /// Product states per check.
+    pub check_budget: usize,
+}
+
+impl VerdictOracle for BoundedSatOracle {
+    fn session(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
+        Box::new(SatChecker::new(arena, property).with_check_budget(self.check_budget))
     }
 }
 
@@ -476,7 +591,11 @@ impl VerdictSession for SatChecker {
     }
 
     fn fresh(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
-        Box::new(SatChecker::new(arena, property))
+        let c = SatChecker::new(arena, property);
+        Box::new(match self.check_budget {
+            Some(b) => c.with_check_budget(b),
+            None => c,
+        })
     }
 
     fn clone_session(&self) -> Box<dyn VerdictSession> {

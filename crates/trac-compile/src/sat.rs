@@ -117,7 +117,17 @@ pub struct SatChecker {
     limit: Option<usize>,
     /// The limit was reached: the current answer is unknown and nothing is memoized.
     exceeded: bool,
+    /// With [`SatChecker::with_check_budget`]: the work each verdict may do.
+    pub(crate) check_budget: Option<usize>,
+    /// Checks that ran out of budget so far; after [`GIVE_UP_AFTER`] of them, none is tried.
+    over_budget: u32,
 }
+
+/// A checker with a check budget stops searching after this many checks ran out of it: every
+/// later undecided state is pending at once, as under plain progression (sound, not complete),
+/// so a property whose tableau is too large costs a progression step per step, not a failed
+/// search per step.
+pub const GIVE_UP_AFTER: u32 = 3;
 
 impl SatChecker {
     /// A checker for the residuals of `property` (which fixes the past-time subformulas and the
@@ -151,7 +161,50 @@ impl SatChecker {
             explored: 0,
             limit: None,
             exceeded: false,
+            check_budget: None,
+            over_budget: 0,
         }
+    }
+
+    /// This checker, its verdicts ([`SatChecker::verdict`], [`SatChecker::ltlf_verdict`])
+    /// each doing at most `budget` units of work, a unit being one past-time subformula of one
+    /// tableau product state explored (the cost of a state grows with the past-time
+    /// subformulas it steps): past it, the verdict is `None` (pending), which is sound but not
+    /// complete (the state is decided later, by progression folding its residual, or never);
+    /// after [`GIVE_UP_AFTER`] such checks, no more are tried. For properties whose tableau is
+    /// too large to search, such as `G(a -> Y[40] b)` (2^40 past histories).
+    pub fn with_check_budget(mut self, budget: usize) -> SatChecker {
+        self.check_budget = Some(budget);
+        self
+    }
+
+    /// Whether some check ran out of its budget ([`SatChecker::with_check_budget`]): a verdict
+    /// may then have been left pending that an unbounded check would have given.
+    pub fn gave_up(&self) -> bool {
+        self.over_budget > 0
+    }
+
+    /// `f(self)` under the check budget, if any: `None` when it was exceeded or the checker has
+    /// given up (then nothing learned during the call is memoized: every memo insert is guarded
+    /// by `exceeded`).
+    fn within_budget<T>(&mut self, f: impl FnOnce(&mut SatChecker) -> T) -> Option<T> {
+        let Some(budget) = self.check_budget else {
+            return Some(f(self));
+        };
+        if self.over_budget >= GIVE_UP_AFTER {
+            return None;
+        }
+        let states = budget / (1 + self.past_len());
+        let saved = (self.limit, self.exceeded);
+        self.limit = Some(self.explored.saturating_add(states));
+        self.exceeded = false;
+        let r = f(self);
+        let over = self.exceeded;
+        (self.limit, self.exceeded) = saved;
+        if over {
+            self.over_budget += 1;
+        }
+        (!over).then_some(r)
     }
 
     /// The past bits before the first step.
@@ -221,7 +274,19 @@ impl SatChecker {
         if let Some(&v) = self.verdicts.get(&key) {
             return v;
         }
-        let (f, bits) = key;
+        match self.within_budget(|s| s.verdict_searched(arena, key.0, &key.1)) {
+            Some(v) => v,
+            None => {
+                // Over the budget: pending, for good (sound; see `with_check_budget`).
+                self.verdicts.insert(key, None);
+                None
+            }
+        }
+    }
+
+    /// [`SatChecker::verdict`] of a state not memoized yet, by tableau search.
+    fn verdict_searched(&mut self, arena: &mut Arena, f: Formula, bits: &Bits) -> Option<bool> {
+        let bits = bits.clone();
         let nf = arena.not(f);
         let (mut sat, mut sat_neg) = self.quick_inf(arena, f, &bits);
         if !sat {
@@ -241,7 +306,9 @@ impl SatChecker {
                 Some(true)
             }
         };
-        self.verdicts.insert((f, bits), v);
+        if !self.exceeded {
+            self.verdicts.insert((f, bits), v);
+        }
         v
     }
 
@@ -316,6 +383,18 @@ impl SatChecker {
         bits: &[bool],
         accepting: bool,
     ) -> Option<bool> {
+        self.within_budget(|s| s.ltlf_searched(arena, f, bits, accepting))
+            .flatten()
+    }
+
+    /// [`SatChecker::ltlf_verdict`], by finite-word reachability.
+    fn ltlf_searched(
+        &mut self,
+        arena: &mut Arena,
+        f: Formula,
+        bits: &[bool],
+        accepting: bool,
+    ) -> Option<bool> {
         if accepting {
             let nf = arena.not(f);
             if self.fin_satisfiable(arena, nf, bits) {
@@ -345,7 +424,9 @@ impl SatChecker {
             let g = self.nnf(arena, f, false);
             self.fin_reach(arena, g, &bits)
         };
-        self.fin_sat.insert((f, bits), v);
+        if !self.exceeded {
+            self.fin_sat.insert((f, bits), v);
+        }
         v
     }
 
@@ -752,6 +833,10 @@ impl SatChecker {
             }
             i += 1;
         }
+        if self.exceeded {
+            // A nested search ran out of budget on the last state: the graph is incomplete.
+            return false;
+        }
         // SCCs, sinks first (petgraph's Tarjan lists every SCC after those its edges reach).
         let mut graph: DiGraph<(), (), usize> = DiGraph::with_capacity(edges.len(), edges.len());
         for _ in 0..edges.len() {
@@ -831,6 +916,12 @@ impl SatChecker {
                     continue;
                 }
             }
+            if self.limit.is_some_and(|l| self.explored >= l) {
+                self.exceeded = true;
+            }
+            if self.exceeded {
+                return false;
+            }
             self.explored += 1;
             for ((next, nb), _, can_end) in self.successors(arena, &[f], &b) {
                 if can_end {
@@ -851,6 +942,9 @@ impl SatChecker {
                 preds[j].push(i);
             }
             i += 1;
+        }
+        if self.exceeded {
+            return false;
         }
         // Backward propagation of "can reach an end".
         let mut stack: Vec<usize> = (0..keys.len()).filter(|&v| good[v]).collect();

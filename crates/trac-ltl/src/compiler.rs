@@ -30,6 +30,14 @@ pub trait TableCompiler: Send + Sync + fmt::Debug {
     fn oracle(&self) -> Option<&dyn VerdictOracle> {
         None
     }
+
+    /// The decision procedure for the properties the compiled engine runs by progression
+    /// because their table is over the compiler's budget ([`CompileError::is_too_large`]);
+    /// by default [`TableCompiler::oracle`]. `trac_compile::Compiler` bounds each check, since
+    /// such a property's satisfiability checks can be as large as its table.
+    fn fallback_oracle(&self) -> Option<&dyn VerdictOracle> {
+        self.oracle()
+    }
 }
 
 /// Why [`TableCompiler::compile`] failed: the implementation's own error (for
@@ -40,12 +48,25 @@ pub trait TableCompiler: Send + Sync + fmt::Debug {
 /// message once. [`CompileError::cause`] and [`CompileError::downcast_ref`] give the cause back.
 /// Two errors are equal when their messages are.
 #[derive(Clone, Debug)]
-pub struct CompileError(Arc<dyn Error + Send + Sync + 'static>);
+pub struct CompileError(Arc<dyn Error + Send + Sync + 'static>, bool);
 
 impl CompileError {
     /// A compile error caused by `cause`.
     pub fn new<E: Error + Send + Sync + 'static>(cause: E) -> CompileError {
-        CompileError(Arc::new(cause))
+        CompileError(Arc::new(cause), false)
+    }
+
+    /// A compile error caused by `cause`, the table being larger than the compiler's budget:
+    /// the engines then run the property by complete progression instead (same verdicts; see
+    /// [`CompileError::is_too_large`]).
+    pub fn too_large<E: Error + Send + Sync + 'static>(cause: E) -> CompileError {
+        CompileError(Arc::new(cause), true)
+    }
+
+    /// Whether the table was refused for its size only (the formula is fine): built with
+    /// [`CompileError::too_large`].
+    pub fn is_too_large(&self) -> bool {
+        self.1
     }
 
     /// The implementation's error.
@@ -73,7 +94,8 @@ impl Error for CompileError {
 
 impl PartialEq for CompileError {
     fn eq(&self, other: &CompileError) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+        self.1 == other.1
+            && (Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string())
     }
 }
 

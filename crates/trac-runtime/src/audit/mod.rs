@@ -29,7 +29,7 @@ pub mod specs;
 pub use auditor::Auditor;
 pub use coverage::Coverage;
 pub use driver::{audit_file, Checks, CrossCheckFailure, Driver, FileEnd, LabelStage, ReaderFacts};
-pub use plan::{AuditError, AuditOptions, AuditPlan};
+pub use plan::{AuditError, AuditOptions, AuditPlan, Fallback};
 pub use records::{InstanceEnd, PropertyEnd, PropertyInfo, VerdictRecord};
 pub use report::{audit_events, audit_path, PropertyReport, TraceReport};
 pub use sink::{Collect, EndError, Notice, ReadFailure, Sink, TraceEnd, TraceStart};

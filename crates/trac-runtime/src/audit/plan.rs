@@ -88,6 +88,19 @@ pub enum AuditError {
 #[derive(Clone)]
 pub struct AuditPlan {
     proto: Auditor,
+    fallbacks: Vec<Fallback>,
+}
+
+/// A property the compiled engine runs by complete progression because its table is over the
+/// compiler's state budget ([`crate::engine::select::too_large`]): the verdicts are the same, a
+/// step costs a progression step (and a satisfiability check per new residual) instead of a
+/// table lookup.
+#[derive(Clone, Debug)]
+pub struct Fallback {
+    /// The property's id.
+    pub property: String,
+    /// The compiler's refusal (its message says the budget).
+    pub cause: trac_ltl::compiler::CompileError,
 }
 
 impl AuditPlan {
@@ -96,9 +109,31 @@ impl AuditPlan {
     /// # Errors
     /// As [`Auditor::new`].
     pub fn new(specs: &[CheckedSpec], opts: &AuditOptions) -> Result<AuditPlan, AuditError> {
-        Ok(AuditPlan {
-            proto: Auditor::build(specs, opts)?,
-        })
+        let proto = Auditor::build(specs, opts)?;
+        let fallbacks = specs
+            .iter()
+            .flat_map(|s| &s.properties)
+            .filter_map(|p| {
+                let cause = crate::engine::select::too_large(
+                    opts.engine,
+                    &p.arena,
+                    p.formula,
+                    p.decl.semantics,
+                    opts.compiler.as_deref(),
+                )?;
+                Some(Fallback {
+                    property: p.decl.id.clone(),
+                    cause,
+                })
+            })
+            .collect();
+        Ok(AuditPlan { proto, fallbacks })
+    }
+
+    /// The properties run by complete progression instead of a table too large to compile,
+    /// in spec order (empty unless the engine is [`Engine::Compiled`]).
+    pub fn fallbacks(&self) -> &[Fallback] {
+        &self.fallbacks
     }
 
     /// A fresh auditor (no step read), sharing the plan's tables, rules and property facts.

@@ -74,6 +74,27 @@ pub fn with_past(m: TableMonitor, arena: &Arena, formula: Formula) -> TableMonit
     }
 }
 
+/// Why `engine` runs `formula` (a handle in `arena`) by complete progression instead of a
+/// compiled table: the table is over the compiler's state budget
+/// ([`CompileError::is_too_large`](trac_ltl::compiler::CompileError::is_too_large)). `None`
+/// for other engines, without a compiler, or when the table compiles. The compiler caches
+/// tables and refusals, so after [`EngineMonitor::new`] this costs a lookup.
+pub fn too_large(
+    engine: Engine,
+    arena: &Arena,
+    formula: Formula,
+    semantics: Semantics,
+    compiler: Option<&dyn TableCompiler>,
+) -> Option<trac_ltl::compiler::CompileError> {
+    if engine != Engine::Compiled {
+        return None;
+    }
+    compiler?
+        .compile(arena, formula, semantics)
+        .err()
+        .filter(|e| e.is_too_large())
+}
+
 /// A monitor of any engine.
 // The table monitor is the hot path: kept inline, the other (slower) engines are boxed.
 #[allow(clippy::large_enum_variant)]
@@ -127,12 +148,26 @@ impl EngineMonitor {
             )),
             (Engine::CompleteProgression, _) => EngineMonitor::Progression(Box::new(complete()?)),
             (Engine::Compiled, None) => return Err(EngineError::NoCompiler),
-            (Engine::Compiled, Some(c)) => {
-                let table = c
-                    .compile(arena, formula, semantics)
-                    .map_err(EngineError::Compile)?;
-                EngineMonitor::Table(with_past(table_monitor(table, policy), arena, formula))
-            }
+            (Engine::Compiled, Some(c)) => match c.compile(arena, formula, semantics) {
+                Ok(table) => {
+                    EngineMonitor::Table(with_past(table_monitor(table, policy), arena, formula))
+                }
+                // Over the compiler's state budget: the same verdicts by complete progression,
+                // whose states are built as the trace visits them ([`too_large`] tells).
+                Err(e) if e.is_too_large() => match c.fallback_oracle() {
+                    Some(o) => {
+                        EngineMonitor::Progression(Box::new(ProgressionMonitor::with_semantics(
+                            arena.clone(),
+                            formula,
+                            policy,
+                            Some(o),
+                            semantics,
+                        )))
+                    }
+                    None => return Err(EngineError::NoOracle),
+                },
+                Err(e) => return Err(EngineError::Compile(e)),
+            },
             (Engine::CrossCheck, Some(c)) => {
                 let table = c
                     .compile(arena, formula, semantics)
@@ -209,9 +244,20 @@ impl EngineMonitor {
         for v in values {
             let mut a = arena.clone();
             let f = a.instantiate(formula, var, &v);
-            let t = compiler
-                .compile(&a, f, semantics)
-                .map_err(EngineError::Compile)?;
+            let t = match compiler.compile(&a, f, semantics) {
+                Ok(t) => t,
+                Err(e) if e.is_too_large() && engine == Engine::Compiled => {
+                    return EngineMonitor::new(
+                        Engine::CompleteProgression,
+                        arena,
+                        formula,
+                        policy,
+                        semantics,
+                        Some(compiler),
+                    );
+                }
+                Err(e) => return Err(EngineError::Compile(e)),
+            };
             shadows.push((v, with_past(table_monitor(t, policy), &a, f)));
         }
         let plain = std::mem::replace(table, table_monitor(table.table().clone(), policy));
