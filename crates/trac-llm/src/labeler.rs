@@ -814,6 +814,10 @@ pub struct PropValue {
     /// rules, trace labels and LLMs answering in JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// When an LLM labeling by scoring decided it: `P(yes)/(P(yes)+P(no))` of "it holds (for
+    /// some value)", in `[0, 1]`, whatever was decided (label-eval's AUC ranks steps by it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_yes: Option<f64>,
 }
 
 /// The labels of one step, with their sources.
@@ -943,6 +947,17 @@ impl HybridLabeler {
         })
     }
 
+    /// The thresholds on `P(yes)` calibrated so far for the propositions an LLM labels by
+    /// scoring ([`LlmLabeler::calibration`]), spec by spec; empty before the first scored step
+    /// or for a model answering in JSON.
+    pub fn calibrations(&self) -> Vec<Calibration> {
+        self.specs
+            .iter()
+            .filter_map(|s| s.llm.as_ref()?.calibration())
+            .flatten()
+            .collect()
+    }
+
     /// Whether any proposition is decided by an LLM.
     pub fn uses_model(&self) -> bool {
         self.specs.iter().any(|s| s.llm.is_some())
@@ -966,10 +981,10 @@ impl HybridLabeler {
                 Some(l) => l.label_step_scored(event, history)?,
                 None => (Vec::new(), None),
             };
-            // The scoring labeler's confidence in the value it gave `p`.
-            let confidence_of = |p: &PropositionDecl| -> Option<f64> {
+            // The scoring labeler's P(yes) of `p`.
+            let p_yes_of = |p: &PropositionDecl| -> Option<f64> {
                 let s = scores.as_ref()?.iter().find(|s| s.proposition == p.name)?;
-                Some(if s.holds { s.p_yes } else { 1.0 - s.p_yes })
+                Some(s.p_yes)
             };
             let of = |labels: &[String], p: &PropositionDecl| -> Vec<String> {
                 labels
@@ -1018,11 +1033,12 @@ impl HybridLabeler {
                         holds: !chosen.is_empty(),
                         values,
                         by,
-                        confidence: if by == LabelSource::Llm {
-                            confidence_of(p)
-                        } else {
-                            None
-                        },
+                        confidence: (by == LabelSource::Llm)
+                            .then(|| {
+                                p_yes_of(p).map(|y| if chosen.is_empty() { 1.0 - y } else { y })
+                            })
+                            .flatten(),
+                        p_yes: (by == LabelSource::Llm).then(|| p_yes_of(p)).flatten(),
                     });
                 }
             }
