@@ -205,6 +205,12 @@ impl ModelArgs {
             ),
             (None, None) => None,
         };
+        // An embedded model answering in JSON (`local-json`, `gguf-json:`) is constrained by
+        // the grammar of the labeler's schema unless a format is named.
+        let embedded = self.model.clone().or(s("model"));
+        if format.is_none() && embedded.is_some_and(|m| trac_embed::is_local(&m)) {
+            config.answer_format = AnswerFormat::JsonSchema;
+        }
         if let Some(f) = format {
             config.answer_format = match f {
                 FormatFlag::Text => AnswerFormat::Text,

