@@ -134,7 +134,7 @@ pub fn load(path: &Path) -> Result<Loaded, ModelError> {
     let template = match model.chat_template(None) {
         Ok(t) => Ok(t),
         Err(_) => {
-            eprintln!("{}", crate::chatml_fallback_warning(path));
+            eprintln!("{}", crate::chat_template::chatml_fallback_warning(path));
             LlamaChatTemplate::new("chatml")
         }
     }

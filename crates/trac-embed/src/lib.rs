@@ -24,12 +24,14 @@
 
 #![deny(missing_docs)]
 
+pub mod chat_template;
 #[cfg(feature = "embed")]
 pub mod engine;
 pub mod fetch;
 pub mod grammar;
 pub mod sample;
 
+pub use chat_template::chatml_fallback_warning;
 #[cfg(feature = "embed")]
 use engine::{EngineConfig, ModelInfo};
 use std::path::{Path, PathBuf};
@@ -48,16 +50,6 @@ pub const BUILT: bool = cfg!(feature = "embed");
 /// The command that builds trac with the embedded model, and what that build needs.
 pub const BUILD_WITH_EMBED: &str =
     "`cargo install --path . --features embed`, which needs cmake and libclang (Debian: apt-get install cmake libclang-dev)";
-
-/// The line printed on stderr when the GGUF file at `path` has no chat template, so that its
-/// prompts are rendered in ChatML: a base (not instruction-tuned) model, such as PyPI's
-/// Gemma-3-270M GGUF, was never trained on it, and its labels are then likely poor.
-pub fn chatml_fallback_warning(path: &Path) -> String {
-    format!(
-        "warning: {}: the model has no chat template; its prompts use ChatML, which a base (not instruction-tuned) model was not trained on, so its labels may be poor (label-eval measures them)",
-        path.display()
-    )
-}
 
 /// The `--model` value naming the default embedded model (labeling by scoring).
 pub const LOCAL: &str = "local";

@@ -25,6 +25,7 @@ use crate::model::{excerpt, ChatModel, ChatRequest, Message, ResponseFormat};
 use crate::values::{leaked_from_examples, param_names};
 use crate::yes_no::{
     calibrate_propositions, labels_of, score_propositions, Calibration, PropScore, ScoringConfig,
+    ScoringError,
 };
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -492,7 +493,7 @@ steps are context. Answer with one JSON object and nothing else."
         }
         if self.model.can_score() {
             // A model with access to its logits labels by scoring yes/no answers.
-            let config = self.scoring_config().map_err(fail)?;
+            let config = self.scoring_config().map_err(|e| fail(e.to_string()))?;
             let context = self.scoring_context(event, history);
             let model = self.model.as_ref();
             let case = self.case_sensitive;
@@ -572,8 +573,8 @@ steps are context. Answer with one JSON object and nothing else."
     /// calibrated on its spec examples ([`LlmLabeler::calibrate`]) when
     /// [`LlmLabelerConfig::calibrate`] is set.
     ///
-    /// Errors: the calibration's model calls failed (the message).
-    pub fn scoring_config(&self) -> Result<ScoringConfig, String> {
+    /// Errors: the calibration's model calls failed.
+    pub fn scoring_config(&self) -> Result<ScoringConfig, ScoringError> {
         let mut config = ScoringConfig::default();
         if self.config.calibrate {
             config.thresholds = self
@@ -589,8 +590,8 @@ steps are context. Answer with one JSON object and nothing else."
     /// ([`crate::yes_no::calibrate_propositions`]: each example's text scored as a step without
     /// history) at the first call, then remembered. Needs a model that can score.
     ///
-    /// Errors: the model's calls failed (the message); a later call tries again.
-    pub fn calibrate(&self) -> Result<Vec<Calibration>, String> {
+    /// Errors: the model's calls failed; a later call tries again.
+    pub fn calibrate(&self) -> Result<Vec<Calibration>, ScoringError> {
         let mut done = self.calibration.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = done.as_ref() {
             return Ok(c.clone());

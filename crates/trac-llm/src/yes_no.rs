@@ -5,7 +5,7 @@
 //! threshold of each proposition calibrated on the spec's examples ([`calibrate_threshold`]).
 //! Needs only a model that can score ([`ChatModel::score`]); nothing is generated.
 
-use crate::model::{ChatModel, Message, ScoreRequest};
+use crate::model::{ChatModel, Message, ModelError, ScoreRequest};
 use crate::values::{fill_description, param_names, step_candidates};
 use serde::Serialize;
 use trac_runtime::label::labeler::LabelFailure;
@@ -16,6 +16,25 @@ use trac_spec::spec::PropositionDecl;
 pub const YES: [&str; 2] = ["Yes", "yes"];
 /// The answers whose probabilities make `P(no)`.
 pub const NO: [&str; 2] = ["No", "no"];
+
+/// Why scoring failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ScoringError {
+    /// The model failed or cannot score.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The model answered another number of score rows than questions, or of scores in a row
+    /// than answers.
+    #[error("model `{model}` answered {rows} score row(s) for {questions} question(s)")]
+    Rows {
+        /// The model's name.
+        model: String,
+        /// Rows answered.
+        rows: usize,
+        /// Questions asked.
+        questions: usize,
+    },
+}
 
 /// Settings of labeling by scoring.
 #[derive(Clone, Debug, PartialEq)]
@@ -155,13 +174,13 @@ fn value_question(p: &PropositionDecl, fill: &[Option<&str>]) -> String {
 /// `P(yes) / (P(yes) + P(no))` of each question, each asked after `context` (one
 /// [`ScoreRequest`]; see [`p_yes`]).
 ///
-/// Errors: the model failed or cannot score, or answered the wrong number of rows (the message).
+/// Errors: the model failed or cannot score, or answered the wrong number of rows.
 pub fn yes_probabilities(
     model: &dyn ChatModel,
     context: &str,
     questions: &[String],
     tag: String,
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, ScoringError> {
     if questions.is_empty() {
         return Ok(Vec::new());
     }
@@ -178,16 +197,15 @@ pub fn yes_probabilities(
         choices: YES.iter().chain(NO.iter()).map(|s| s.to_string()).collect(),
         tag: Some(tag),
     };
-    let resp = model.score(&req).map_err(|e| e.to_string())?;
+    let resp = model.score(&req)?;
     if resp.logprobs.len() != questions.len()
         || resp.logprobs.iter().any(|l| l.len() != req.choices.len())
     {
-        return Err(format!(
-            "model `{}` answered {} score row(s) for {} question(s)",
-            model.name(),
-            resp.logprobs.len(),
-            questions.len()
-        ));
+        return Err(ScoringError::Rows {
+            model: model.name().to_string(),
+            rows: resp.logprobs.len(),
+            questions: questions.len(),
+        });
     }
     Ok(resp.logprobs.iter().map(|l| p_yes(l)).collect())
 }
@@ -204,7 +222,7 @@ fn choose_value(
     candidates: &[String],
     context: &str,
     step: usize,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ScoringError> {
     let Some(param) = &p.param else {
         return Ok(None);
     };
@@ -257,7 +275,7 @@ pub fn score_propositions(
     };
     let questions: Vec<String> = props.iter().map(question).collect();
     let tag = format!("scoring step {}", event.step);
-    let ps = yes_probabilities(model, context, &questions, tag).map_err(fail)?;
+    let ps = yes_probabilities(model, context, &questions, tag).map_err(|e| fail(e.to_string()))?;
     let mut candidates: Option<Vec<String>> = None;
     let mut out = Vec::with_capacity(props.len());
     for (p, p_yes) in props.iter().zip(ps) {
@@ -272,7 +290,7 @@ pub fn score_propositions(
                     case_sensitive,
                 )
             });
-            choose_value(model, p, c, context, event.step).map_err(fail)?
+            choose_value(model, p, c, context, event.step).map_err(|e| fail(e.to_string()))?
         } else {
             None
         };
@@ -339,14 +357,15 @@ pub fn calibrate_propositions(
     props: &[PropositionDecl],
     context_of: &dyn Fn(&str) -> String,
     default: f64,
-) -> Result<Vec<Calibration>, String> {
+) -> Result<Vec<Calibration>, ScoringError> {
     let mut out = Vec::with_capacity(props.len());
     for p in props {
         let q = question(p);
         let mut scored = Vec::with_capacity(p.examples.len());
         for ex in &p.examples {
             let tag = format!("calibrating {} on an example", p.name);
-            let ps = yes_probabilities(model, &context_of(&ex.text), &[q.clone()], tag)?;
+            let ps =
+                yes_probabilities(model, &context_of(&ex.text), std::slice::from_ref(&q), tag)?;
             scored.push((ps[0], ex.holds));
         }
         let threshold = calibrate_threshold(&scored, default);
