@@ -251,6 +251,21 @@ impl ModelArgs {
     }
 }
 
+/// Prints each calibrated threshold on stderr, after `who: `.
+fn report_calibrations(who: &str, calibrations: &[Calibration]) {
+    for c in calibrations {
+        eprintln!(
+            "{who}: `{}` holds when P(yes) > {:.3} (calibrated on {} example(s){})",
+            c.proposition,
+            c.threshold,
+            c.examples,
+            c.accuracy
+                .map(|a| format!(", {a:.2} of them right"))
+                .unwrap_or_else(|| ": none, the default".into())
+        );
+    }
+}
+
 /// Prints the model's usage on stderr.
 fn report_usage(model: &dyn ChatModel) {
     let u = model.usage();
@@ -387,8 +402,12 @@ impl Labeling {
         self.active.as_ref().is_some_and(|a| a.model.is_some())
     }
 
-    /// Reports the model's usage on stderr, if a model was used.
+    /// Reports the model's usage on stderr, if a model was used, and the thresholds on
+    /// `P(yes)` calibrated on the spec's examples (labeling by scoring).
     pub fn finish(&self) {
+        if let Some(a) = &self.active {
+            report_calibrations("labeling", &a.labeler.calibrations());
+        }
         if let Some(m) = self.active.as_ref().and_then(|a| a.model.as_ref()) {
             report_usage(m.as_ref());
         }
@@ -720,17 +739,7 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         calibrations: candidate.calibrations(),
         per_keyword: args.per_keyword,
     };
-    for c in &report.calibrations {
-        eprintln!(
-            "label-eval: `{}` holds when P(yes) > {:.3} (calibrated on {} example(s){})",
-            c.proposition,
-            c.threshold,
-            c.examples,
-            c.accuracy
-                .map(|a| format!(", {a:.2} of them right"))
-                .unwrap_or_else(|| ": none, the default".into())
-        );
-    }
+    report_calibrations("label-eval", &report.calibrations);
     let mut out = std::io::stdout().lock();
     match args.format {
         EvalFormat::Json => print_eval_json(&mut out, &report),

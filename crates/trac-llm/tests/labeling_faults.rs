@@ -269,6 +269,36 @@ fn a_value_copied_from_an_example_is_never_the_steps() {
     );
 }
 
+/// Scoring: even a model that says yes to the example's value above all gives a value of the
+/// step (the candidates are the step's spans only).
+#[test]
+fn scoring_never_offers_an_examples_value() {
+    let m = Scorer::new(|q| {
+        if q.contains("red bell pepper") {
+            0.99
+        } else if q.contains("some item") || q.contains("takes the knife?") {
+            0.9
+        } else {
+            0.2
+        }
+    });
+    let mut take = prop("take", Some("item"), "the agent takes the {item}");
+    take.examples.push(LabelExample {
+        text: "take red bell pepper".into(),
+        holds: true,
+        values: vec!["red bell pepper".into()],
+    });
+    // One example, of one kind: the calibration keeps the threshold 0.5.
+    let l = labeler(m.clone(), vec![take]);
+    assert_eq!(
+        l.label_step(&event("take knife"), &[]).unwrap(),
+        ["take(knife)"]
+    );
+    let asked = m.asked.lock().unwrap().clone();
+    let valued: Vec<&String> = asked.iter().filter(|q| !q.contains("some item")).collect();
+    assert!(valued.iter().all(|q| !q.contains("pepper")), "{valued:?}");
+}
+
 /// P(yes) bunched above 0.5: the threshold calibrated on the examples (0.70 between the
 /// negatives' 0.66, 0.68 and the positives' 0.72, 0.74) labels, where 0.5 says yes everywhere.
 #[test]
