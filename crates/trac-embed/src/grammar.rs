@@ -14,7 +14,7 @@
 //!
 //! Supported keywords: `type` (`object`, `array`, `string`, `boolean`, `number`, `integer`,
 //! `null`), `properties`, `required`, `additionalProperties: false`, `items`, `minItems`,
-//! `maxItems`, `enum` and `const` of strings, booleans and null. Anything else (`$ref`, `anyOf`,
+//! `maxItems`, `maxLength` (a string's), `enum` and `const` of strings, booleans and null. Anything else (`$ref`, `anyOf`,
 //! a list of types, `pattern`, ...) is a [`GrammarError`] naming where it is.
 
 use serde_json::{Map, Value};
@@ -54,9 +54,14 @@ pub enum GrammarError {
     },
 }
 
+/// The longest string (in characters) the embedded model may write in a schema-constrained
+/// answer, where the schema gives no `maxLength`: a label value is a few words, and a small
+/// model otherwise runs on inside a string to its token limit (`"1.1.1.1.1...`).
+pub const MAX_STRING_CHARS: u64 = 64;
+
 /// The grammar a request's answer format asks for: none for free text, any JSON object for
-/// `json_object` ([`JSON_OBJECT_GBNF`]), the schema's grammar ([`json_schema_to_gbnf`]) for
-/// either schema style.
+/// `json_object` ([`JSON_OBJECT_GBNF`]), the schema's grammar for either schema style, its
+/// strings at most [`MAX_STRING_CHARS`] long ([`json_schema_to_gbnf_bounded`]).
 ///
 /// Errors: the schema cannot be made a grammar.
 pub fn grammar_for(format: &ResponseFormat) -> Result<Option<String>, GrammarError> {
@@ -64,17 +69,32 @@ pub fn grammar_for(format: &ResponseFormat) -> Result<Option<String>, GrammarErr
         ResponseFormat::Text => Ok(None),
         ResponseFormat::JsonObject => Ok(Some(JSON_OBJECT_GBNF.to_string())),
         ResponseFormat::JsonSchema(s) | ResponseFormat::JsonObjectSchema(s) => {
-            json_schema_to_gbnf(s).map(Some)
+            json_schema_to_gbnf_bounded(s, Some(MAX_STRING_CHARS)).map(Some)
         }
     }
 }
 
 /// The GBNF grammar of the JSON values `schema` admits (see the [module docs](self)): one rule
-/// per line, `root` first, then the others in the order they were made.
+/// per line, `root` first, then the others in the order they were made. Strings are as long as
+/// their `maxLength` allows (unbounded without).
 ///
 /// Errors: a keyword or type outside the supported subset, a schema that is not one.
 pub fn json_schema_to_gbnf(schema: &Value) -> Result<String, GrammarError> {
-    let mut g = Grammar::default();
+    json_schema_to_gbnf_bounded(schema, None)
+}
+
+/// [`json_schema_to_gbnf`], a string without `maxLength` at most `max_string` characters long
+/// (`char{0,N}`).
+///
+/// Errors: as [`json_schema_to_gbnf`].
+pub fn json_schema_to_gbnf_bounded(
+    schema: &Value,
+    max_string: Option<u64>,
+) -> Result<String, GrammarError> {
+    let mut g = Grammar {
+        rules: Vec::new(),
+        max_string,
+    };
     let root = g.visit(schema, "", "")?;
     if root != "root" {
         g.rules.insert(0, ("root".to_string(), root));
@@ -91,9 +111,10 @@ pub fn json_schema_to_gbnf(schema: &Value) -> Result<String, GrammarError> {
 const SPACE: &str = r#"| " " | "\n" [ \t]{0,20}"#;
 const CHAR: &str = r#"[^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})"#;
 
-#[derive(Default)]
 struct Grammar {
     rules: Vec<(String, String)>,
+    /// The longest string where the schema gives no `maxLength`.
+    max_string: Option<u64>,
 }
 
 /// `s` as a GBNF string literal.
@@ -152,12 +173,17 @@ impl Grammar {
         }
     }
 
-    fn primitive(&mut self, kind: &str) -> String {
+    /// The rule of a primitive type; `max_len`: a string's `maxLength`.
+    fn primitive(&mut self, kind: &str, max_len: Option<u64>) -> String {
         self.add("space", SPACE.into());
         match kind {
             "string" => {
                 let c = self.add("char", CHAR.into());
-                self.add("string", format!("\"\\\"\" {c}* \"\\\"\" space"))
+                let rep = match max_len.or(self.max_string) {
+                    Some(n) => format!("{{0,{n}}}"),
+                    None => "*".into(),
+                };
+                self.add("string", format!("\"\\\"\" {c}{rep} \"\\\"\" space"))
             }
             "boolean" => self.add("boolean", r#"("true" | "false") space"#.into()),
             "null" => self.add("null", r#""null" space"#.into()),
@@ -188,6 +214,7 @@ impl Grammar {
                 "items",
                 "minItems",
                 "maxItems",
+                "maxLength",
                 "enum",
                 "const",
                 "description",
@@ -219,7 +246,16 @@ impl Grammar {
             Some(Value::String(t)) => match t.as_str() {
                 "object" => self.object(s, name, path),
                 "array" => self.array(s, name, path),
-                "string" | "boolean" | "null" | "integer" | "number" => Ok(self.primitive(t)),
+                "string" | "boolean" | "null" | "integer" | "number" => {
+                    let max_len = match s.get("maxLength") {
+                        None => None,
+                        Some(v) => Some(v.as_u64().ok_or_else(|| GrammarError::Malformed {
+                            path: format!("{path}/maxLength"),
+                            what: "not a count".into(),
+                        })?),
+                    };
+                    Ok(self.primitive(t, max_len))
+                }
                 other => Err(GrammarError::Unsupported {
                     path: path.into(),
                     keyword: format!("type: {other}"),
@@ -516,6 +552,28 @@ mod tests {
             g.starts_with("root ::= \"{\" space look-kv \"}\" space\n"),
             "{g}"
         );
+        // The embedded model's strings are bounded: a small model cannot run on inside one.
+        let s2 = json!({"type": "object", "properties": {
+            "take": {"type": "array", "items": {"type": "string"}},
+            "name": {"type": "string", "maxLength": 5}},
+            "required": ["take", "name"], "additionalProperties": false});
+        let g2 = grammar_for(&ResponseFormat::JsonSchema(s2.clone()))
+            .unwrap()
+            .unwrap();
+        assert!(
+            g2.lines()
+                .any(|l| l == r#"string ::= "\"" char{0,64} "\"" space"#),
+            "{g2}"
+        );
+        assert!(
+            g2.lines()
+                .any(|l| l == r#"string1 ::= "\"" char{0,5} "\"" space"#),
+            "{g2}"
+        );
+        let unbounded = json_schema_to_gbnf(&s2).unwrap();
+        assert!(unbounded
+            .lines()
+            .any(|l| l == r#"string ::= "\"" char* "\"" space"#));
         assert_eq!(
             grammar_for(&ResponseFormat::JsonObjectSchema(s))
                 .unwrap()
