@@ -154,7 +154,7 @@ mod with_model {
             messages: vec![Message::user(
                 "Label the action `take knife`: a JSON object with \"take\" (the items taken) and \"drop\" (true or false).",
             )],
-            max_tokens: Some(200),
+            max_tokens: Some(400),
             response_format: trac_llm::model::ResponseFormat::JsonSchema(schema),
             ..ChatRequest::default()
         };
