@@ -15,8 +15,9 @@ use trac_core::labels::LabelSet;
 use trac_llm::labeler::{
     AnswerFormat, HybridError, HybridLabeler, LabelerMode, LlmLabelerConfig, StepLabels,
 };
-use trac_llm::metrics::{AuditScores, Confusion, LabelScores};
+use trac_llm::metrics::{AuditScores, Confusion, LabelScores, PropScore};
 use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
+use trac_llm::yes_no::Calibration;
 use trac_llm::{ChatModel, ModelError, ModelOptions};
 use trac_runtime::audit::{AuditOptions, Auditor, VerdictRecord};
 use trac_runtime::trace::{self, Event};
@@ -205,6 +206,12 @@ impl ModelArgs {
             ),
             (None, None) => None,
         };
+        // An embedded model answering in JSON (`local-json`, `gguf-json:`) is constrained by
+        // the grammar of the labeler's schema unless a format is named.
+        let embedded = self.model.clone().or(s("model"));
+        if format.is_none() && embedded.is_some_and(|m| trac_embed::is_local(&m)) {
+            config.answer_format = AnswerFormat::JsonSchema;
+        }
         if let Some(f) = format {
             config.answer_format = match f {
                 FormatFlag::Text => AnswerFormat::Text,
@@ -241,6 +248,21 @@ impl ModelArgs {
             concurrency,
             config,
         })
+    }
+}
+
+/// Prints each calibrated threshold on stderr, after `who: `.
+fn report_calibrations(who: &str, calibrations: &[Calibration]) {
+    for c in calibrations {
+        eprintln!(
+            "{who}: `{}` holds when P(yes) > {:.3} (calibrated on {} example(s){})",
+            c.proposition,
+            c.threshold,
+            c.examples,
+            c.accuracy
+                .map(|a| format!(", {a:.2} of them right"))
+                .unwrap_or_else(|| ": none, the default".into())
+        );
     }
 }
 
@@ -380,8 +402,12 @@ impl Labeling {
         self.active.as_ref().is_some_and(|a| a.model.is_some())
     }
 
-    /// Reports the model's usage on stderr, if a model was used.
+    /// Reports the model's usage on stderr, if a model was used, and the thresholds on
+    /// `P(yes)` calibrated on the spec's examples (labeling by scoring).
     pub fn finish(&self) {
+        if let Some(a) = &self.active {
+            report_calibrations("labeling", &a.labeler.calibrations());
+        }
         if let Some(m) = self.active.as_ref().and_then(|a| a.model.as_ref()) {
             report_usage(m.as_ref());
         }
@@ -433,6 +459,11 @@ pub struct LabelEvalArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = EvalFormat::Text)]
     pub format: EvalFormat,
+    /// Also the paper's per-keyword accuracy: every ground atom (a plain proposition, or a
+    /// parametric one with a value either labeling gave) at every step is one true/false
+    /// decision (a `keyword` column, `keyword_accuracy` in JSON).
+    #[arg(long)]
+    pub per_keyword: bool,
     /// Traces (JSON Lines or plain-text action logs).
     #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
@@ -501,10 +532,12 @@ impl LabelEval<'_> {
                 .filter(|&i| events[i].session == *s)
                 .collect();
             for &i in &idx {
-                scores.labels.add_step(&reference[i], &labeled[i]);
+                let (labels, p_yes) = &labeled[i];
+                scores.labels.add_step_scored(&reference[i], labels, p_yes);
             }
+            let labeled: Vec<Vec<String>> = idx.iter().map(|&i| labeled[i].0.clone()).collect();
             let with_reference = self.audit(&events, &idx, &reference)?;
-            let with_labeler = self.audit(&events, &idx, &labeled)?;
+            let with_labeler = self.audit_in_order(&events, &idx, &labeled)?;
             scores.audits.add_trace(&with_reference, &with_labeler);
             scores.traces += 1;
             scores.steps += idx.len();
@@ -537,11 +570,20 @@ impl LabelEval<'_> {
         Ok(reference)
     }
 
-    /// The labeler's labels, concurrently.
-    fn labeled(&self, file: &str, events: Vec<Event>) -> Result<Vec<Vec<String>>, String> {
+    /// The labeler's labels, concurrently, each step's with the `P(yes)` of the propositions
+    /// it scored.
+    fn labeled(&self, file: &str, events: Vec<Event>) -> Result<Vec<ScoredLabels>, String> {
         let c = Arc::clone(self.candidate);
-        let f: Arc<LabelFn<Vec<String>>> =
-            Arc::new(move |e: &Event, h: &[Event]| c.label_step(e, h).map(|l| l.names()));
+        let f: Arc<LabelFn<ScoredLabels>> = Arc::new(move |e: &Event, h: &[Event]| {
+            c.label_step(e, h).map(|l| {
+                let p_yes = l
+                    .propositions
+                    .iter()
+                    .filter_map(|p| Some((p.proposition.clone(), p.p_yes?)))
+                    .collect();
+                (l.names(), p_yes)
+            })
+        });
         label_in_order(
             events.into_iter().map(Ok::<_, String>),
             f,
@@ -562,6 +604,23 @@ impl LabelEval<'_> {
         .collect()
     }
 
+    /// The verdicts of one session (the steps `idx` of `events`) with `labels[k]` the labels
+    /// of step `idx[k]`.
+    fn audit_in_order(
+        &self,
+        events: &[Event],
+        idx: &[usize],
+        labels: &[Vec<String>],
+    ) -> Result<Vec<VerdictRecord>, String> {
+        let mut a = Auditor::new(self.specs, self.opts).map_err(|e| e.to_string())?;
+        let mut recs = a.initial();
+        for (k, &i) in idx.iter().enumerate() {
+            recs.extend(a.step_labeled(&events[i], labels[k].iter().cloned().collect()));
+        }
+        recs.extend(a.end_of_trace());
+        Ok(recs)
+    }
+
     /// The verdicts of one session (the steps `idx` of `events`) with `labels`.
     fn audit(
         &self,
@@ -579,12 +638,28 @@ impl LabelEval<'_> {
     }
 }
 
+/// A step's labels and the `P(yes)` of each proposition a scoring labeler decided.
+type ScoredLabels = (Vec<String>, Vec<(String, f64)>);
+
 /// What `trac label-eval` reports.
 struct EvalReport<'a> {
     scores: &'a EvalScores,
     labeler: &'static str,
     model: Option<&'a dyn ChatModel>,
     reference: String,
+    /// Thresholds on `P(yes)` calibrated on the spec's examples (labeling by scoring).
+    calibrations: Vec<Calibration>,
+    per_keyword: bool,
+}
+
+impl EvalReport<'_> {
+    /// The calibrated threshold of proposition `name`, if any.
+    fn threshold(&self, name: &str) -> Option<f64> {
+        self.calibrations
+            .iter()
+            .find(|c| c.proposition == name)
+            .map(|c| c.threshold)
+    }
 }
 
 fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
@@ -661,7 +736,10 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         },
         model: model.as_deref(),
         reference: references_used.join("+"),
+        calibrations: candidate.calibrations(),
+        per_keyword: args.per_keyword,
     };
+    report_calibrations("label-eval", &report.calibrations);
     let mut out = std::io::stdout().lock();
     match args.format {
         EvalFormat::Json => print_eval_json(&mut out, &report),
@@ -683,21 +761,20 @@ fn print_eval_json(out: &mut impl Write, report: &EvalReport) {
         "labeler": report.labeler,
         "model": report.model.map(|m| m.name().to_string()),
         "reference": report.reference,
-        "propositions": label_scores.propositions.iter().map(|p| json!({
-            "proposition": p.proposition,
-            "steps": p.steps,
-            "accuracy": p.accuracy(),
-            "precision": p.counts.precision(),
-            "recall": p.counts.recall(),
-            "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
-        })).collect::<Vec<_>>(),
+        "propositions": label_scores.propositions.iter().map(|p| prop_json(report, p)).collect::<Vec<_>>(),
         "properties": audit_scores.properties.iter().map(|p| json!({
             "property": p.property,
+            "f1_violations": p.violations.f1(),
+            "f1_satisfactions": p.satisfactions.f1(),
             "violations": confusion_json(&p.violations),
             "satisfactions": confusion_json(&p.satisfactions),
         })).collect::<Vec<_>>(),
         "usage": report.model.map(|m| m.usage()),
     });
+    let mut doc = doc;
+    if report.per_keyword {
+        doc["keyword_accuracy"] = json!(label_scores.keyword_accuracy());
+    }
     let _ = writeln!(
         out,
         "{}",
@@ -729,27 +806,7 @@ fn print_eval_text(out: &mut impl Write, report: &EvalReport) {
         .max()
         .unwrap_or(0)
         .max(11);
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "proposition", "steps", "accuracy", "precision", "recall", "TP", "FP", "FN", "TN"
-    );
-    for p in &label_scores.propositions {
-        let _ = writeln!(
-            out,
-            "{:<w$} {:>6} {:>8} {:>9} {:>6} {:>6} {:>6} {:>6} {:>6}",
-            p.proposition,
-            p.steps,
-            num(p.accuracy()),
-            num(p.counts.precision()),
-            num(p.counts.recall()),
-            p.counts.tp,
-            p.counts.fp,
-            p.counts.fn_,
-            p.counts.tn
-        );
-    }
+    print_prop_table(out, report, w);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
@@ -775,6 +832,100 @@ fn print_eval_text(out: &mut impl Write, report: &EvalReport) {
     let _ = writeln!(
         out,
         "\nV = violations, S = satisfactions: a verdict at the same trace, step (and parameter value) with both labelings is a TP, with the labeler's only an FP, with the reference's only an FN; F1 = 2TP/(2TP+FP+FN), - when undefined."
+    );
+}
+
+/// One proposition of `trac label-eval --format json`: accuracy beside its baselines, the AUC
+/// of `P(yes)`, precision and recall of "holds", then the value counts.
+fn prop_json(report: &EvalReport, p: &PropScore) -> serde_json::Value {
+    let mut v = json!({
+        "proposition": p.proposition,
+        "steps": p.steps,
+        "accuracy": p.accuracy(),
+        "always_false": p.always_false(),
+        "majority": p.majority(),
+        "auc": p.auc(),
+        "precision": p.holds.precision(),
+        "recall": p.holds.recall(),
+        "no_better_than_always_false": p.no_better_than_always_false(),
+        "threshold": report.threshold(&p.proposition),
+        "holds": {"tp": p.holds.tp, "fp": p.holds.fp, "fn": p.holds.fn_, "tn": p.holds.tn},
+        "value_precision": p.counts.precision(),
+        "value_recall": p.counts.recall(),
+        "tp": p.counts.tp, "fp": p.counts.fp, "fn": p.counts.fn_, "tn": p.counts.tn,
+    });
+    if report.per_keyword {
+        v["keyword_accuracy"] = json!(p.keyword_accuracy());
+    }
+    v
+}
+
+/// The proposition table of `trac label-eval`: accuracy beside the baselines, the AUC, "holds"
+/// and value precision/recall, the calibrated threshold, and a `*` where the labeler is no
+/// better than always-false; then its legend.
+fn print_prop_table(out: &mut impl Write, report: &EvalReport, w: usize) {
+    let kw = |s: &str| {
+        if report.per_keyword {
+            format!(" {s:>8}")
+        } else {
+            String::new()
+        }
+    };
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "{:<w$} {:>6} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8}{} {:>9}",
+        "proposition",
+        "steps",
+        "accuracy",
+        "always-F",
+        "majority",
+        "AUC",
+        "P(holds)",
+        "R(holds)",
+        "P(value)",
+        "R(value)",
+        kw("keyword"),
+        "threshold"
+    );
+    for p in &report.scores.labels.propositions {
+        let _ = writeln!(
+            out,
+            "{:<w$} {:>6} {:>8} {:>8} {:>8} {:>6} {:>8} {:>8} {:>8} {:>8}{} {:>9}{}",
+            p.proposition,
+            p.steps,
+            num(p.accuracy()),
+            num(p.always_false()),
+            num(p.majority()),
+            num(p.auc()),
+            num(p.holds.precision()),
+            num(p.holds.recall()),
+            num(p.counts.precision()),
+            num(p.counts.recall()),
+            kw(&num(p.keyword_accuracy())),
+            num(report.threshold(&p.proposition)),
+            if p.no_better_than_always_false() {
+                " *"
+            } else {
+                ""
+            }
+        );
+    }
+    if report.per_keyword {
+        let _ = writeln!(
+            out,
+            "per-keyword accuracy over all propositions: {}",
+            num(report.scores.labels.keyword_accuracy())
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\naccuracy: steps where the labeler's value (set of values) equals the reference's; always-F, majority: the accuracy of never labeling it, and of always giving the reference's most frequent answer; AUC: of the labeler's P(yes) against the reference (- without scores); P/R(holds): precision and recall of \"holds at the step\", P/R(value): of the values;{} threshold: of P(yes), calibrated on the spec's examples (- when not scored); * = no better than always-false.",
+        if report.per_keyword {
+            " keyword: every ground atom at every step one true/false decision (the paper's Table 1 most plausibly);"
+        } else {
+            ""
+        }
     );
 }
 

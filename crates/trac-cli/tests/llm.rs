@@ -531,27 +531,41 @@ fn label_eval_counts_on_a_hand_made_trace() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["reference"], "trace");
     assert_eq!(v["steps"], 4);
+    // Baselines: look is in the reference at a and c, take at b and c: never labeling either
+    // is right at 2 of 4 steps, and so is the most frequent answer (a tie). The JSON answers
+    // carry no P(yes): no AUC, no threshold. Holds: look as its values; take is said to hold at
+    // b only (TP), missed at c (FN): precision 1, recall 0.5; its values x (TP), y (FP), x at c
+    // (FN): 0.5, 0.5.
     assert_eq!(
         v["propositions"][0],
-        json!({"proposition": "look", "steps": 4, "accuracy": 0.5, "precision": 0.5, "recall": 0.5,
+        json!({"proposition": "look", "steps": 4, "accuracy": 0.5, "always_false": 0.5,
+               "majority": 0.5, "auc": null, "precision": 0.5, "recall": 0.5,
+               "no_better_than_always_false": true, "threshold": null,
+               "holds": {"tp": 1, "fp": 1, "fn": 1, "tn": 1},
+               "value_precision": 0.5, "value_recall": 0.5,
                "tp": 1, "fp": 1, "fn": 1, "tn": 1})
     );
     assert_eq!(
         v["propositions"][1],
-        json!({"proposition": "take", "steps": 4, "accuracy": 0.5, "precision": 0.5, "recall": 0.5,
+        json!({"proposition": "take", "steps": 4, "accuracy": 0.5, "always_false": 0.5,
+               "majority": 0.5, "auc": null, "precision": 1.0, "recall": 0.5,
+               "no_better_than_always_false": true, "threshold": null,
+               "holds": {"tp": 1, "fp": 0, "fn": 1, "tn": 2},
+               "value_precision": 0.5, "value_recall": 0.5,
                "tp": 1, "fp": 1, "fn": 1, "tn": 2})
     );
+    assert!(v.get("keyword_accuracy").is_none());
     // P1 = G !look: reference violations at 1, 3; labeler's at 1, 2.
     assert_eq!(
         v["properties"][0],
-        json!({"property": "P1",
+        json!({"property": "P1", "f1_violations": 0.5, "f1_satisfactions": null,
                "violations": {"tp": 1, "fp": 1, "fn": 1, "f1": 0.5},
                "satisfactions": {"tp": 0, "fp": 0, "fn": 0, "f1": null}})
     );
     // P2: the reference takes x at 2 and 3 (a violation at 3 for x); the labeler does not.
     assert_eq!(
         v["properties"][1],
-        json!({"property": "P2",
+        json!({"property": "P2", "f1_violations": 0.0, "f1_satisfactions": null,
                "violations": {"tp": 0, "fp": 0, "fn": 1, "f1": 0.0},
                "satisfactions": {"tp": 0, "fp": 0, "fn": 0, "f1": null}})
     );
@@ -576,8 +590,33 @@ fn label_eval_counts_on_a_hand_made_trace() {
     let look = text.lines().find(|l| l.starts_with("look ")).unwrap();
     assert_eq!(
         look.split_whitespace().collect::<Vec<_>>(),
-        ["look", "4", "0.500", "0.500", "0.500", "1", "1", "1", "1"]
+        [
+            "look", "4", "0.500", "0.500", "0.500", "-", "0.500", "0.500", "0.500", "0.500", "-",
+            "*"
+        ]
     );
+    assert!(text.contains("* = no better than always-false"), "{text}");
+
+    // The paper's per-keyword accuracy: look errs at b and c (1 - 2/4); take's atoms x and y
+    // err at b (y) and c (x) (1 - 2/8); all: 1 - 4/12.
+    let o = trac(&[
+        "label-eval",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "--per-keyword",
+        "--format",
+        "json",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["propositions"][0]["keyword_accuracy"], 0.5);
+    assert_eq!(v["propositions"][1]["keyword_accuracy"], 0.75);
+    assert_eq!(v["keyword_accuracy"], json!(8.0 / 12.0));
     let p1 = text.lines().find(|l| l.starts_with("P1 ")).unwrap();
     assert_eq!(
         p1.split_whitespace().collect::<Vec<_>>(),

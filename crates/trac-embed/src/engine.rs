@@ -30,17 +30,7 @@ use trac_llm::{
     ChatRequest, ChatResponse, Choice, Message, ModelError, ScoreRequest, ScoreResponse, Usage,
 };
 
-/// A GBNF grammar for one JSON object (the `json_object` answer format), after llama.cpp's
-/// `grammars/json.gbnf`.
-pub const JSON_OBJECT_GBNF: &str = r#"
-root   ::= ws object ws
-value  ::= object | array | string | number | ("true" | "false" | "null") ws
-object ::= "{" ws ( string ":" ws value ("," ws string ":" ws value)* )? "}" ws
-array  ::= "[" ws ( value ("," ws value)* )? "]" ws
-string ::= "\"" ( [^"\\\x7F\x00-\x1F] | "\\" (["\\bfnrt] | "u" [0-9a-fA-F]{4}) )* "\"" ws
-number ::= ("-"? ([0-9] | [1-9] [0-9]{0,15})) ("." [0-9]+)? ([eE] [-+]? [0-9]{1,15})? ws
-ws     ::= | " " | "\n" [ \t]{0,20}
-"#;
+pub use crate::grammar::JSON_OBJECT_GBNF;
 
 /// Settings of the inference thread.
 #[derive(Clone, Debug, PartialEq)]
@@ -140,16 +130,20 @@ pub fn load(path: &Path) -> Result<Loaded, ModelError> {
                 path.display()
             )))
         })?;
-    // The model's own template, else ChatML (which llama.cpp knows by name).
-    let template = model
-        .chat_template(None)
-        .or_else(|_| LlamaChatTemplate::new("chatml"))
-        .map_err(|e| {
-            ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
-                "{}: chat template: {e}",
-                path.display()
-            )))
-        })?;
+    // The model's own template, else ChatML (which llama.cpp knows by name), said on stderr.
+    let template = match model.chat_template(None) {
+        Ok(t) => Ok(t),
+        Err(_) => {
+            eprintln!("{}", crate::chat_template::chatml_fallback_warning(path));
+            LlamaChatTemplate::new("chatml")
+        }
+    }
+    .map_err(|e| {
+        ModelError::Config(trac_llm::model::ConfigError::Embedded(format!(
+            "{}: chat template: {e}",
+            path.display()
+        )))
+    })?;
     let name = model
         .meta_val_str("general.name")
         .ok()
@@ -303,7 +297,8 @@ impl<'m> Engine<'m> {
 
     /// `n` completions of `req` (see [`trac_llm::ChatModel::complete`]); samples are drawn with
     /// seed `seed + sample index` (`seed` random when not given), greedy at temperature 0. A
-    /// `json_object` request is constrained by [`JSON_OBJECT_GBNF`]. Stop sequences end a
+    /// `json_object` request is constrained by [`JSON_OBJECT_GBNF`], a request with a JSON
+    /// schema by the schema's grammar ([`crate::grammar::grammar_for`]). Stop sequences end a
     /// completion (not included). Log-probabilities (of the model's distribution, before
     /// temperature) when asked.
     ///
@@ -334,20 +329,19 @@ impl<'m> Engine<'m> {
             requests: 1,
             ..Usage::default()
         };
+        let gbnf = crate::grammar::grammar_for(&req.response_format).map_err(|e| err(&name, e))?;
         let base_seed = req.seed.unwrap_or_else(|| fastrand::u64(..));
         let mut choices = Vec::with_capacity(req.n.max(1));
         for i in 0..req.n.max(1) {
             let sample_index = (req.sample_offset + i) as u64;
             let mut rng = fastrand::Rng::with_seed(base_seed.wrapping_add(sample_index));
-            let mut grammar =
-                if !matches!(req.response_format, trac_llm::model::ResponseFormat::Text) {
-                    Some(
-                        LlamaSampler::grammar(&self.loaded.model, JSON_OBJECT_GBNF, "root")
-                            .map_err(|e| err(&name, format!("JSON grammar: {e}")))?,
-                    )
-                } else {
-                    None
-                };
+            let mut grammar = match &gbnf {
+                Some(g) => Some(
+                    LlamaSampler::grammar(&self.loaded.model, g, "root")
+                        .map_err(|e| err(&name, format!("JSON grammar: {e}")))?,
+                ),
+                None => None,
+            };
             let mut logits = prompt_logits.clone();
             let mut bytes: Vec<u8> = Vec::new();
             let mut seq = prompt.clone();

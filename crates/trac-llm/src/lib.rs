@@ -16,7 +16,8 @@
 //! - [`pipeline`]: steps labeled concurrently, delivered in trace order.
 //! - [`scoring`]: labeling by comparing the probabilities of yes and no answers, for models that
 //!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`); [`yes_no`]:
-//!   its core, one yes/no question per proposition after the step's context.
+//!   its core, one yes/no question per proposition after the step's context; [`values`]: where
+//!   parameter values come from (the step's own words, never an example's).
 //! - [`metrics`]: per-proposition accuracy/precision/recall and the audit F1 of the paper's
 //!   §5.1 (Table 1).
 //!
@@ -36,6 +37,7 @@ pub mod retry;
 pub mod scoring;
 #[cfg(feature = "test-server")]
 pub mod testserver;
+pub mod values;
 pub mod yes_no;
 
 pub use labeler::{

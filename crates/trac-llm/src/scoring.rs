@@ -7,13 +7,17 @@
 //! prompts share everything up to the question, so a model that keeps its KV cache evaluates the
 //! step's context once and only the question of each proposition after it
 //! ([`ChatModel::score`]). The proposition holds when `P(yes) / (P(yes) + P(no))` exceeds
-//! [`ScoringConfig::threshold`], where `P(yes)` sums the probabilities of the answers `Yes`,
-//! `yes`, and `P(no)` those of `No`, `no`. The answer is therefore always valid, and comes with
-//! a confidence (`max(p, 1 - p)`).
+//! its threshold ([`ScoringConfig::threshold_of`]: 0.5, or calibrated on the spec's examples,
+//! [`crate::yes_no::calibrate_threshold`]), where `P(yes)` sums the probabilities of the answers
+//! `Yes`, `yes`, and `P(no)` those of `No`, `no`. The answer is therefore always valid, and comes
+//! with a confidence (`max(p, 1 - p)`).
 //!
 //! A parametric proposition (`take(item)`) is first asked as "does it hold for some value"; when
-//! it does, the value is generated (greedy, a few tokens: "Which item? Answer with its name
-//! only.") and normalized as the rule labeler's values.
+//! it does, its value is chosen among the step's own words ([`crate::values::step_candidates`]:
+//! spans of the step's text, its tool calls' arguments), each candidate scored by the same yes/no
+//! question with the value filled in, one parameter at a time (`loads(pkg, area)`: the package,
+//! then the area with the package filled in). Nothing is generated, so a value is never the
+//! model's free text (`item is a knife`) nor an example's.
 //!
 //! This is the labeling function of the paper (§3) with a small model; the paper's §5.1 finds
 //! small labeling models competitive with frontier LLM judges.

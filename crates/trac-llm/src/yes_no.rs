@@ -1,11 +1,13 @@
 //! Yes/no scoring of propositions, the core of labeling by scoring ([`crate::scoring`]): the
 //! question asked of each proposition after a step's context, `P(yes)` from the
-//! log-probabilities of the answers, and the generated value of a parametric proposition that
-//! holds. Needs only a model that can score ([`ChatModel::score`]).
+//! log-probabilities of the answers, the value of a parametric proposition that holds (the
+//! step's candidate spans, each scored, one parameter at a time: [`crate::values`]), and the
+//! threshold of each proposition calibrated on the spec's examples ([`calibrate_threshold`]).
+//! Needs only a model that can score ([`ChatModel::score`]); nothing is generated.
 
-use crate::model::{ChatModel, ChatRequest, Message, ScoreRequest};
+use crate::model::{ChatModel, Message, ModelError, ScoreRequest};
+use crate::values::{fill_description, param_names, step_candidates};
 use serde::Serialize;
-use trac_runtime::label::labeler::label_value;
 use trac_runtime::label::labeler::LabelFailure;
 use trac_runtime::trace::Event;
 use trac_spec::spec::PropositionDecl;
@@ -15,21 +17,59 @@ pub const YES: [&str; 2] = ["Yes", "yes"];
 /// The answers whose probabilities make `P(no)`.
 pub const NO: [&str; 2] = ["No", "no"];
 
+/// Why scoring failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ScoringError {
+    /// The model failed or cannot score.
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The model answered another number of score rows than questions, or of scores in a row
+    /// than answers.
+    #[error("model `{model}` answered {rows} score row(s) for {questions} question(s)")]
+    Rows {
+        /// The model's name.
+        model: String,
+        /// Rows answered.
+        rows: usize,
+        /// Questions asked.
+        questions: usize,
+    },
+}
+
 /// Settings of labeling by scoring.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScoringConfig {
-    /// A proposition holds when `P(yes) / (P(yes) + P(no))` is above this. Default 0.5.
+    /// A proposition holds when `P(yes) / (P(yes) + P(no))` is above this, unless
+    /// [`ScoringConfig::thresholds`] names it. Default 0.5.
     pub threshold: f64,
-    /// Token limit of a generated parametric value. Default 12.
-    pub value_tokens: u32,
+    /// Per-proposition thresholds (name, threshold), e.g. calibrated on the spec's examples
+    /// ([`calibrate_threshold`]); they override [`ScoringConfig::threshold`]. Default none.
+    pub thresholds: Vec<(String, f64)>,
+    /// The longest candidate value, in words ([`step_candidates`]). Default 4.
+    pub max_span_words: usize,
+    /// Candidate values scored per parameter, at most. Default 48.
+    pub max_candidates: usize,
 }
 
 impl Default for ScoringConfig {
     fn default() -> Self {
         ScoringConfig {
             threshold: 0.5,
-            value_tokens: 12,
+            thresholds: Vec::new(),
+            max_span_words: 4,
+            max_candidates: 48,
         }
+    }
+}
+
+impl ScoringConfig {
+    /// The threshold of proposition `name`: its own in [`ScoringConfig::thresholds`], else
+    /// [`ScoringConfig::threshold`].
+    pub fn threshold_of(&self, name: &str) -> f64 {
+        self.thresholds
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(self.threshold, |(_, t)| *t)
     }
 }
 
@@ -40,9 +80,13 @@ pub struct PropScore {
     pub proposition: String,
     /// `P(yes) / (P(yes) + P(no))`, in `[0, 1]`.
     pub p_yes: f64,
-    /// Whether it holds (`p_yes` above the threshold).
+    /// The threshold `p_yes` was compared with.
+    pub threshold: f64,
+    /// Whether it holds (`p_yes` above the threshold; for a parametric proposition, also a
+    /// value found in the step).
     pub holds: bool,
-    /// For a parametric proposition that holds, the generated value (normalized), if any.
+    /// For a parametric proposition that holds, its value: the step's best-scored candidate
+    /// for each parameter, joined by `, ` (`package8, a1`), normalized as the rule labeler's.
     pub value: Option<String>,
 }
 
@@ -92,19 +136,13 @@ pub fn labels_of(scores: &[PropScore]) -> Vec<String> {
         .collect()
 }
 
+/// The question of proposition `p` holding at all (its parameters as `some NAME`), with up to
+/// four of the spec's examples.
 fn question(p: &PropositionDecl) -> String {
-    let desc = if p.description.trim().is_empty() {
-        p.name.clone()
-    } else {
-        p.description.trim().trim_end_matches('.').to_string()
-    };
-    let mut q = match &p.param {
-        None => format!("Question: at the step to label, {desc}?"),
-        Some(param) => {
-            let desc = desc.replace(&format!("{{{param}}}"), &format!("some {param}"));
-            format!("Question: at the step to label, {desc}?")
-        }
-    };
+    let mut q = format!(
+        "Question: at the step to label, {}?",
+        fill_description(p, &[])
+    );
     let examples: Vec<String> = p
         .examples
         .iter()
@@ -124,17 +162,102 @@ fn question(p: &PropositionDecl) -> String {
     q
 }
 
-/// The scoring prompt of proposition `p` after `context`.
-fn prompt(context: &str, p: &PropositionDecl) -> Vec<Message> {
-    vec![
-        Message::system(SYSTEM),
-        Message::user(format!("{context}\n\n{}", question(p))),
-    ]
+/// The question of proposition `p` holding with the parameter values `fill` (see
+/// [`fill_description`]); no examples, so that none of their values is suggested.
+fn value_question(p: &PropositionDecl, fill: &[Option<&str>]) -> String {
+    format!(
+        "Question: at the step to label, {}? Answer yes or no.",
+        fill_description(p, fill)
+    )
+}
+
+/// `P(yes) / (P(yes) + P(no))` of each question, each asked after `context` (one
+/// [`ScoreRequest`]; see [`p_yes`]).
+///
+/// Errors: the model failed or cannot score, or answered the wrong number of rows.
+pub fn yes_probabilities(
+    model: &dyn ChatModel,
+    context: &str,
+    questions: &[String],
+    tag: String,
+) -> Result<Vec<f64>, ScoringError> {
+    if questions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let req = ScoreRequest {
+        prompts: questions
+            .iter()
+            .map(|q| {
+                vec![
+                    Message::system(SYSTEM),
+                    Message::user(format!("{context}\n\n{q}")),
+                ]
+            })
+            .collect(),
+        choices: YES.iter().chain(NO.iter()).map(|s| s.to_string()).collect(),
+        tag: Some(tag),
+    };
+    let resp = model.score(&req)?;
+    if resp.logprobs.len() != questions.len()
+        || resp.logprobs.iter().any(|l| l.len() != req.choices.len())
+    {
+        return Err(ScoringError::Rows {
+            model: model.name().to_string(),
+            rows: resp.logprobs.len(),
+            questions: questions.len(),
+        });
+    }
+    Ok(resp.logprobs.iter().map(|l| p_yes(l)).collect())
+}
+
+/// The value of parametric proposition `p` at the step: for each parameter in turn, the
+/// candidate (`candidates`, from the step) whose question, with the parameters chosen so far
+/// filled in and later ones `some NAME`, gets the highest `P(yes)` (the first on a tie); a
+/// candidate chosen for one parameter is not offered for the next. `None` without candidates.
+///
+/// Errors: as [`yes_probabilities`].
+fn choose_value(
+    model: &dyn ChatModel,
+    p: &PropositionDecl,
+    candidates: &[String],
+    context: &str,
+    step: usize,
+) -> Result<Option<String>, ScoringError> {
+    let Some(param) = &p.param else {
+        return Ok(None);
+    };
+    let mut chosen: Vec<String> = Vec::new();
+    for name in param_names(param) {
+        let offered: Vec<&String> = candidates.iter().filter(|c| !chosen.contains(c)).collect();
+        if offered.is_empty() {
+            return Ok(None);
+        }
+        let questions: Vec<String> = offered
+            .iter()
+            .map(|c| {
+                let mut fill: Vec<Option<&str>> = chosen.iter().map(|v| Some(v.as_str())).collect();
+                fill.push(Some(c.as_str()));
+                value_question(p, &fill)
+            })
+            .collect();
+        let tag = format!("{} of {} at step {step}", name, p.name);
+        let ps = yes_probabilities(model, context, &questions, tag)?;
+        let mut best = 0;
+        for (i, &x) in ps.iter().enumerate() {
+            if x > ps[best] {
+                best = i;
+            }
+        }
+        chosen.push(offered[best].clone());
+    }
+    Ok((!chosen.is_empty()).then(|| chosen.join(", ")))
 }
 
 /// Scores `props` at `event` with `model`, each asked after `context` (the earlier steps and
-/// the step to label, [`crate::labeler::LlmLabeler::scoring_context`]); parametric values are
-/// normalized as the rule labeler's (`case_sensitive`). See the [module docs](crate::scoring).
+/// the step to label, [`crate::labeler::LlmLabeler::scoring_context`]). A parametric
+/// proposition that holds gets its value from the step's candidates ([`step_candidates`],
+/// normalized as the rule labeler's values, `case_sensitive`), scored one parameter at a time;
+/// it holds only with a value. See the [module docs](crate::scoring).
 ///
 /// Errors: the model failed or cannot score; the failure names the step.
 pub fn score_propositions(
@@ -150,65 +273,111 @@ pub fn score_propositions(
         line: event.line,
         message,
     };
-    if props.is_empty() {
-        return Ok(Vec::new());
-    }
-    let prompts: Vec<Vec<Message>> = props.iter().map(|p| prompt(context, p)).collect();
-    let req = ScoreRequest {
-        prompts: prompts.clone(),
-        choices: YES.iter().chain(NO.iter()).map(|s| s.to_string()).collect(),
-        tag: Some(format!("scoring step {}", event.step)),
-    };
-    let resp = model.score(&req).map_err(|e| fail(e.to_string()))?;
-    if resp.logprobs.len() != props.len()
-        || resp.logprobs.iter().any(|l| l.len() != req.choices.len())
-    {
-        return Err(fail(format!(
-            "model `{}` answered {} score row(s) for {} proposition(s)",
-            model.name(),
-            resp.logprobs.len(),
-            props.len()
-        )));
-    }
+    let questions: Vec<String> = props.iter().map(question).collect();
+    let tag = format!("scoring step {}", event.step);
+    let ps = yes_probabilities(model, context, &questions, tag).map_err(|e| fail(e.to_string()))?;
+    let mut candidates: Option<Vec<String>> = None;
     let mut out = Vec::with_capacity(props.len());
-    for ((p, lp), msgs) in props.iter().zip(&resp.logprobs).zip(prompts) {
-        let p_yes = p_yes(lp);
-        let holds = p_yes > config.threshold;
-        let value = match (&p.param, holds) {
-            (Some(param), true) => {
-                let mut messages = msgs;
-                messages.push(Message::assistant("Yes"));
-                messages.push(Message::user(format!(
-                    "Which {param}? Answer with its name only."
-                )));
-                let req = ChatRequest {
-                    messages,
-                    max_tokens: Some(config.value_tokens),
-                    stop: vec!["\n".into(), ".".into(), ",".into()],
-                    tag: Some(format!("value of {} at step {}", p.name, event.step)),
-                    ..ChatRequest::default()
-                };
-                let r = model.complete(&req).map_err(|e| fail(e.to_string()))?;
-                let text = r
-                    .choices
-                    .into_iter()
-                    .next()
-                    .map(|c| c.content)
-                    .unwrap_or_default();
-                label_value(
-                    text.trim().trim_matches(['"', '\'', '`']),
-                    1,
+    for (p, p_yes) in props.iter().zip(ps) {
+        let threshold = config.threshold_of(&p.name);
+        let holds = p_yes > threshold;
+        let value = if holds && p.param.is_some() {
+            let c = candidates.get_or_insert_with(|| {
+                step_candidates(
+                    event,
+                    config.max_span_words,
+                    config.max_candidates,
                     case_sensitive,
-                    true,
                 )
-            }
-            _ => None,
+            });
+            choose_value(model, p, c, context, event.step).map_err(|e| fail(e.to_string()))?
+        } else {
+            None
         };
         out.push(PropScore {
             proposition: p.name.clone(),
             p_yes,
+            threshold,
             holds: holds && (p.param.is_none() || value.is_some()),
             value,
+        });
+    }
+    Ok(out)
+}
+
+/// The threshold on `P(yes)` that labels the most of `scored` (pairs of `P(yes)` and whether
+/// the proposition holds, e.g. of the spec's examples) right, a proposition holding when
+/// `P(yes)` is above it. The thresholds tried are `default` and the midpoints between
+/// consecutive distinct scores; on a tie, the one nearest `default` (then the lower). Without
+/// both a positive and a negative pair, `default`.
+///
+/// Positives at 0.62 and 0.66, negatives at 0.55 and 0.58: 0.60 (all four right).
+pub fn calibrate_threshold(scored: &[(f64, bool)], default: f64) -> f64 {
+    if !scored.iter().any(|s| s.1) || scored.iter().all(|s| s.1) {
+        return default;
+    }
+    let mut xs: Vec<f64> = scored.iter().map(|s| s.0).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    let mut tried = vec![default];
+    tried.extend(xs.windows(2).map(|w| (w[0] + w[1]) / 2.0));
+    let right = |t: f64| scored.iter().filter(|(p, h)| (*p > t) == *h).count();
+    let mut best = default;
+    for &t in &tried {
+        let (r, rb) = (right(t), right(best));
+        let nearer = (t - default).abs() < (best - default).abs()
+            || ((t - default).abs() == (best - default).abs() && t < best);
+        if r > rb || (r == rb && nearer) {
+            best = t;
+        }
+    }
+    best
+}
+
+/// A proposition's threshold calibrated on its examples.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Calibration {
+    /// The proposition.
+    pub proposition: String,
+    /// The threshold on `P(yes)` ([`calibrate_threshold`]).
+    pub threshold: f64,
+    /// The examples it was calibrated on (0: none, the default threshold is kept).
+    pub examples: usize,
+    /// The fraction of those examples it labels right (`None` without examples).
+    pub accuracy: Option<f64>,
+}
+
+/// Calibrates the threshold of each of `props` on its spec examples: each example's text is
+/// scored as a step of its own (`context_of(text)` gives the context the question follows) and
+/// [`calibrate_threshold`] chooses the threshold (from `default`).
+///
+/// Errors: as [`yes_probabilities`].
+pub fn calibrate_propositions(
+    model: &dyn ChatModel,
+    props: &[PropositionDecl],
+    context_of: &dyn Fn(&str) -> String,
+    default: f64,
+) -> Result<Vec<Calibration>, ScoringError> {
+    let mut out = Vec::with_capacity(props.len());
+    for p in props {
+        let q = question(p);
+        let mut scored = Vec::with_capacity(p.examples.len());
+        for ex in &p.examples {
+            let tag = format!("calibrating {} on an example", p.name);
+            let ps =
+                yes_probabilities(model, &context_of(&ex.text), std::slice::from_ref(&q), tag)?;
+            scored.push((ps[0], ex.holds));
+        }
+        let threshold = calibrate_threshold(&scored, default);
+        let right = scored
+            .iter()
+            .filter(|(x, h)| (*x > threshold) == *h)
+            .count();
+        out.push(Calibration {
+            proposition: p.name.clone(),
+            threshold,
+            examples: scored.len(),
+            accuracy: (!scored.is_empty()).then(|| right as f64 / scored.len() as f64),
         });
     }
     Ok(out)
@@ -235,6 +404,7 @@ mod tests {
         let s = |p: &str, holds: bool, value: Option<&str>| PropScore {
             proposition: p.into(),
             p_yes: if holds { 0.9 } else { 0.1 },
+            threshold: 0.5,
             holds,
             value: value.map(str::to_string),
         };
@@ -245,5 +415,21 @@ mod tests {
         ];
         assert_eq!(labels_of(&scores), ["go", "take(knife)"]);
         assert!((scores[1].confidence() - 0.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn thresholds_are_calibrated_on_examples() {
+        let s = [(0.62, true), (0.66, true), (0.55, false), (0.58, false)];
+        assert!((calibrate_threshold(&s, 0.5) - 0.60).abs() < 1e-12);
+        // One class only: the default.
+        assert_eq!(calibrate_threshold(&[(0.9, true)], 0.5), 0.5);
+        assert_eq!(calibrate_threshold(&[], 0.5), 0.5);
+        // 0.3 (no), 0.6 (yes), 0.65 (no), 0.7 (yes): 0.45, 0.5 and 0.675 each get three right;
+        // 0.5, the default, is kept.
+        let s = [(0.3, false), (0.6, true), (0.65, false), (0.7, true)];
+        assert_eq!(calibrate_threshold(&s, 0.5), 0.5);
+        // Bunched above 0.5: every example is "yes" at 0.5; 0.7 separates them.
+        let s = [(0.66, false), (0.68, false), (0.72, true), (0.74, true)];
+        assert!((calibrate_threshold(&s, 0.5) - 0.70).abs() < 1e-12);
     }
 }

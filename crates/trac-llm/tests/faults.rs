@@ -118,7 +118,7 @@ fn the_answer_schema_is_sent_in_the_chosen_style() {
     }
     let want = json!({
         "type": "object",
-        "properties": {"look": {"type": "boolean"}, "take": {"type": "array", "items": {"type": "string"}}},
+        "properties": {"look": {"type": "boolean"}, "take": {"type": "array", "items": {"type": "string"}, "maxItems": 8}},
         "required": ["look", "take"],
         "additionalProperties": false,
     });

@@ -92,6 +92,9 @@ fn scored_labels_carry_the_confidence_of_the_value_shown() {
     );
     assert!((conf[1].3.unwrap() - 0.75).abs() < 1e-9, "{conf:?}");
     assert_eq!(llm.describe(), "look=true (llm 0.80), take=- (llm 0.75)");
+    // P(yes) itself, whatever was decided (label-eval's AUC ranks steps by it).
+    let p_yes: Vec<Option<f64>> = llm.propositions.iter().map(|p| p.p_yes).collect();
+    assert!((p_yes[0].unwrap() - 0.8).abs() < 1e-9 && (p_yes[1].unwrap() - 0.25).abs() < 1e-9);
     // In JSON (`--show-labels --format jsonl`): a `confidence` field.
     let j = serde_json::to_value(&llm.propositions).unwrap();
     assert!(
@@ -105,5 +108,8 @@ fn scored_labels_carry_the_confidence_of_the_value_shown() {
     assert!(j[0].get("confidence").is_none(), "{j}");
     // Rules only: no confidence anywhere.
     let rules = labels(LabelerMode::Rules);
-    assert!(rules.propositions.iter().all(|p| p.confidence.is_none()));
+    assert!(rules
+        .propositions
+        .iter()
+        .all(|p| p.confidence.is_none() && p.p_yes.is_none()));
 }
