@@ -26,17 +26,33 @@ MONITORS = ["paper", "reelay"]
 PARSERS = ["json", "orjson"]
 
 
+GNU_TIME = "/usr/bin/time"
+
+
 def measure(cmd, stdout_path):
-    """Runs cmd; returns (exit code, wall s, CPU s, peak RSS MB, stderr text)."""
-    with open(stdout_path, "wb") as out, tempfile.TemporaryFile() as err:
+    """Runs cmd; returns (exit code, wall s, CPU s, peak RSS MB, stderr text).
+
+    CPU and peak RSS come from GNU time (`%U %S %M`: what wait4 says of its child) where it is
+    installed: os.wait4 in this process would report at least this process's own peak, because
+    Linux records the parent's memory high-water mark in the child's when the child is spawned
+    by vfork and exec (Python's subprocess), and this process holds the parsed verdicts."""
+    with open(stdout_path, "wb") as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as usage:
+        timed = os.access(GNU_TIME, os.X_OK)
+        full = [GNU_TIME, "-f", "%U %S %M", "-o", usage.name, *cmd] if timed else cmd
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=err)
+        proc = subprocess.Popen(full, stdout=out, stderr=err)
         _, status, ru = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
         text = err.read().decode(errors="replace")
-    return proc.returncode, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, text
+        cpu, rss = ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+        if timed:
+            last = usage.read().strip().splitlines()[-1].split()
+            cpu, rss = float(last[0]) + float(last[1]), int(last[2]) / 1024
+            text = text.replace(f"Command exited with non-zero status {proc.returncode}\n", "")
+    return proc.returncode, wall, cpu, rss, text
 
 
 def session_of(trace):
@@ -135,10 +151,12 @@ class Bench:
     def row(self, workload, events, name, m, base, verdict):
         """One table row; `base` = (trac's CPU s, its events): the ratio is per event."""
         wall, cpu, rss, load = m
-        ratio = (cpu / events) / (base[0] / base[1])
+        # GNU time counts CPU in 10 ms ticks: a tiny run may read 0.
+        ratio = f"{(cpu / events) / (base[0] / base[1]):.2f}×" if base[0] > 0 else "n/a"
+        per_s = f"{events / cpu:,.0f}" if cpu > 0 else "n/a"
         self.rows.append(
-            f"| {workload} | {name} | {cpu:.2f} | {wall:.2f} | {events / max(cpu, 1e-9):,.0f} | "
-            f"{rss:.0f} | {ratio:.2f}× | {verdict} | {load:.1f} |"
+            f"| {workload} | {name} | {cpu:.2f} | {wall:.2f} | {per_s} | "
+            f"{rss:.1f} | {ratio} | {verdict} | {load:.1f} |"
         )
         print(self.rows[-1], flush=True)
 

@@ -2,6 +2,7 @@
 single-process audit and the CLI's, and a worker killed mid-run loses and double-counts nothing.
 """
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -114,6 +115,45 @@ def test_a_killed_worker_loses_and_double_counts_nothing(client, spec, shared, t
     ends = [r.trace for r in dist.ends]
     assert ends == [sid for sid in sessions for _ in range(4)]
     assert dist.violations == single.violations
+
+
+def test_a_killed_worker_loses_nothing_at_scale_with_shards_and_ends(client, spec, shared, tmp_path):
+    """The at-scale mode (JSON Lines shards shipped as paths, records written by the workers,
+    end records brought back): a worker killed mid-run still gives exactly the single-process
+    end records, and every batch file once, as one process writes them."""
+    sessions = sessions_from(shared, 90)
+    items = list(sessions.items())
+    shards = []
+    for k in range(0, len(items), 10):
+        p = tmp_path / f"shard-{k // 10}.jsonl"
+        with p.open("w") as f:
+            for sid, lines in items[k : k + 10]:
+                for line in lines:
+                    f.write(json.dumps({"session": sid, "output": line}) + "\n")
+        shards.append(str(p))
+    marker = tmp_path / "killed"
+    # Nine shards, then a session that kills the worker first reading it, then four shards.
+    victim = ("victim", killer.KillOnce(sessions["s0007"], marker))
+    units = shards[:5] + [victim] + shards[5:]
+    plain = shards[:5] + [("victim", sessions["s0007"])] + shards[5:]
+    workers_before = set(client.run(os.getpid).values())
+    ends = trac.distributed.audit_sessions(
+        units, spec, client=client, batch_size=2, keep="ends", out_dir=tmp_path / "dist"
+    )
+    killed = int(marker.read_text())
+    assert killed in workers_before
+    with pytest.raises(ProcessLookupError):
+        os.kill(killed, 0)
+    single = trac.distributed.audit_sessions(plain, spec, keep="ends", out_dir=tmp_path / "one")
+    assert list(ends) == list(single)
+    # 91 traces (9 shards of 10 sessions, and the victim), 4 end records each (4 properties).
+    names = [r.trace for r in ends]
+    assert len(names) == (90 + 1) * 4
+    assert len(set(names)) == 91
+    dist_files = sorted((tmp_path / "dist").iterdir())
+    one_files = sorted((tmp_path / "one").iterdir())
+    assert [f.name for f in dist_files] == [f"batch-{i:06d}.jsonl" for i in range(6)]
+    assert [f.read_text() for f in dist_files] == [f.read_text() for f in one_files]
 
 
 def test_records_written_by_the_workers_and_ends_brought_back(client, spec, shared, tmp_path):
