@@ -166,6 +166,8 @@ class Bench:
         workload = label
         m, ref = self.run_trac(key, path, "summary", props_args)
         base = (m[1], events)
+        if not ref:
+            self.failures.append(f"{workload}: no verdict read from trac --summary")
         self.row(workload, events, "trac --summary", m, base, "reference")
         m, res = self.run_trac(key, path, "jsonl", props_args)
         self.row(workload, events, "trac --format jsonl", m, base, self.check(workload, "trac jsonl", ref, res))
