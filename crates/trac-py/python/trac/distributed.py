@@ -9,8 +9,9 @@ Fault tolerance: a session's audit is a pure function of (spec, session id, even
 scheduler may run a task again -- after its worker died (the nanny restarts the worker, the
 scheduler reassigns the task; ``distributed.scheduler.allowed-failures`` bounds the retries) or
 when a result is lost -- and get the same records. The spec reaches the workers as the result
-of a task (not scattered data), so it is made again if every worker holding it died. Results are merged by session id, each id
-taken exactly once, so a retry neither loses nor double-counts a session.
+of a task (not scattered data), so it is made again if every worker holding it died. Results
+are merged by session id, each id taken exactly once, so a retry neither loses nor
+double-counts a session.
 
 >>> from dask.distributed import Client, LocalCluster
 >>> with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as client:
@@ -123,8 +124,9 @@ def audit_sessions(
     paths must be readable by the workers: a shared file system or object store mount).
     Session ids must be unique.
 
-    ``client``: a ``dask.distributed.Client``. The spec is compiled here once and broadcast to
-    every worker with its tables; sessions go in batches of ``batch_size`` per task.
+    ``client``: a ``dask.distributed.Client``. The spec is compiled here once and sent to the
+    workers with its tables (as one task's result); sessions go in batches of ``batch_size``
+    per task.
 
     Returns the records of every session, in input order (as the CLI's ``--format jsonl``
     for each trace in turn); errors of a trace are in its end records (``on_error="record"``).
