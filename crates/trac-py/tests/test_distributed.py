@@ -2,6 +2,7 @@
 single-process audit and the CLI's, and a worker killed mid-run loses and double-counts nothing.
 """
 
+import json
 import logging
 import os
 from pathlib import Path
@@ -114,6 +115,50 @@ def test_a_killed_worker_loses_and_double_counts_nothing(client, spec, shared, t
     ends = [r.trace for r in dist.ends]
     assert ends == [sid for sid in sessions for _ in range(4)]
     assert dist.violations == single.violations
+
+
+def test_killed_workers_lose_nothing_at_scale_with_shards_and_ends(client, spec, shared, tmp_path):
+    """The at-scale mode (JSON Lines shards shipped as paths, records written by the workers,
+    end records brought back), with two worker processes killed one after the other mid-run:
+    still exactly the single-process end records, and every batch file once, as one process
+    writes them. The second kill may hit the only worker holding the spec (the first's
+    replacement started after the spec was sent): the spec must then be made again, not lost."""
+    sessions = sessions_from(shared, 90)
+    items = list(sessions.items())
+    shards = []
+    for k in range(0, len(items), 10):
+        p = tmp_path / f"shard-{k // 10}.jsonl"
+        with p.open("w") as f:
+            for sid, lines in items[k : k + 10]:
+                for line in lines:
+                    f.write(json.dumps({"session": sid, "output": line}) + "\n")
+        shards.append(str(p))
+    markers = [tmp_path / "killed-1", tmp_path / "killed-2"]
+    # Shards, a session that kills the worker first reading it, shards, another one, shards.
+    v1, v2 = sessions["s0007"], sessions["s0011"]
+    units = shards[:3] + [("v1", killer.KillOnce(v1, markers[0]))] + shards[3:7]
+    units += [("v2", killer.KillOnce(v2, markers[1]))] + shards[7:]
+    plain = shards[:3] + [("v1", v1)] + shards[3:7] + [("v2", v2)] + shards[7:]
+    ends = trac.distributed.audit_sessions(
+        units, spec, client=client, batch_size=2, keep="ends", out_dir=tmp_path / "dist"
+    )
+    killed = [int(m.read_text()) for m in markers]
+    assert killed[0] != killed[1]
+    for pid in killed:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    single = trac.distributed.audit_sessions(
+        plain, spec, batch_size=2, keep="ends", out_dir=tmp_path / "one"
+    )
+    assert list(ends) == list(single)
+    # 92 traces (9 shards of 10 sessions, and the two victims), 4 end records each (4 properties).
+    names = [r.trace for r in ends]
+    assert len(names) == 92 * 4 and len(set(names)) == 92
+    assert sum(r.violations for r in ends) > 0
+    dist_files = sorted((tmp_path / "dist").iterdir())
+    one_files = sorted((tmp_path / "one").iterdir())
+    assert [f.name for f in dist_files] == [f"batch-{i:06d}.jsonl" for i in range(6)]
+    assert [f.read_text() for f in dist_files] == [f.read_text() for f in one_files]
 
 
 def test_records_written_by_the_workers_and_ends_brought_back(client, spec, shared, tmp_path):

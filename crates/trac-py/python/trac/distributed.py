@@ -8,8 +8,10 @@ compiling). The result is the same as auditing each session in one process, in i
 Fault tolerance: a session's audit is a pure function of (spec, session id, events), so the
 scheduler may run a task again -- after its worker died (the nanny restarts the worker, the
 scheduler reassigns the task; ``distributed.scheduler.allowed-failures`` bounds the retries) or
-when a result is lost -- and get the same records. Results are merged by session id, each id
-taken exactly once, so a retry neither loses nor double-counts a session.
+when a result is lost -- and get the same records. The spec reaches the workers as the result
+of a task (not scattered data), so it is made again if every worker holding it died. Results
+are merged by session id, each id taken exactly once, so a retry neither loses nor
+double-counts a session.
 
 >>> from dask.distributed import Client, LocalCluster
 >>> with LocalCluster(n_workers=2, threads_per_worker=1) as cluster, Client(cluster) as client:
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import Event, Records, SpecLike, audit_jsonl
@@ -58,6 +61,11 @@ def _units(sessions: Sessions) -> List[Unit]:
         seen.add(key)
         units.append(unit)
     return units
+
+
+def _specs(specs: List[Any]) -> List[Any]:
+    """The specs of an audit, as a task's result on the cluster (see :func:`audit_sessions`)."""
+    return specs
 
 
 def audit_batch(
@@ -116,8 +124,9 @@ def audit_sessions(
     paths must be readable by the workers: a shared file system or object store mount).
     Session ids must be unique.
 
-    ``client``: a ``dask.distributed.Client``. The spec is compiled here once and broadcast to
-    every worker with its tables; sessions go in batches of ``batch_size`` per task.
+    ``client``: a ``dask.distributed.Client``. The spec is compiled here once and sent to the
+    workers with its tables (as one task's result); sessions go in batches of ``batch_size``
+    per task.
 
     Returns the records of every session, in input order (as the CLI's ``--format jsonl``
     for each trace in turn); errors of a trace are in its end records (``on_error="record"``).
@@ -151,8 +160,12 @@ def audit_sessions(
         if engine in ("compiled", "cross-check"):
             for s in specs:
                 s.compile()  # the tables then travel with the pickled spec
-        # One future for the list of specs (scattering a list would scatter each item).
-        [spec_future] = client.scatter([specs], broadcast=True, hash=False)
+        # One future for the list of specs, made by a task, not scattered: the scheduler keeps
+        # a task's definition and runs it again when every worker holding its result died,
+        # whereas scattered data held only by workers that died is lost, and every task that
+        # needs it is cancelled ("already forgotten": found by a test that killed a worker
+        # which had been started after the scatter's broadcast).
+        spec_future = client.submit(_specs, specs, key=f"trac-specs-{uuid.uuid4().hex}", pure=False)
         # Deterministic task keys: a task run twice (retry) is the same task.
         token = hashlib.sha256(
             repr((engine, reset, keep, outs, [[u[1] for u in b] for b in batches])).encode()
