@@ -147,6 +147,7 @@ pub struct Supervisor {
     failure: Option<CrossCheckFailure>,
     labelers: Vec<RuleLabeler>,
     props: Vec<PropertyMeta>,
+    fallbacks: Vec<trac_runtime::audit::Fallback>,
     descriptions: Arc<HashMap<String, String>>,
     lookaheads: Arc<Mutex<LookaheadCache>>,
     session: Option<String>,
@@ -169,6 +170,7 @@ impl Supervisor {
         };
         let plan = AuditPlan::new(specs, &audit)?;
         let properties = plan.properties();
+        let fallbacks = plan.fallbacks().to_vec();
         let name = opts.session.as_deref().unwrap_or("run");
         let mut driver = Driver::new(plan, Checks::default(), name);
         let mut taken = Taken::default();
@@ -197,6 +199,7 @@ impl Supervisor {
             failure: None,
             labelers,
             props,
+            fallbacks,
             descriptions: Arc::new(descriptions),
             lookaheads: Arc::new(Mutex::new(Vec::new())),
             session: opts.session.clone(),
@@ -207,6 +210,12 @@ impl Supervisor {
     /// The monitored properties, in spec order.
     pub fn properties(&self) -> &[PropertyMeta] {
         &self.props
+    }
+
+    /// The properties whose table is over the compiler's state budget, run by progression with
+    /// bounded satisfiability checks ([`trac_runtime::audit::AuditPlan::fallbacks`]).
+    pub fn fallbacks(&self) -> &[trac_runtime::audit::Fallback] {
+        &self.fallbacks
     }
 
     /// Steps committed so far.

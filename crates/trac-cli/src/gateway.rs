@@ -151,6 +151,9 @@ pub fn run(a: &GatewayArgs) -> ExitCode {
         "trac gateway: listening on http://{}/v1 ({summary})",
         server.addr()
     );
+    for f in server.gateway().fallbacks() {
+        eprintln!("trac gateway: {}", crate::fallback_note(f));
+    }
     if server.gateway().options().intervene.predictive() {
         eprintln!(
             "trac gateway: note: {} acts on /v1/chat/completions; /v1/messages (Anthropic) is monitored without intervening",

@@ -530,11 +530,16 @@ fn slow_build_hint(engine: &str) -> std::sync::mpsc::Sender<()> {
 /// the compiled engine runs it by complete progression: same verdicts, slower steps.
 pub(crate) fn print_fallbacks(plan: &AuditPlan) {
     for f in plan.fallbacks() {
-        eprintln!(
-            "note: property {}: {}; it is monitored by progression with bounded satisfiability checks instead: every verdict is sound and, unless a check runs out of its budget, the same as the table's, at the same step (raise --max-states to compile it)",
-            f.property, f.cause
-        );
+        eprintln!("{}", fallback_note(f));
     }
+}
+
+/// The note of [`print_fallbacks`] for one property.
+pub(crate) fn fallback_note(f: &trac_runtime::audit::Fallback) -> String {
+    format!(
+        "note: property {}: {}; it is monitored by progression with bounded satisfiability checks instead: every verdict is sound and, unless a check runs out of its budget, the same as the table's, at the same step (`--max-states` of trac audit and trac compile raises the budget)",
+        f.property, f.cause
+    )
 }
 
 /// How long building the monitors may take before [`slow_build_hint`] speaks.

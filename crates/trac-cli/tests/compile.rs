@@ -340,8 +340,13 @@ fn a_table_over_max_states_is_refused_by_compile_and_run_by_progression_in_audit
     // The audit: the same summary with a table and with the fallback, a note naming it.
     let dir = temp_dir("max-states");
     let trace = dir.join("t.jsonl");
-    let steps = [r#"[]"#, r#"["a"]"#, r#"[]"#, r#"["a"]"#, r#"["a"]"#, r#"[]"#];
-    let lines: Vec<String> = steps.iter().map(|l| format!("{{\"labels\": {l}}}")).collect();
+    let steps = [
+        r#"[]"#, r#"["a"]"#, r#"[]"#, r#"["a"]"#, r#"["a"]"#, r#"[]"#,
+    ];
+    let lines: Vec<String> = steps
+        .iter()
+        .map(|l| format!("{{\"labels\": {l}}}"))
+        .collect();
     std::fs::write(&trace, lines.join("\n") + "\n").unwrap();
     let t = trace.to_str().unwrap();
     let f = "G(count[4](a) <= 2)";

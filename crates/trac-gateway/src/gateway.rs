@@ -88,6 +88,12 @@ impl Gateway {
         self.monitors.properties()
     }
 
+    /// The properties run by progression with bounded satisfiability checks because their
+    /// table is over the compiler's state budget (`trac_runtime::audit::AuditPlan::fallbacks`).
+    pub fn fallbacks(&self) -> &[trac_runtime::audit::Fallback] {
+        self.monitors.fallbacks()
+    }
+
     /// What replaces a blocked response, under `shield`; `None` when monitoring only.
     pub fn shield(&self) -> Option<OnBlock> {
         (self.opts.intervene == Intervene::Shield).then_some(self.opts.on_block)

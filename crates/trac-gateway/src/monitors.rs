@@ -39,6 +39,7 @@ pub struct MonitorGone {
 pub struct Monitors {
     shards: Vec<Sender<Job>>,
     properties: Vec<PropertyMeta>,
+    fallbacks: Vec<trac_runtime::audit::Fallback>,
 }
 
 fn supervisor(specs: &[CheckedSpec]) -> Result<Supervisor, GatewayError> {
@@ -58,7 +59,9 @@ impl Monitors {
     /// # Errors
     /// The specs cannot be monitored.
     pub fn start(specs: &[CheckedSpec], threads: usize) -> Result<Monitors, GatewayError> {
-        let properties = supervisor(specs)?.properties().to_vec();
+        let template = supervisor(specs)?;
+        let properties = template.properties().to_vec();
+        let fallbacks = template.fallbacks().to_vec();
         let specs: Arc<[CheckedSpec]> = specs.to_vec().into();
         let mut shards = Vec::new();
         for _ in 0..threads.max(1) {
@@ -92,12 +95,22 @@ impl Monitors {
             }
             shards.push(tx);
         }
-        Ok(Monitors { shards, properties })
+        Ok(Monitors {
+            shards,
+            properties,
+            fallbacks,
+        })
     }
 
     /// The monitored properties, in spec order.
     pub fn properties(&self) -> &[PropertyMeta] {
         &self.properties
+    }
+
+    /// The properties run by progression because their table is over the state budget
+    /// ([`Supervisor::fallbacks`]).
+    pub fn fallbacks(&self) -> &[trac_runtime::audit::Fallback] {
+        &self.fallbacks
     }
 
     /// Runs `f` on conversation `session` (created on first use, its stats kept in `stats`) on
