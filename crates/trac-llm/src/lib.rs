@@ -17,6 +17,9 @@
 //! - [`scoring`]: labeling by comparing the probabilities of yes and no answers, for models that
 //!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`); [`yes_no`]:
 //!   its core, one yes/no question per proposition after the step's context.
+//! - [`embeddings`]: a client for OpenAI-compatible `/v1/embeddings` servers (same HTTP stack,
+//!   retries and bounds as [`openai`]) and an on-disk cache of embeddings; [`embed_labeler`]:
+//!   labeling by nearness of a step's embedding to the spec's examples (`--labeler embed`).
 //! - [`metrics`]: per-proposition accuracy/precision/recall and the audit F1 of the paper's
 //!   §5.1 (Table 1).
 //!
@@ -27,6 +30,8 @@
 pub mod cache;
 pub mod child;
 pub mod command;
+pub mod embed_labeler;
+pub mod embeddings;
 pub mod labeler;
 pub mod metrics;
 pub mod model;
@@ -67,6 +72,8 @@ pub struct ModelOptions {
     pub max_in_flight: usize,
     /// Retries of transient failures.
     pub retry: retry::RetryPolicy,
+    /// An embeddings model (`--labeler embed`): opened by [`embeddings::open_embeddings`].
+    pub embeddings: bool,
 }
 
 impl ModelOptions {
@@ -81,17 +88,22 @@ impl ModelOptions {
             timeout: Duration::from_secs(120),
             max_in_flight: 4,
             retry: retry::RetryPolicy::default(),
+            embeddings: false,
         }
     }
 }
 
 /// The model `opts` describe: a [`command::CommandModel`] for `cmd:...`, else an
 /// [`openai::OpenAiModel`] at the base URL (the key read from the named environment variable),
-/// wrapped in a [`cache::CachedModel`] when a cache directory is given.
+/// wrapped in a [`cache::CachedModel`] when a cache directory is given; with
+/// [`ModelOptions::embeddings`], what [`embeddings::open_embeddings`] opens.
 ///
 /// Errors: no base URL for a server model, a malformed URL or command, a command that cannot
 /// start, an unusable cache directory.
 pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
+    if opts.embeddings {
+        return embeddings::open_embeddings(opts);
+    }
     let inner: Arc<dyn ChatModel> = if let Some(cmd) = opts.model.strip_prefix("cmd:") {
         Arc::new(command::CommandModel::spawn(cmd, opts.timeout)?)
     } else {

@@ -503,6 +503,22 @@ pub enum ConfigError {
         /// The model's name.
         model: String,
     },
+    /// A model that cannot embed texts was asked to ([`ChatModel::embed`]).
+    #[error("{request}: model `{model}` cannot embed texts (an embeddings labeler needs an embeddings model: --labeler embed)")]
+    CannotEmbed {
+        /// The request's name.
+        request: String,
+        /// The model's name.
+        model: String,
+    },
+    /// An embeddings model was asked to chat ([`ChatModel::complete`]).
+    #[error("{request}: model `{model}` is an embeddings model: it cannot answer chat requests")]
+    CannotChat {
+        /// The request's name.
+        request: String,
+        /// The model's name.
+        model: String,
+    },
     /// The embedded model's own reasons (llama.cpp, its inference thread), in words.
     #[error("{0}")]
     Embedded(String),
@@ -654,6 +670,23 @@ pub trait ChatModel: Send + Sync {
             model: self.name().to_string(),
         }))
     }
+
+    /// Whether [`ChatModel::embed`] is supported (an embeddings model, [`crate::embeddings`]).
+    /// Default `false`. A labeler given such a model labels by embeddings
+    /// ([`crate::embed_labeler`]).
+    fn can_embed(&self) -> bool {
+        false
+    }
+
+    /// One embedding vector per text of `req.inputs`, in order.
+    ///
+    /// Errors: the default (for models that cannot embed) is a [`ModelError::Config`].
+    fn embed(&self, req: &crate::embeddings::EmbedRequest) -> Result<Vec<Vec<f32>>, ModelError> {
+        Err(ModelError::Config(ConfigError::CannotEmbed {
+            request: req.name(),
+            model: self.name().to_string(),
+        }))
+    }
 }
 
 /// `ChatModel` for a pointer to a chat model (`Arc`, `Box`): every method forwarded.
@@ -674,6 +707,15 @@ macro_rules! forward_chat_model {
             }
             fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
                 (**self).score(req)
+            }
+            fn can_embed(&self) -> bool {
+                (**self).can_embed()
+            }
+            fn embed(
+                &self,
+                req: &crate::embeddings::EmbedRequest,
+            ) -> Result<Vec<Vec<f32>>, ModelError> {
+                (**self).embed(req)
             }
         }
     };
