@@ -137,6 +137,8 @@ struct PropModel {
     threshold: f32,
     /// Texts with holes for the parameters (parametric propositions only).
     templates: Vec<String>,
+    /// Words that every example template holds (a verb such as `take`): never in a value.
+    fixed: Vec<String>,
 }
 
 /// A labeling function backed by an embeddings model (see the module's documentation).
@@ -293,18 +295,24 @@ fn param_names(p: &PropositionDecl) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The description with holes, when it names every parameter (`{item}`).
+fn description_template(p: &PropositionDecl) -> Option<String> {
+    let mut desc = p.description.to_lowercase();
+    let names = param_names(p);
+    if !names.iter().all(|n| desc.contains(&format!("{{{n}}}"))) {
+        return None;
+    }
+    for (i, n) in names.iter().enumerate() {
+        desc = desc.replace(&format!("{{{n}}}"), &format!("{HOLE}{i}{HOLE}"));
+    }
+    Some(desc)
+}
+
 /// Templates for a parametric proposition: its description and its positive examples, each value
 /// replaced by a hole (examples whose values are not all in their text are skipped).
 fn templates(p: &PropositionDecl) -> Vec<String> {
     let names = param_names(p);
-    let mut out = Vec::new();
-    let mut desc = p.description.to_lowercase();
-    if names.iter().all(|n| desc.contains(&format!("{{{n}}}"))) {
-        for (i, n) in names.iter().enumerate() {
-            desc = desc.replace(&format!("{{{n}}}"), &format!("{HOLE}{i}{HOLE}"));
-        }
-        out.push(desc);
-    }
+    let mut out: Vec<String> = description_template(p).into_iter().collect();
     for ex in p.examples.iter().filter(|e| e.holds) {
         let Some(first) = ex.values.first() else {
             continue;
@@ -328,6 +336,21 @@ fn templates(p: &PropositionDecl) -> Vec<String> {
         }
     }
     out
+}
+
+/// The words (outside the holes) that all of `templates` hold; none for no template.
+fn common_words(templates: &[String]) -> Vec<String> {
+    let mut sets = templates.iter().map(|t| {
+        let mut plain = t.clone();
+        for i in 0..9 {
+            plain = plain.replace(&format!("{HOLE}{i}{HOLE}"), " ");
+        }
+        words(&plain, true)
+    });
+    let Some(first) = sets.next() else {
+        return Vec::new();
+    };
+    sets.fold(first, |acc, ws| acc.into_iter().filter(|w| ws.contains(w)).collect())
 }
 
 fn fill(template: &str, values: &[String]) -> String {
@@ -521,6 +544,11 @@ impl EmbedLabeler {
             } else {
                 Vec::new()
             },
+            fixed: if p.param.is_some() {
+                common_words(&templates(p)[usize::from(description_template(p).is_some())..])
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -588,7 +616,17 @@ impl EmbedLabeler {
         n: usize,
     ) -> Result<Option<String>, String> {
         let arity = param_names(p).len();
-        let cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive);
+        let mut cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive);
+        // A word of every example template (the verb: `take` in `take _`) is no value.
+        let fixed = &m.fixed;
+        let kept: Vec<Vec<String>> = cands
+            .iter()
+            .filter(|c| c.iter().all(|v| v.split(' ').all(|w| !fixed.contains(&w.to_string()))))
+            .cloned()
+            .collect();
+        if !kept.is_empty() {
+            cands = kept;
+        }
         if cands.is_empty() || m.templates.is_empty() {
             return Ok(None);
         }
