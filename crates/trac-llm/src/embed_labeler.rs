@@ -14,10 +14,10 @@
 //! - [`Method::Knn`]`(k)`: the mean of the `k` largest `x·q` over positive points minus the same
 //!   over negative points.
 //!
-//! The threshold is calibrated on the examples: each example is scored leave-one-out (without its
-//! own point, where its class keeps another point), and the threshold is the midpoint of the gap
-//! between sorted scores that classifies the most examples right (the first such gap, from the
-//! lowest). A step holds the proposition when its score is above the threshold; the margin
+//! The threshold is calibrated on the examples: each example is scored against all points
+//! (in-sample; leave-one-out, measured too, put the thresholds too high with the few examples a
+//! spec has), and the threshold is the midpoint of the gap between sorted scores that classifies
+//! the most examples right (the widest such gap). A step holds the proposition when its score is above the threshold; the margin
 //! `score − threshold` is reported as the confidence `1/(1+e^(−20·margin))`.
 //!
 //! # Values of a parametric proposition
@@ -205,7 +205,8 @@ fn score_of(method: Method, x: &[f32], pos: &[Vec<f32>], neg: &[Vec<f32>]) -> f3
 }
 
 /// The threshold between labeled scores that classifies the most right (`score > t` holds):
-/// the midpoint of the first best gap between sorted scores; below all scores when all hold.
+/// the midpoint of the widest of the best gaps between sorted scores (the lowest of equally wide
+/// ones); below all scores when calling all true is best.
 pub fn calibrate(scored: &[(f32, bool)]) -> f32 {
     let mut s: Vec<(f32, bool)> = scored.to_vec();
     s.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -214,13 +215,18 @@ pub fn calibrate(scored: &[(f32, bool)]) -> f32 {
     }
     // Threshold below s[i]: s[..i] are called false, s[i..] true.
     let total_pos = s.iter().filter(|x| x.1).count();
-    let (mut best, mut best_i) = (total_pos, 0);
+    let (mut best, mut best_i, mut best_gap) = (total_pos, 0, 0.0f32);
     let mut right = total_pos; // with i = 0 every point is called true
     for i in 1..=s.len() {
         right = if s[i - 1].1 { right - 1 } else { right + 1 };
-        let distinct = i == s.len() || s[i].0 > s[i - 1].0;
-        if distinct && right > best {
-            (best, best_i) = (right, i);
+        let gap = if i == s.len() {
+            0.0
+        } else {
+            s[i].0 - s[i - 1].0
+        };
+        let distinct = i == s.len() || gap > 0.0;
+        if distinct && (right > best || (right == best && gap > best_gap)) {
+            (best, best_i, best_gap) = (right, i, gap);
         }
     }
     match best_i {
@@ -262,13 +268,25 @@ fn spans(ws: &[String], max: usize) -> Vec<String> {
     out
 }
 
-/// Candidate value tuples of `arity` parameters from the step's `text`.
-fn candidates(text: &str, arity: usize, max_ngram: usize, case_sensitive: bool) -> Vec<Vec<String>> {
+/// Candidate value tuples of `arity` parameters from the step's `text`, no span holding a word
+/// of `excluded`.
+fn candidates(
+    text: &str,
+    arity: usize,
+    max_ngram: usize,
+    case_sensitive: bool,
+    excluded: &[String],
+) -> Vec<Vec<String>> {
     let ws = words(text, case_sensitive);
+    let ok = |s: &String| s.split(' ').all(|w| !excluded.iter().any(|x| x == w));
     if arity <= 1 {
-        return spans(&ws, max_ngram).into_iter().map(|s| vec![s]).collect();
+        return spans(&ws, max_ngram)
+            .into_iter()
+            .filter(ok)
+            .map(|s| vec![s])
+            .collect();
     }
-    let single = spans(&ws, 2);
+    let single: Vec<String> = spans(&ws, 2).into_iter().filter(ok).collect();
     let mut out: Vec<Vec<String>> = vec![Vec::new()];
     for _ in 0..arity {
         let mut next = Vec::new();
@@ -508,26 +526,17 @@ impl EmbedLabeler {
         positives.extend(pos.iter().map(|&i| vs[i].clone()));
         let negatives: Vec<Vec<f32>> = neg.iter().map(|&i| vs[i].clone()).collect();
         let method = self.config.method;
-        let mut scored = Vec::new();
-        // Leave-one-out scores of the examples (the description, point 0, is always kept).
-        for k in 1..positives.len() {
-            let rest: Vec<Vec<f32>> = (0..positives.len())
-                .filter(|&j| j != k)
-                .map(|j| positives[j].clone())
-                .collect();
-            scored.push((score_of(method, &positives[k], &rest, &negatives), true));
-        }
-        for k in 0..negatives.len() {
-            let rest: Vec<Vec<f32>> = if negatives.len() > 1 {
-                (0..negatives.len())
-                    .filter(|&j| j != k)
-                    .map(|j| negatives[j].clone())
-                    .collect()
-            } else {
-                negatives.clone()
-            };
-            scored.push((score_of(method, &negatives[k], &positives, &rest), false));
-        }
+        // In-sample scores of the examples (leave-one-out was measured too: with the handful of
+        // examples per proposition of the bundled specs its thresholds came out too high).
+        let mut scored: Vec<(f32, bool)> = positives[1..]
+            .iter()
+            .map(|x| (score_of(method, x, &positives, &negatives), true))
+            .collect();
+        scored.extend(
+            negatives
+                .iter()
+                .map(|x| (score_of(method, x, &positives, &negatives), false)),
+        );
         let threshold = if scored.is_empty() {
             0.0
         } else {
@@ -616,16 +625,11 @@ impl EmbedLabeler {
         n: usize,
     ) -> Result<Option<String>, String> {
         let arity = param_names(p).len();
-        let mut cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive);
-        // A word of every example template (the verb: `take` in `take _`) is no value.
-        let fixed = &m.fixed;
-        let kept: Vec<Vec<String>> = cands
-            .iter()
-            .filter(|c| c.iter().all(|v| v.split(' ').all(|w| !fixed.contains(&w.to_string()))))
-            .cloned()
-            .collect();
-        if !kept.is_empty() {
-            cands = kept;
+        // A word of every example template (the verb: `take` in `take _`) is no value, unless
+        // nothing else is left.
+        let mut cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive, &m.fixed);
+        if cands.is_empty() {
+            cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive, &[]);
         }
         if cands.is_empty() || m.templates.is_empty() {
             return Ok(None);
@@ -667,24 +671,26 @@ mod tests {
         // Sorted: 0.1 F, 0.2 F, 0.5 T, 0.7 T: the gap 0.2..0.5 separates all; midpoint 0.35.
         let t = calibrate(&[(0.5, true), (0.1, false), (0.7, true), (0.2, false)]);
         assert!((t - 0.35).abs() < 1e-6, "{t}");
-        // One overlap: 0.1 F, 0.3 T, 0.4 F, 0.6 T: best 3 of 4 right, first at 0.1|0.3 → 0.2.
-        let t = calibrate(&[(0.1, false), (0.3, true), (0.4, false), (0.6, true)]);
-        assert!((t - 0.2).abs() < 1e-6, "{t}");
+        // One overlap: 0.1 F, 0.3 T, 0.4 F, 0.7 T: 3 of 4 right at 0.1|0.3 (gap 0.2) and at
+        // 0.4|0.7 (gap 0.3): the wider, midpoint 0.55.
+        let t = calibrate(&[(0.1, false), (0.3, true), (0.4, false), (0.7, true)]);
+        assert!((t - 0.55).abs() < 1e-6, "{t}");
         // All positive: below the lowest.
         assert!(calibrate(&[(0.4, true), (0.5, true)]) < 0.4);
     }
 
     #[test]
     fn candidates_are_spans_of_the_step_without_stop_word_ends() {
-        let c = candidates("take the red knife from table", 1, 2, false);
+        let c = candidates("take the red knife from table", 1, 2, false, &[]);
         let flat: Vec<String> = c.into_iter().map(|v| v.join("|")).collect();
         assert_eq!(
             flat,
             ["take", "red", "red knife", "knife", "table"].map(String::from)
         );
-        let pairs = candidates("LOAD package1 into a1", 2, 3, false);
+        let pairs = candidates("LOAD package1 into a1", 2, 3, false, &["load".to_string()]);
         assert!(pairs.contains(&vec!["package1".to_string(), "a1".to_string()]));
         assert!(pairs.iter().all(|t| t[0] != t[1]));
+        assert_eq!(pairs.len(), 2, "{pairs:?}"); // (package1, a1), (a1, package1)
     }
 
     #[test]
