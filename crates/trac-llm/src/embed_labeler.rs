@@ -140,7 +140,8 @@ struct PropModel {
     threshold: f32,
     /// Texts with holes for the parameters (parametric propositions only).
     templates: Vec<String>,
-    /// Words that every example template holds (a verb such as `take`): never in a value.
+    /// Words that every example template holds (a verb such as `take`): never in a value (a step
+    /// with no other word holds no value, so the proposition does not hold there).
     fixed: Vec<String>,
 }
 
@@ -678,12 +679,9 @@ impl EmbedLabeler {
         n: usize,
     ) -> Result<Option<String>, String> {
         let arity = param_names(p).len();
-        // A word of every example template (the verb: `take` in `take _`) is no value, unless
-        // nothing else is left.
-        let mut cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive, &m.fixed);
-        if cands.is_empty() {
-            cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive, &[]);
-        }
+        // A word of every example template (the verb: `take` in `take _`) is no value: `open
+        // door` holds no room for `open door to the _`.
+        let cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive, &m.fixed);
         if cands.is_empty() || m.templates.is_empty() {
             return Ok(None);
         }
