@@ -605,7 +605,10 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         );
     }
     let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
-    let setup = args.model.resolve(args.labeler).map_err(|e| e.to_string())?;
+    let setup = args
+        .model
+        .resolve(args.labeler)
+        .map_err(|e| e.to_string())?;
     let mode = match (args.labeler, &setup.opts) {
         (Some(f), _) => LabelerFlag::mode(Some(f)),
         (None, Some(_)) => LabelerMode::Llm,

@@ -372,7 +372,9 @@ fn common_words(templates: &[String]) -> Vec<String> {
     let Some(first) = sets.next() else {
         return Vec::new();
     };
-    sets.fold(first, |acc, ws| acc.into_iter().filter(|w| ws.contains(w)).collect())
+    sets.fold(first, |acc, ws| {
+        acc.into_iter().filter(|w| ws.contains(w)).collect()
+    })
 }
 
 /// How many holes of the best-matching template have the candidate's neighbour words in the
@@ -388,7 +390,13 @@ fn context_matches(templates: &[String], step: &[String], values: &[String]) -> 
         .map(|v| {
             let vw: Vec<&str> = v.split(' ').collect();
             (0..step.len())
-                .find(|&i| step[i..].iter().take(vw.len()).map(String::as_str).eq(vw.iter().copied()))
+                .find(|&i| {
+                    step[i..]
+                        .iter()
+                        .take(vw.len())
+                        .map(String::as_str)
+                        .eq(vw.iter().copied())
+                })
                 .map(|i| (i, vw.len()))
         })
         .collect();
@@ -409,7 +417,8 @@ fn context_matches(templates: &[String], step: &[String], values: &[String]) -> 
             let tw = words(&plain, true);
             let mut n = 0;
             for (i, place) in at.iter().enumerate() {
-                let (Some((s, len)), Some(h)) = (place, tw.iter().position(|w| *w == token(i))) else {
+                let (Some((s, len)), Some(h)) = (place, tw.iter().position(|w| *w == token(i)))
+                else {
                     continue;
                 };
                 if h > 0 && *s > 0 && same(&tw[h - 1], step.get(s - 1)) {
@@ -681,7 +690,13 @@ impl EmbedLabeler {
         let arity = param_names(p).len();
         // A word of every example template (the verb: `take` in `take _`) is no value: `open
         // door` holds no room for `open door to the _`.
-        let cands = candidates(text, arity, self.config.max_ngram, self.case_sensitive, &m.fixed);
+        let cands = candidates(
+            text,
+            arity,
+            self.config.max_ngram,
+            self.case_sensitive,
+            &m.fixed,
+        );
         if cands.is_empty() || m.templates.is_empty() {
             return Ok(None);
         }
@@ -702,9 +717,7 @@ impl EmbedLabeler {
         let keys: Vec<(usize, f32)> = (0..cands.len()).map(key).collect();
         let best = (0..cands.len()).max_by(|&a, &b| {
             let (ka, kb) = (keys[a], keys[b]);
-            ka.0.cmp(&kb.0)
-                .then(ka.1.total_cmp(&kb.1))
-                .then(b.cmp(&a)) // ties: the earlier candidate
+            ka.0.cmp(&kb.0).then(ka.1.total_cmp(&kb.1)).then(b.cmp(&a)) // ties: the earlier candidate
         });
         Ok(best.and_then(|i| label_value(&cands[i].join(", "), arity, self.case_sensitive, true)))
     }
@@ -789,8 +802,14 @@ mod tests {
         let t = vec![format!("load {HOLE}0{HOLE} into {HOLE}1{HOLE} of truck1")];
         let step = words("LOAD package1 into a2 of truck1 at l1", false);
         // package1: after load, before into; a2: after into, before of: 4.
-        assert_eq!(context_matches(&t, &step, &["package1".into(), "a2".into()]), 4);
-        assert_eq!(context_matches(&t, &step, &["a2".into(), "package1".into()]), 0);
+        assert_eq!(
+            context_matches(&t, &step, &["package1".into(), "a2".into()]),
+            4
+        );
+        assert_eq!(
+            context_matches(&t, &step, &["a2".into(), "package1".into()]),
+            0
+        );
     }
 
     #[test]

@@ -125,7 +125,8 @@ impl EmbeddingsModel {
     ///
     /// Errors: a malformed base URL ([`ModelError::Config`]).
     pub fn new(config: EmbeddingsConfig) -> Result<EmbeddingsModel, ModelError> {
-        let url = embeddings_endpoint(&config.base_url).map_err(|e| ModelError::Config(e.into()))?;
+        let url =
+            embeddings_endpoint(&config.base_url).map_err(|e| ModelError::Config(e.into()))?;
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(config.timeout))
@@ -216,7 +217,10 @@ impl EmbeddingsModel {
         };
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             Failure::Transient(
-                bad(format!("the body is not JSON ({e}): {}", excerpt(&text, 200))),
+                bad(format!(
+                    "the body is not JSON ({e}): {}",
+                    excerpt(&text, 200)
+                )),
                 None,
             )
         })?;
@@ -383,8 +387,11 @@ impl<M: ChatModel> CachedEmbeddings<M> {
         let parent = path.parent().expect("cache files are in a subdirectory");
         std::fs::create_dir_all(parent).map_err(err)?;
         let tmp = parent.join(format!(".{}.{}.tmp", std::process::id(), fastrand::u64(..)));
-        std::fs::write(&tmp, json!({"key": key, "embedding": embedding}).to_string())
-            .map_err(err)?;
+        std::fs::write(
+            &tmp,
+            json!({"key": key, "embedding": embedding}).to_string(),
+        )
+        .map_err(err)?;
         std::fs::rename(&tmp, &path).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             err(e)
@@ -494,10 +501,15 @@ mod tests {
             parse_embeddings(&v, 2).unwrap(),
             vec![vec![1.0, 0.0], vec![0.0, 1.0]]
         );
-        assert!(parse_embeddings(&v, 3).unwrap_err().contains("2 embeddings for 3"));
+        assert!(parse_embeddings(&v, 3)
+            .unwrap_err()
+            .contains("2 embeddings for 3"));
         let bad = json!({"data": [{"index": 0, "embedding": ["x"]}]});
-        assert!(parse_embeddings(&bad, 1).unwrap_err().contains("non-number"));
-        let dup = json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]});
+        assert!(parse_embeddings(&bad, 1)
+            .unwrap_err()
+            .contains("non-number"));
+        let dup =
+            json!({"data": [{"index": 0, "embedding": [1.0]}, {"index": 0, "embedding": [1.0]}]});
         assert!(parse_embeddings(&dup, 2).unwrap_err().contains("repeated"));
     }
 }

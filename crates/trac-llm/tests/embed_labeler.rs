@@ -206,7 +206,14 @@ fn http_500_and_429_are_retried() {
         .embed(&EmbedRequest::new(vec!["x".into()]))
         .unwrap_err();
     assert!(
-        matches!(err, ModelError::Status { status: 500, attempts: 1, .. }),
+        matches!(
+            err,
+            ModelError::Status {
+                status: 500,
+                attempts: 1,
+                ..
+            }
+        ),
         "{err}"
     );
     // A 400 is not retried.
@@ -236,13 +243,17 @@ fn a_cached_text_sends_no_request() {
     assert_eq!(server.request_count(), 1);
     assert_eq!(cached.usage().cache_hits, 2);
     let c = cached
-        .embed(&EmbedRequest::new(vec!["take knife".into(), "apple".into()]))
+        .embed(&EmbedRequest::new(vec![
+            "take knife".into(),
+            "apple".into(),
+        ]))
         .unwrap();
     assert_eq!(c[1], vec![0.0, 0.0, 0.0, 1.0, 1.0]);
     assert_eq!(server.request_count(), 2);
     assert_eq!(server.requests()[1]["input"], json!(["apple"]));
     // A labeler over a warm cache asks nothing at all.
-    let warm: Arc<dyn ChatModel> = Arc::new(CachedEmbeddings::new(model(&server, 0), &dir).unwrap());
+    let warm: Arc<dyn ChatModel> =
+        Arc::new(CachedEmbeddings::new(model(&server, 0), &dir).unwrap());
     labeler(Arc::clone(&warm), Method::Prototype)
         .label_step_scored(&step(1, "take knife"), &[])
         .unwrap();

