@@ -499,19 +499,6 @@ impl EmbedLabeler {
         &self.props
     }
 
-    /// The calibrated threshold of each proposition (calibrating first if needed).
-    ///
-    /// Errors: the model's, in words.
-    pub fn thresholds(&self) -> Result<Vec<(String, f32)>, String> {
-        let m = self.models()?;
-        Ok(self
-            .props
-            .iter()
-            .zip(m.iter())
-            .map(|(p, m)| (p.name.clone(), m.threshold))
-            .collect())
-    }
-
     fn embed(&self, texts: Vec<String>, tag: String) -> Result<Vec<Vec<f32>>, String> {
         let inputs = texts
             .into_iter()

@@ -27,28 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Texts to embed.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub struct EmbedRequest {
-    /// The texts, each embedded on its own.
-    pub inputs: Vec<String>,
-    /// A name for the request in error messages.
-    pub tag: Option<String>,
-}
-
-impl EmbedRequest {
-    /// A request for `inputs`.
-    pub fn new(inputs: Vec<String>) -> EmbedRequest {
-        EmbedRequest { inputs, tag: None }
-    }
-
-    /// The request's name in error messages: its tag, else `embedding request (N texts)`.
-    pub fn name(&self) -> String {
-        self.tag
-            .clone()
-            .unwrap_or_else(|| format!("embedding request ({} texts)", self.inputs.len()))
-    }
-}
+pub use crate::model::EmbedRequest;
 
 /// Settings of an [`EmbeddingsModel`].
 #[derive(Clone, Debug)]
@@ -446,28 +425,6 @@ impl<M: ChatModel> ChatModel for CachedEmbeddings<M> {
                 message: "the model returned fewer embeddings than texts".into(),
             })
     }
-}
-
-/// The embeddings model `opts` describe: an [`EmbeddingsModel`] at `opts.base_url` (the key
-/// read from the named environment variable), in a [`CachedEmbeddings`] when a cache directory
-/// is given.
-///
-/// Errors: no base URL, a malformed URL, an unusable cache directory.
-pub fn open_embeddings(opts: &crate::ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
-    let base = opts
-        .base_url
-        .clone()
-        .ok_or_else(|| ModelError::Config(ConfigError::NoBaseUrl(opts.model.clone())))?;
-    let mut c = EmbeddingsConfig::new(base, opts.model.clone());
-    c.api_key = ApiKey::from_env(&opts.api_key_env);
-    c.timeout = opts.timeout;
-    c.max_in_flight = opts.max_in_flight;
-    c.retry = opts.retry.clone();
-    let inner = EmbeddingsModel::new(c)?;
-    Ok(match &opts.cache {
-        Some(dir) => Arc::new(CachedEmbeddings::new(inner, dir.clone())?),
-        None => Arc::new(inner),
-    })
 }
 
 #[cfg(test)]

@@ -72,7 +72,7 @@ pub struct ModelOptions {
     pub max_in_flight: usize,
     /// Retries of transient failures.
     pub retry: retry::RetryPolicy,
-    /// An embeddings model (`--labeler embed`): opened by [`embeddings::open_embeddings`].
+    /// An embeddings model (`--labeler embed`): opened by [`open_embeddings`].
     pub embeddings: bool,
 }
 
@@ -102,7 +102,7 @@ impl ModelOptions {
 /// start, an unusable cache directory.
 pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
     if opts.embeddings {
-        return embeddings::open_embeddings(opts);
+        return open_embeddings(opts);
     }
     let inner: Arc<dyn ChatModel> = if let Some(cmd) = opts.model.strip_prefix("cmd:") {
         Arc::new(command::CommandModel::spawn(cmd, opts.timeout)?)
@@ -122,5 +122,27 @@ pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError>
     Ok(match &opts.cache {
         Some(dir) => Arc::new(cache::CachedModel::new(inner, dir.clone())?),
         None => inner,
+    })
+}
+
+/// The embeddings model `opts` describe: an [`embeddings::EmbeddingsModel`] at `opts.base_url`
+/// (the key read from the named environment variable), in an [`embeddings::CachedEmbeddings`]
+/// when a cache directory is given.
+///
+/// Errors: no base URL, a malformed URL, an unusable cache directory.
+pub fn open_embeddings(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
+    let base = opts
+        .base_url
+        .clone()
+        .ok_or_else(|| ModelError::Config(ConfigError::NoBaseUrl(opts.model.clone())))?;
+    let mut c = embeddings::EmbeddingsConfig::new(base, opts.model.clone());
+    c.api_key = openai::ApiKey::from_env(&opts.api_key_env);
+    c.timeout = opts.timeout;
+    c.max_in_flight = opts.max_in_flight;
+    c.retry = opts.retry.clone();
+    let inner = embeddings::EmbeddingsModel::new(c)?;
+    Ok(match &opts.cache {
+        Some(dir) => Arc::new(embeddings::CachedEmbeddings::new(inner, dir.clone())?),
+        None => Arc::new(inner),
     })
 }

@@ -607,6 +607,29 @@ pub enum ModelError {
     },
 }
 
+/// Texts to embed.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct EmbedRequest {
+    /// The texts, each embedded on its own.
+    pub inputs: Vec<String>,
+    /// A name for the request in error messages.
+    pub tag: Option<String>,
+}
+
+impl EmbedRequest {
+    /// A request for `inputs`.
+    pub fn new(inputs: Vec<String>) -> EmbedRequest {
+        EmbedRequest { inputs, tag: None }
+    }
+
+    /// The request's name in error messages: its tag, else `embedding request (N texts)`.
+    pub fn name(&self) -> String {
+        self.tag
+            .clone()
+            .unwrap_or_else(|| format!("embedding request ({} texts)", self.inputs.len()))
+    }
+}
+
 /// A scoring request: for each prompt (a conversation whose next turn is the assistant's), the
 /// log-probability of each candidate answer as that turn's opening text. Used by labelers that
 /// decide a proposition by comparing the probability of a yes and a no answer
@@ -681,7 +704,7 @@ pub trait ChatModel: Send + Sync {
     /// One embedding vector per text of `req.inputs`, in order.
     ///
     /// Errors: the default (for models that cannot embed) is a [`ModelError::Config`].
-    fn embed(&self, req: &crate::embeddings::EmbedRequest) -> Result<Vec<Vec<f32>>, ModelError> {
+    fn embed(&self, req: &EmbedRequest) -> Result<Vec<Vec<f32>>, ModelError> {
         Err(ModelError::Config(ConfigError::CannotEmbed {
             request: req.name(),
             model: self.name().to_string(),
@@ -713,7 +736,7 @@ macro_rules! forward_chat_model {
             }
             fn embed(
                 &self,
-                req: &crate::embeddings::EmbedRequest,
+                req: &EmbedRequest,
             ) -> Result<Vec<Vec<f32>>, ModelError> {
                 (**self).embed(req)
             }
