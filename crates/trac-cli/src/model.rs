@@ -83,6 +83,9 @@ pub const DEFAULT_MODEL: &str = trac_embed::LOCAL;
 /// Errors: the embedded model is not in this build (feature `embed`: [`ModelError::NotBuilt`]),
 /// not fetched, or cannot load; see [`trac_llm::open_model`].
 pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
+    if opts.embeddings {
+        return trac_llm::open_model(opts);
+    }
     match trac_embed::open(&opts.model, None)? {
         Some(model) => Ok(model),
         None => trac_llm::open_model(opts),

@@ -871,9 +871,40 @@ impl StepLabels {
     }
 }
 
+/// The model-backed labeler of a spec's propositions: a chat model's, or an embeddings model's
+/// (a model that [`ChatModel::can_embed`]).
+enum ModelLabeler {
+    Chat(LlmLabeler),
+    Embed(crate::embed_labeler::EmbedLabeler),
+}
+
+impl ModelLabeler {
+    /// The calibrated `P(yes)` thresholds of a chat model that scores; `None` for an embeddings
+    /// labeler (its thresholds are on embedding margins, mapped to `P(yes)` = 0.5).
+    fn calibration(&self) -> Option<Vec<Calibration>> {
+        match self {
+            ModelLabeler::Chat(l) => l.calibration(),
+            ModelLabeler::Embed(_) => None,
+        }
+    }
+
+    fn label_step_scored(
+        &self,
+        event: &Event,
+        history: &[Event],
+    ) -> Result<(Vec<String>, Option<Vec<PropScore>>), LabelFailure> {
+        match self {
+            ModelLabeler::Chat(l) => l.label_step_scored(event, history),
+            ModelLabeler::Embed(l) => l
+                .label_step_scored(event, history)
+                .map(|(l, s)| (l, Some(s))),
+        }
+    }
+}
+
 struct SpecLabeler {
     rules: RuleLabeler,
-    llm: Option<LlmLabeler>,
+    llm: Option<ModelLabeler>,
     props: Vec<(PropositionDecl, LabelerChoice)>,
 }
 
@@ -932,12 +963,22 @@ impl HybridLabeler {
                         propositions: for_llm.iter().map(|p| p.name.clone()).collect(),
                     });
                 };
-                Some(LlmLabeler::new(
-                    Arc::clone(model),
-                    for_llm,
-                    spec.case_sensitive,
-                    config.clone(),
-                ))
+                Some(if model.can_embed() {
+                    ModelLabeler::Embed(crate::embed_labeler::EmbedLabeler::new(
+                        Arc::clone(model),
+                        for_llm,
+                        &spec.propositions,
+                        spec.case_sensitive,
+                        crate::embed_labeler::EmbedLabelerConfig::for_model(model.name()),
+                    ))
+                } else {
+                    ModelLabeler::Chat(LlmLabeler::new(
+                        Arc::clone(model),
+                        for_llm,
+                        spec.case_sensitive,
+                        config.clone(),
+                    ))
+                })
             };
             out.push(SpecLabeler { rules, llm, props });
         }

@@ -18,6 +18,9 @@
 //!   can score ([`ChatModel::score`], e.g. the in-process model of `trac-embed`); [`yes_no`]:
 //!   its core, one yes/no question per proposition after the step's context; [`values`]: where
 //!   parameter values come from (the step's own words, never an example's).
+//! - [`embeddings`]: a client for OpenAI-compatible `/v1/embeddings` servers (same HTTP stack,
+//!   retries and bounds as [`openai`]) and an on-disk cache of embeddings; [`embed_labeler`]:
+//!   labeling by nearness of a step's embedding to the spec's examples (`--labeler embed`).
 //! - [`metrics`]: per-proposition accuracy/precision/recall and the audit F1 of the paper's
 //!   §5.1 (Table 1).
 //!
@@ -28,6 +31,8 @@
 pub mod cache;
 pub mod child;
 pub mod command;
+pub mod embed_labeler;
+pub mod embeddings;
 pub mod labeler;
 pub mod metrics;
 pub mod model;
@@ -69,6 +74,8 @@ pub struct ModelOptions {
     pub max_in_flight: usize,
     /// Retries of transient failures.
     pub retry: retry::RetryPolicy,
+    /// An embeddings model (`--labeler embed`): opened by [`open_embeddings`].
+    pub embeddings: bool,
 }
 
 impl ModelOptions {
@@ -83,17 +90,22 @@ impl ModelOptions {
             timeout: Duration::from_secs(120),
             max_in_flight: 4,
             retry: retry::RetryPolicy::default(),
+            embeddings: false,
         }
     }
 }
 
 /// The model `opts` describe: a [`command::CommandModel`] for `cmd:...`, else an
 /// [`openai::OpenAiModel`] at the base URL (the key read from the named environment variable),
-/// wrapped in a [`cache::CachedModel`] when a cache directory is given.
+/// wrapped in a [`cache::CachedModel`] when a cache directory is given; with
+/// [`ModelOptions::embeddings`], what [`embeddings::open_embeddings`] opens.
 ///
 /// Errors: no base URL for a server model, a malformed URL or command, a command that cannot
 /// start, an unusable cache directory.
 pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
+    if opts.embeddings {
+        return open_embeddings(opts);
+    }
     let inner: Arc<dyn ChatModel> = if let Some(cmd) = opts.model.strip_prefix("cmd:") {
         Arc::new(command::CommandModel::spawn(cmd, opts.timeout)?)
     } else {
@@ -112,5 +124,27 @@ pub fn open_model(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError>
     Ok(match &opts.cache {
         Some(dir) => Arc::new(cache::CachedModel::new(inner, dir.clone())?),
         None => inner,
+    })
+}
+
+/// The embeddings model `opts` describe: an [`embeddings::EmbeddingsModel`] at `opts.base_url`
+/// (the key read from the named environment variable), in an [`embeddings::CachedEmbeddings`]
+/// when a cache directory is given.
+///
+/// Errors: no base URL, a malformed URL, an unusable cache directory.
+pub fn open_embeddings(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelError> {
+    let base = opts
+        .base_url
+        .clone()
+        .ok_or_else(|| ModelError::Config(ConfigError::NoBaseUrl(opts.model.clone())))?;
+    let mut c = embeddings::EmbeddingsConfig::new(base, opts.model.clone());
+    c.api_key = openai::ApiKey::from_env(&opts.api_key_env);
+    c.timeout = opts.timeout;
+    c.max_in_flight = opts.max_in_flight;
+    c.retry = opts.retry.clone();
+    let inner = embeddings::EmbeddingsModel::new(c)?;
+    Ok(match &opts.cache {
+        Some(dir) => Arc::new(embeddings::CachedEmbeddings::new(inner, dir.clone())?),
+        None => Arc::new(inner),
     })
 }

@@ -503,6 +503,22 @@ pub enum ConfigError {
         /// The model's name.
         model: String,
     },
+    /// A model that cannot embed texts was asked to ([`ChatModel::embed`]).
+    #[error("{request}: model `{model}` cannot embed texts (an embeddings labeler needs an embeddings model: --labeler embed)")]
+    CannotEmbed {
+        /// The request's name.
+        request: String,
+        /// The model's name.
+        model: String,
+    },
+    /// An embeddings model was asked to chat ([`ChatModel::complete`]).
+    #[error("{request}: model `{model}` is an embeddings model: it cannot answer chat requests")]
+    CannotChat {
+        /// The request's name.
+        request: String,
+        /// The model's name.
+        model: String,
+    },
     /// The embedded model's own reasons (llama.cpp, its inference thread), in words.
     #[error("{0}")]
     Embedded(String),
@@ -591,6 +607,29 @@ pub enum ModelError {
     },
 }
 
+/// Texts to embed.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct EmbedRequest {
+    /// The texts, each embedded on its own.
+    pub inputs: Vec<String>,
+    /// A name for the request in error messages.
+    pub tag: Option<String>,
+}
+
+impl EmbedRequest {
+    /// A request for `inputs`.
+    pub fn new(inputs: Vec<String>) -> EmbedRequest {
+        EmbedRequest { inputs, tag: None }
+    }
+
+    /// The request's name in error messages: its tag, else `embedding request (N texts)`.
+    pub fn name(&self) -> String {
+        self.tag
+            .clone()
+            .unwrap_or_else(|| format!("embedding request ({} texts)", self.inputs.len()))
+    }
+}
+
 /// A scoring request: for each prompt (a conversation whose next turn is the assistant's), the
 /// log-probability of each candidate answer as that turn's opening text. Used by labelers that
 /// decide a proposition by comparing the probability of a yes and a no answer
@@ -654,6 +693,23 @@ pub trait ChatModel: Send + Sync {
             model: self.name().to_string(),
         }))
     }
+
+    /// Whether [`ChatModel::embed`] is supported (an embeddings model, [`crate::embeddings`]).
+    /// Default `false`. A labeler given such a model labels by embeddings
+    /// ([`crate::embed_labeler`]).
+    fn can_embed(&self) -> bool {
+        false
+    }
+
+    /// One embedding vector per text of `req.inputs`, in order.
+    ///
+    /// Errors: the default (for models that cannot embed) is a [`ModelError::Config`].
+    fn embed(&self, req: &EmbedRequest) -> Result<Vec<Vec<f32>>, ModelError> {
+        Err(ModelError::Config(ConfigError::CannotEmbed {
+            request: req.name(),
+            model: self.name().to_string(),
+        }))
+    }
 }
 
 /// `ChatModel` for a pointer to a chat model (`Arc`, `Box`): every method forwarded.
@@ -674,6 +730,15 @@ macro_rules! forward_chat_model {
             }
             fn score(&self, req: &ScoreRequest) -> Result<ScoreResponse, ModelError> {
                 (**self).score(req)
+            }
+            fn can_embed(&self) -> bool {
+                (**self).can_embed()
+            }
+            fn embed(
+                &self,
+                req: &EmbedRequest,
+            ) -> Result<Vec<Vec<f32>>, ModelError> {
+                (**self).embed(req)
             }
         }
     };

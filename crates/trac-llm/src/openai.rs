@@ -45,7 +45,7 @@ impl ApiKey {
             .map(|k| ApiKey(k.trim().to_string()))
     }
 
-    fn bearer(&self) -> String {
+    pub(crate) fn bearer(&self) -> String {
         format!("Bearer {}", self.0)
     }
 }
@@ -363,7 +363,7 @@ impl OpenAiModel {
     }
 }
 
-fn with_attempts(e: ModelError, n: u32) -> ModelError {
+pub(crate) fn with_attempts(e: ModelError, n: u32) -> ModelError {
     match e {
         ModelError::Connection {
             request, message, ..

