@@ -15,6 +15,20 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// `dir`, created if missing, for a cache (of completions or embeddings).
+///
+/// # Errors
+/// [`ConfigError::CacheDir`] when it cannot be created.
+pub(crate) fn cache_dir(dir: PathBuf) -> Result<PathBuf, ModelError> {
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        ModelError::Config(ConfigError::CacheDir {
+            dir: dir.clone(),
+            source: Arc::new(e),
+        })
+    })?;
+    Ok(dir)
+}
+
 /// A [`ChatModel`] whose completions are cached in a directory.
 #[derive(Debug)]
 pub struct CachedModel<M> {
@@ -28,13 +42,7 @@ impl<M: ChatModel> CachedModel<M> {
     ///
     /// Errors: the directory cannot be created ([`ModelError::Config`]).
     pub fn new(inner: M, dir: impl Into<PathBuf>) -> Result<CachedModel<M>, ModelError> {
-        let dir = dir.into();
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            ModelError::Config(ConfigError::CacheDir {
-                dir: dir.clone(),
-                source: Arc::new(e),
-            })
-        })?;
+        let dir = cache_dir(dir.into())?;
         Ok(CachedModel {
             inner,
             dir,

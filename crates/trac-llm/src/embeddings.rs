@@ -324,13 +324,7 @@ impl<M: ChatModel> CachedEmbeddings<M> {
     ///
     /// Errors: the directory cannot be created ([`ModelError::Config`]).
     pub fn new(inner: M, dir: impl Into<PathBuf>) -> Result<CachedEmbeddings<M>, ModelError> {
-        let dir = dir.into();
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            ModelError::Config(ConfigError::CacheDir {
-                dir: dir.clone(),
-                source: Arc::new(e),
-            })
-        })?;
+        let dir = crate::cache::cache_dir(dir.into())?;
         Ok(CachedEmbeddings {
             inner,
             dir,
