@@ -201,42 +201,72 @@ impl AuditScores {
     /// Compares the verdicts of one trace audited with the reference labels and with the
     /// labeler's.
     pub fn add_trace(&mut self, reference: &[VerdictRecord], labeler: &[VerdictRecord]) {
-        let key = |r: &VerdictRecord| (r.property.clone(), r.step, r.value.clone());
-        for (verdict, violations) in [(Verdict::Violated, true), (Verdict::Satisfied, false)] {
-            let set = |recs: &[VerdictRecord]| -> BTreeSet<(String, usize, Option<String>)> {
+        for verdict in [Verdict::Violated, Verdict::Satisfied] {
+            let set = |recs: &[VerdictRecord]| -> BTreeSet<VerdictKey> {
                 recs.iter()
                     .filter(|r| r.verdict == verdict)
-                    .map(key)
+                    .map(|r| (r.property.clone(), r.step, r.value.clone()))
                     .collect()
             };
-            let r = set(reference);
-            let c = set(labeler);
-            for k in r.union(&c) {
-                let score = match self.properties.iter_mut().position(|p| p.property == k.0) {
-                    Some(i) => &mut self.properties[i],
-                    None => {
-                        self.properties.push(AuditScore {
-                            property: k.0.clone(),
-                            ..AuditScore::default()
-                        });
-                        self.properties.last_mut().expect("just pushed")
-                    }
-                };
-                let counts = if violations {
-                    &mut score.violations
-                } else {
-                    &mut score.satisfactions
-                };
-                match (r.contains(k), c.contains(k)) {
-                    (true, true) => counts.tp += 1,
-                    (false, true) => counts.fp += 1,
-                    (true, false) => counts.fn_ += 1,
-                    (false, false) => {}
+            self.add_keys(verdict, &set(reference), &set(labeler));
+        }
+    }
+
+    /// Compares one trace's reported `verdict`s (violations or satisfactions, as
+    /// [`VerdictKey`]s) of the reference and of a candidate: the counting of
+    /// [`AuditScores::add_trace`], for candidates that are not audits (an LLM judge's
+    /// `(property, step)` violations, `trac judge`). Other verdicts than violated and satisfied
+    /// are ignored.
+    pub fn add_keys(
+        &mut self,
+        verdict: Verdict,
+        reference: &BTreeSet<VerdictKey>,
+        candidate: &BTreeSet<VerdictKey>,
+    ) {
+        let violations = match verdict {
+            Verdict::Violated => true,
+            Verdict::Satisfied => false,
+            _ => return,
+        };
+        for k in reference.union(candidate) {
+            let score = match self.properties.iter_mut().position(|p| p.property == k.0) {
+                Some(i) => &mut self.properties[i],
+                None => {
+                    self.properties.push(AuditScore {
+                        property: k.0.clone(),
+                        ..AuditScore::default()
+                    });
+                    self.properties.last_mut().expect("just pushed")
                 }
+            };
+            let counts = if violations {
+                &mut score.violations
+            } else {
+                &mut score.satisfactions
+            };
+            match (reference.contains(k), candidate.contains(k)) {
+                (true, true) => counts.tp += 1,
+                (false, true) => counts.fp += 1,
+                (true, false) => counts.fn_ += 1,
+                (false, false) => {}
             }
         }
     }
+
+    /// The violation and satisfaction counts summed over the properties.
+    pub fn totals(&self) -> (Confusion, Confusion) {
+        let (mut v, mut s) = (Confusion::default(), Confusion::default());
+        for p in &self.properties {
+            v.add(&p.violations);
+            s.add(&p.satisfactions);
+        }
+        (v, s)
+    }
 }
+
+/// A reported verdict as the audit F1 compares them: (property id, 1-based step, parameter
+/// value of a parametric instance).
+pub type VerdictKey = (String, usize, Option<String>);
 
 #[cfg(test)]
 mod tests {
