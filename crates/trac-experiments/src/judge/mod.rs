@@ -281,7 +281,8 @@ pub struct MethodScore {
     pub method: String,
     /// The runs.
     pub runs: Vec<RunScore>,
-    /// Mean violation F1 over the runs where it is defined, with its 95% interval.
+    /// Mean violation F1 over the runs where it is defined, with its 95% interval (clipped to
+    /// [0, 1], the range of an F1).
     pub violation_f1: Option<Interval>,
     /// Mean satisfaction F1, likewise (`None` for judges: they report no satisfaction).
     pub satisfaction_f1: Option<Interval>,
@@ -297,15 +298,23 @@ impl MethodScore {
         MethodScore {
             domain: domain.to_string(),
             method: method.to_string(),
-            violation_f1: mean_interval(&v),
+            violation_f1: mean_interval(&v).map(clip),
             satisfaction_f1: if satisfactions {
-                mean_interval(&s)
+                mean_interval(&s).map(clip)
             } else {
                 None
             },
             failures: runs.iter().map(|r| r.failures.len()).sum(),
             runs,
         }
+    }
+}
+
+fn clip(i: Interval) -> Interval {
+    Interval {
+        low: i.low.max(0.0),
+        high: i.high.min(1.0),
+        ..i
     }
 }
 

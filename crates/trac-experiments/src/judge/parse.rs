@@ -129,6 +129,9 @@ mod tests {
             Err(AnswerError::NoRule(1))
         );
         // No verdict word at all: nothing is read.
-        assert_eq!(parse_answer("I cannot tell.", 1, 1), Err(AnswerError::Missing(1)));
+        assert_eq!(
+            parse_answer("I cannot tell.", 1, 1),
+            Err(AnswerError::Missing(1))
+        );
     }
 }

@@ -26,7 +26,10 @@ static RULE_PREFIX: LazyLock<Regex> =
 /// The text of a rule: its description without a leading `Rule N:` (the prompt numbers the
 /// rules itself), else its formula.
 pub fn rule_text(p: &PropertyDecl) -> String {
-    let d = RULE_PREFIX.replace(p.description.trim(), "").trim().to_string();
+    let d = RULE_PREFIX
+        .replace(p.description.trim(), "")
+        .trim()
+        .to_string();
     if d.is_empty() {
         format!("the LTL formula {}", p.formula)
     } else {
@@ -144,6 +147,9 @@ mod tests {
         );
         let labeled = &messages(&spec, Method::FewShotLabels, &steps)[1].content;
         assert!(labeled.contains("1. drop pear   [true: drop]"), "{labeled}");
-        assert!(labeled.contains("- drop: the agent drops something"), "{labeled}");
+        assert!(
+            labeled.contains("- drop: the agent drops something"),
+            "{labeled}"
+        );
     }
 }
