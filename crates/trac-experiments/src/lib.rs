@@ -8,8 +8,11 @@
 //!   observed entities, the formulas `F(A & X F B)` and the tree, the four sweeps, the judge's
 //!   VALID / INVALID answers against TRAC's monitors, JSON and an SVG plot.
 //! - [`stats`]: the 95% intervals reported (Student t over runs, Wilson for accuracies).
+//! - [`pool`]: model requests in parallel.
 
 #![deny(missing_docs)]
 
 pub mod judge;
+pub mod pool;
 pub mod stats;
+pub mod temporal;

@@ -21,8 +21,6 @@ pub mod prompt;
 use crate::stats::{mean_interval, Interval};
 use serde::Serialize;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use trac_llm::labeler::{HybridError, HybridLabeler, LabelerMode, LlmLabelerConfig};
 use trac_llm::metrics::{AuditScores, VerdictKey};
 use trac_llm::{ChatModel, ChatRequest, ModelError};
@@ -332,23 +330,9 @@ pub fn evaluate(
     let jobs: Vec<(usize, usize, usize)> = (0..methods.len())
         .flat_map(|m| (0..runs).flat_map(move |r| (0..traces.len()).map(move |t| (m, r, t))))
         .collect();
-    let results: Mutex<Vec<Option<Result<BTreeSet<VerdictKey>, String>>>> =
-        Mutex::new(vec![None; jobs.len()]);
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..config.concurrency.clamp(1, jobs.len().max(1)) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&(m, r, t)) = jobs.get(i) else {
-                    break;
-                };
-                let res = judge_trace(model, spec, &traces[t], methods[m], r, config)
-                    .map_err(|e| e.to_string());
-                results.lock().expect("no worker panics")[i] = Some(res);
-            });
-        }
+    let results = crate::pool::par_map(&jobs, config.concurrency, |&(m, r, t)| {
+        judge_trace(model, spec, &traces[t], methods[m], r, config).map_err(|e| e.to_string())
     });
-    let results = results.into_inner().expect("no worker panics");
     let ids = spec.properties.iter().map(|p| p.decl.id.as_str());
     let mut per: Vec<Vec<RunScore>> = vec![
         vec![
@@ -362,7 +346,7 @@ pub fn evaluate(
     ];
     for (&(m, r, t), res) in jobs.iter().zip(results) {
         let run = &mut per[m][r];
-        match res.expect("every job ran") {
+        match res {
             Ok(found) => {
                 run.scores
                     .add_keys(Verdict::Violated, &traces[t].reference, &found);
