@@ -29,6 +29,7 @@ macro_rules! println {
 
 mod audit;
 mod compile;
+mod experiment;
 mod gateway;
 mod judge;
 mod llm;
@@ -82,6 +83,10 @@ enum Command {
     /// few-shot and few-shot-with-labels baselines) and score it against TRAC_R: per method,
     /// the F1 of the violations found, mean over runs with a 95% interval.
     Judge(Box<judge::JudgeArgs>),
+    /// The paper's experiments on generated traces: `trac experiment temporal` (how an LLM
+    /// judge degrades with temporal distance, constraints, propositions and wording, beside
+    /// TRAC).
+    Experiment(experiment::ExperimentCmd),
     /// Run an LLM agent in an environment under the monitors (TRAC_P+I): predict violations
     /// within k steps and intervene (resample, inject, switch, shield); summaries per run and
     /// over runs, and a JSON Lines log that `trac audit` re-audits.
@@ -230,6 +235,7 @@ pub fn main() -> ExitCode {
         Command::LabelEval(args) => llm::label_eval(&args),
         Command::Model(cmd) => model::run(&cmd),
         Command::Judge(args) => judge::run(&args),
+        Command::Experiment(cmd) => experiment::run(&cmd),
         Command::Run(args) => run::run(&args),
         Command::Gateway(args) => gateway::run(&args),
     }

@@ -211,3 +211,96 @@ fn judge_bad_input_is_exit_2_with_a_message() {
         text(&o.stderr)
     );
 }
+
+/// A judge that always answers VALID.
+const ALWAYS_VALID: &str = r#"while IFS= read -r line; do
+  printf '{"choices":[{"message":{"content":"VALID"}}]}\n'
+done
+"#;
+
+#[test]
+fn experiment_temporal_writes_json_svg_and_the_table() {
+    let script = temp_file("valid.sh", ALWAYS_VALID);
+    let model = format!("cmd:sh {}", script.display());
+    let out = std::env::temp_dir().join(format!("trac-cli-experiment-{}", std::process::id()));
+    let o = trac(&[
+        "experiment",
+        "temporal",
+        "--sweep",
+        "gap",
+        "--values",
+        "1,10",
+        "--samples",
+        "4",
+        "--seeds",
+        "2",
+        "--model",
+        &model,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    // Half of the traces satisfy the constraint: right on 2 of 4; Wilson(2, 4) = [0.150, 0.850].
+    let table = text(&o.stdout);
+    assert!(
+        table.contains("\n1           4    0.500   [0.150, 0.850]        0    1.000\n"),
+        "{table}"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("gap.json")).unwrap()).unwrap();
+    assert_eq!(doc["points"][1]["label"], "10");
+    assert_eq!(doc["points"][1]["judge_correct"], 2);
+    assert_eq!(doc["points"][1]["trac_accuracy"], 1.0);
+    let svg = std::fs::read_to_string(out.join("gap.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2);
+}
+
+#[test]
+fn experiment_bad_settings_are_exit_2() {
+    let out = std::env::temp_dir().join(format!("trac-cli-experiment-bad-{}", std::process::id()));
+    let out = out.to_str().unwrap();
+    for (extra, message) in [
+        (
+            &["--sweep", "gap", "--samples", "0"][..],
+            "--samples and --seeds must be at least 1",
+        ),
+        (
+            &["--sweep", "gap", "--values", "0"][..],
+            "--values: 0 is out of range for the gap sweep",
+        ),
+        (
+            &["--sweep", "constraints", "--formula", "tree"][..],
+            "the constraints sweep uses the simple formula",
+        ),
+        (
+            &["--sweep", "language", "--values", "3"][..],
+            "the language sweep's points are fixed",
+        ),
+    ] {
+        let mut args = vec![
+            "experiment",
+            "temporal",
+            "--model",
+            "cmd:true",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        let o = trac(&args);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}");
+        assert!(
+            text(&o.stderr).contains(message),
+            "{extra:?}: {}",
+            text(&o.stderr)
+        );
+    }
+    let o = trac(&[
+        "experiment",
+        "temporal",
+        "--sweep",
+        "sideways",
+        "--out",
+        out,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
