@@ -57,6 +57,52 @@ pub fn plot(r: &SweepResult) -> String {
         r#"<text x="{}" y="24" text-anchor="middle" font-size="15">{title}</text>"#,
         W / 2.0
     );
+    axes(&mut s, r, &sx, &sy, pw, ph);
+    // Judge: error bars, line, dots.
+    let judge: Vec<(f64, f64)> = r
+        .points
+        .iter()
+        .filter_map(|p| p.judge_accuracy.map(|a| (p.x, a.value)))
+        .collect();
+    for p in &r.points {
+        if let Some(a) = p.judge_accuracy {
+            let x = sx(p.x);
+            let _ = writeln!(
+                s,
+                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#1f77b4" stroke-opacity="0.5"/>"##,
+                sy(a.low),
+                sy(a.high)
+            );
+        }
+    }
+    line(&mut s, &judge, &sx, &sy, "#1f77b4", "");
+    let trac: Vec<(f64, f64)> = r
+        .points
+        .iter()
+        .filter_map(|p| p.trac_accuracy.map(|a| (p.x, a)))
+        .collect();
+    line(
+        &mut s,
+        &trac,
+        &sx,
+        &sy,
+        "#d62728",
+        r#" stroke-dasharray="6 4""#,
+    );
+    legend(&mut s, ph);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// The axes, the y grid and ticks, a tick and label per point, and the axis titles.
+fn axes(
+    s: &mut String,
+    r: &SweepResult,
+    sx: &dyn Fn(f64) -> f64,
+    sy: &dyn Fn(f64) -> f64,
+    pw: f64,
+    ph: f64,
+) {
     // Axes, y ticks and grid.
     let _ = writeln!(
         s,
@@ -124,37 +170,10 @@ pub fn plot(r: &SweepResult) -> String {
         LEFT + pw / 2.0,
         H - 12.0
     );
-    // Judge: error bars, line, dots.
-    let judge: Vec<(f64, f64)> = r
-        .points
-        .iter()
-        .filter_map(|p| p.judge_accuracy.map(|a| (p.x, a.value)))
-        .collect();
-    for p in &r.points {
-        if let Some(a) = p.judge_accuracy {
-            let x = sx(p.x);
-            let _ = writeln!(
-                s,
-                r##"<line x1="{x}" y1="{}" x2="{x}" y2="{}" stroke="#1f77b4" stroke-opacity="0.5"/>"##,
-                sy(a.low),
-                sy(a.high)
-            );
-        }
-    }
-    line(&mut s, &judge, &sx, &sy, "#1f77b4", "");
-    let trac: Vec<(f64, f64)> = r
-        .points
-        .iter()
-        .filter_map(|p| p.trac_accuracy.map(|a| (p.x, a)))
-        .collect();
-    line(
-        &mut s,
-        &trac,
-        &sx,
-        &sy,
-        "#d62728",
-        r#" stroke-dasharray="6 4""#,
-    );
+}
+
+/// The legend box, bottom left of the plot.
+fn legend(s: &mut String, ph: f64) {
     // Legend.
     let (lx, ly) = (LEFT + 12.0, TOP + ph - 44.0);
     let _ = writeln!(
@@ -178,8 +197,6 @@ pub fn plot(r: &SweepResult) -> String {
         lx + 30.0,
         ly + 22.0
     );
-    s.push_str("</svg>\n");
-    s
 }
 
 fn line(
