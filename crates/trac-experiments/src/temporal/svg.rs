@@ -1,5 +1,5 @@
-//! The plot of a sweep as a standalone SVG (the shape of the paper's Figure 3): accuracy (0 to
-//! 1) against the swept value, one line for the judge with its 95% interval as error bars and
+//! The plot of a sweep as a standalone SVG (the shape of the paper's Figure 3): accuracy from 0
+//! to 1 against the swept value, one line for the judge with its 95% interval as error bars and
 //! one for TRAC, axes with ticks and labels, a title and a legend, so it reads without the
 //! table. The gap axis is logarithmic; the language sweep's points are named on the axis.
 
