@@ -328,4 +328,25 @@ mod tests {
             (0, 1, 0, 1)
         );
     }
+
+    #[test]
+    fn keys_are_counted_per_property_and_totalled() {
+        let k = |p: &str, step: usize| (p.to_string(), step, None);
+        let mut a = AuditScores::new(["R1", "R2"]);
+        let reference: BTreeSet<VerdictKey> = [k("R1", 2), k("R1", 4), k("R2", 3)].into();
+        let judge: BTreeSet<VerdictKey> = [k("R1", 2), k("R1", 4), k("R2", 4)].into();
+        a.add_keys(Verdict::Violated, &reference, &judge);
+        // Pending verdicts are not counted.
+        a.add_keys(Verdict::Pending, &reference, &BTreeSet::new());
+        assert_eq!(
+            (a.properties[0].violations.tp, a.properties[0].violations.fp),
+            (2, 0)
+        );
+        let r2 = a.properties[1].violations;
+        assert_eq!((r2.tp, r2.fp, r2.fn_), (0, 1, 1));
+        let (v, s) = a.totals();
+        assert_eq!((v.tp, v.fp, v.fn_), (2, 1, 1));
+        assert_eq!(v.f1(), Some(4.0 / 6.0));
+        assert_eq!(s, Confusion::default());
+    }
 }
