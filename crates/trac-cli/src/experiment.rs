@@ -125,6 +125,7 @@ fn temporal_inner(args: &TemporalArgs) -> Result<(), String> {
             );
         }
     }
+    crate::llm::report_usage(model.as_ref());
     Ok(())
 }
 

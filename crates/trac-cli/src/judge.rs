@@ -167,6 +167,7 @@ fn run_inner(args: &JudgeArgs) -> Result<(), String> {
         EvalFormat::Text => print_table(&mut out, &rows, model.name(), traces.len(), args.runs),
     }
     let _ = out.flush();
+    crate::llm::report_usage(model.as_ref());
     Ok(())
 }
 

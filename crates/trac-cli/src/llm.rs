@@ -245,7 +245,7 @@ impl ModelArgs {
 }
 
 /// Prints the model's usage on stderr.
-fn report_usage(model: &dyn ChatModel) {
+pub(crate) fn report_usage(model: &dyn ChatModel) {
     let u = model.usage();
     eprintln!(
         "model {}: {} request(s), {} retried, {} answer(s) from the cache, {} prompt + {} completion tokens",
