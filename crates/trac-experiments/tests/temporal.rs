@@ -202,7 +202,8 @@ fn the_plot_has_both_lines_axes_and_a_legend() {
         "{s}"
     );
     assert_eq!(s.matches("<polyline").count(), 2, "{s}");
-    assert!(s.contains("Temporal elasticity: judge scripted vs TRAC (2 samples per point)"));
+    assert!(s.contains("Temporal elasticity: LLM judge vs TRAC (2 samples per point)"));
+    assert!(s.contains(">judge: scripted</text>"));
     assert!(s.contains("gap between the constrained events (steps, log scale)"));
     assert!(s.contains("LLM judge (95% Wilson interval)") && s.contains("TRAC (monitors"));
     assert!(s.trim_end().ends_with("</svg>"));

@@ -10,7 +10,7 @@ const W: f64 = 760.0;
 const H: f64 = 460.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 30.0;
-const TOP: f64 = 50.0;
+const TOP: f64 = 84.0;
 
 /// The SVG document of `r`.
 pub fn plot(r: &SweepResult) -> String {
@@ -33,6 +33,9 @@ pub fn plot(r: &SweepResult) -> String {
     } else {
         (lo - 1.0, hi + 1.0)
     };
+    // 4% of the range left free on each side, so the first and last points clear the axes.
+    let pad = (hi - lo) * 0.04;
+    let (lo, hi) = (lo - pad, hi + pad);
     let sx = |x: f64| LEFT + (tx(x) - lo) / (hi - lo) * pw;
     let sy = |y: f64| TOP + (1.0 - y) * ph;
     let mut s = String::new();
@@ -42,20 +45,21 @@ pub fn plot(r: &SweepResult) -> String {
     );
     let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let title = format!(
-        "{}: judge {} vs TRAC ({} samples per point)",
+        "{}: LLM judge vs TRAC ({} samples per point)",
         match r.sweep {
             Sweep::Gap => "Temporal elasticity",
             Sweep::Constraints => "Constraint scalability",
             Sweep::Propositions => "Proposition scalability",
             Sweep::Language => "Specification language",
         },
-        esc(&r.model),
         r.samples
     );
+    let model: String = r.model.chars().take(90).collect();
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="24" text-anchor="middle" font-size="15">{title}</text>"#,
-        W / 2.0
+        r#"<text x="{0}" y="22" text-anchor="middle" font-size="15">{title}</text><text x="{0}" y="40" text-anchor="middle" font-size="11">judge: {1}</text>"#,
+        W / 2.0,
+        esc(&model)
     );
     axes(&mut s, r, &sx, &sy, pw, ph);
     // Judge: error bars, line, dots.
@@ -89,7 +93,7 @@ pub fn plot(r: &SweepResult) -> String {
         "#d62728",
         r#" stroke-dasharray="6 4""#,
     );
-    legend(&mut s, ph);
+    legend(&mut s);
     s.push_str("</svg>\n");
     s
 }
@@ -172,16 +176,10 @@ fn axes(
     );
 }
 
-/// The legend box, bottom left of the plot.
-fn legend(s: &mut String, ph: f64) {
-    // Legend.
-    let (lx, ly) = (LEFT + 12.0, TOP + ph - 44.0);
-    let _ = writeln!(
-        s,
-        r##"<rect x="{}" y="{}" width="270" height="42" fill="white" stroke="#999"/>"##,
-        lx - 6.0,
-        ly - 14.0
-    );
+/// The legend, one row above the plot.
+fn legend(s: &mut String) {
+    // One row between the title and the plot, outside the data.
+    let (lx, ly) = (LEFT + 10.0, TOP - 20.0);
     let _ = writeln!(
         s,
         r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#1f77b4" stroke-width="2"/><text x="{}" y="{}">LLM judge (95% Wilson interval)</text>"##,
@@ -189,13 +187,13 @@ fn legend(s: &mut String, ph: f64) {
         lx + 30.0,
         ly + 4.0
     );
+    let lx = lx + 280.0;
     let _ = writeln!(
         s,
-        r##"<line x1="{lx}" y1="{0}" x2="{1}" y2="{0}" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/><text x="{2}" y="{3}">TRAC (monitors, generated labels)</text>"##,
-        ly + 18.0,
+        r##"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="#d62728" stroke-width="2" stroke-dasharray="6 4"/><text x="{}" y="{}">TRAC (monitors, generated labels)</text>"##,
         lx + 24.0,
         lx + 30.0,
-        ly + 22.0
+        ly + 4.0
     );
 }
 
