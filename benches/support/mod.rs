@@ -842,48 +842,9 @@ pub fn w3_trace(n: usize, len: usize) -> Trace {
     Trace::new(names, pool, seq)
 }
 
-/// The paper's tree formula (Alamdari, Klassen & McIlraith, arXiv 2605.16198, temporal-elasticity
-/// experiment; `tree_trace_generator.py` of praal/llm-monitoring): a full tree of branching `b`
-/// and depth `d` (`d + 1` levels of nodes `n0`, `n1`, ...) and a shared sink `sink`:
-/// `F(n0 & X F((n1 & X F(..)) | (n2 & X F(..))))` where a leaf `l` is `l & X F sink`. Returns the
-/// formula and the node names (root first, breadth first), the sink last.
-pub fn tree_formula(b: usize, d: usize) -> (String, Vec<String>) {
-    let total: usize = (0..=d).map(|l| b.pow(l as u32)).sum();
-    let mut names: Vec<String> = (0..total).map(|i| format!("n{i}")).collect();
-    names.push("sink".into());
-    fn node(i: usize, level: usize, b: usize, d: usize) -> String {
-        if level == d {
-            return format!("n{i} & X F sink");
-        }
-        let kids: Vec<String> = (0..b)
-            .map(|k| format!("({})", node(i * b + 1 + k, level + 1, b, d)))
-            .collect();
-        format!("n{i} & X F({})", kids.join(" | "))
-    }
-    (format!("F({})", node(0, 0, b, d)), names)
-}
-
-/// The root-to-leaf paths of the tree (node indices), each ending at the sink.
-fn tree_paths(b: usize, d: usize, sink: usize) -> Vec<Vec<usize>> {
-    let mut paths = vec![vec![0usize]];
-    for _ in 0..d {
-        paths = paths
-            .into_iter()
-            .flat_map(|p| {
-                let last = *p.last().unwrap();
-                (0..b).map(move |k| {
-                    let mut q = p.clone();
-                    q.push(last * b + 1 + k);
-                    q
-                })
-            })
-            .collect();
-    }
-    for p in &mut paths {
-        p.push(sink);
-    }
-    paths
-}
+// The paper's tree formula and its root-to-sink paths: one generator, shared with
+// `trac experiment temporal` (crate trac-experiments).
+pub use trac_experiments::temporal::gen::{tree_formula, tree_paths};
 
 /// Workload 4: episodes of the paper's generator, repeated to `len` steps: a few noise steps,
 /// then one round per tree level (and the sink), each round showing every path's node at that

@@ -161,3 +161,30 @@ fn the_python_package_sits_above_the_agent_and_beside_the_gateway() {
         assert_none_of(package, &closure(package), &["trac-py", "pyo3"]);
     }
 }
+
+#[test]
+fn the_experiments_sit_beside_the_agent_below_the_cli() {
+    // The paper's comparisons (trac judge, trac experiment) are library code over trac-llm's
+    // models and the runtime's monitors: no HTTP server, no command line, no embedded llama.cpp;
+    // nothing but the CLI and the benches depend on them.
+    let c = closure("trac-experiments");
+    for needed in ["trac-llm", "trac-runtime", "trac-compile", "trac-spec"] {
+        assert!(c.contains(needed), "trac-experiments lacks {needed}: {c:?}");
+    }
+    assert_none_of(
+        "trac-experiments",
+        &c,
+        &[
+            "trac-cli",
+            "trac-gateway",
+            "trac-agent",
+            "trac-embed",
+            "trac-py",
+            "tiny_http",
+        ],
+    );
+    for package in ["trac-agent", "trac-gateway", "trac-py", "trac-llm"] {
+        assert_none_of(package, &closure(package), &["trac-experiments"]);
+    }
+    assert!(closure("trac-cli").contains("trac-experiments"));
+}

@@ -29,7 +29,9 @@ macro_rules! println {
 
 mod audit;
 mod compile;
+mod experiment;
 mod gateway;
+mod judge;
 mod llm;
 mod model;
 mod report;
@@ -77,6 +79,14 @@ enum Command {
     LabelEval(llm::LabelEvalArgs),
     /// The embedded model (run in process, no server): `trac model fetch` gets it.
     Model(model::ModelCmd),
+    /// Ask an LLM to judge the traces against the spec's rules (the paper's zero-shot,
+    /// few-shot and few-shot-with-labels baselines) and score it against TRAC_R: per method,
+    /// the F1 of the violations found, mean over runs with a 95% interval.
+    Judge(Box<judge::JudgeArgs>),
+    /// The paper's experiments on generated traces: `trac experiment temporal` (how an LLM
+    /// judge degrades with temporal distance, constraints, propositions and wording, beside
+    /// TRAC).
+    Experiment(experiment::ExperimentCmd),
     /// Run an LLM agent in an environment under the monitors (TRAC_P+I): predict violations
     /// within k steps and intervene (resample, inject, switch, shield); summaries per run and
     /// over runs, and a JSON Lines log that `trac audit` re-audits.
@@ -224,6 +234,8 @@ pub fn main() -> ExitCode {
         Command::Compile(args) => compile::run(&args),
         Command::LabelEval(args) => llm::label_eval(&args),
         Command::Model(cmd) => model::run(&cmd),
+        Command::Judge(args) => judge::run(&args),
+        Command::Experiment(cmd) => experiment::run(&cmd),
         Command::Run(args) => run::run(&args),
         Command::Gateway(args) => gateway::run(&args),
     }

@@ -162,15 +162,18 @@ pub enum LabelingError {
 }
 
 /// Resolved model settings.
-struct ModelSetup {
-    opts: Option<ModelOptions>,
-    concurrency: usize,
-    config: LlmLabelerConfig,
+pub(crate) struct ModelSetup {
+    pub(crate) opts: Option<ModelOptions>,
+    pub(crate) concurrency: usize,
+    pub(crate) config: LlmLabelerConfig,
 }
 
 impl ModelArgs {
     /// `labeler`: the `--labeler` flag (`embed` opens an embeddings model).
-    fn resolve(&self, labeler: Option<LabelerFlag>) -> Result<ModelSetup, LabelingError> {
+    pub(crate) fn resolve(
+        &self,
+        labeler: Option<LabelerFlag>,
+    ) -> Result<ModelSetup, LabelingError> {
         let file: serde_json::Value = match &self.llm_config {
             None => json!({}),
             Some(p) => {
@@ -274,7 +277,7 @@ fn report_calibrations(who: &str, calibrations: &[Calibration]) {
 }
 
 /// Prints the model's usage on stderr.
-fn report_usage(model: &dyn ChatModel) {
+pub(crate) fn report_usage(model: &dyn ChatModel) {
     let u = model.usage();
     eprintln!(
         "model {}: {} request(s), {} retried, {} answer(s) from the cache, {} prompt + {} completion tokens",
@@ -490,7 +493,7 @@ pub fn label_eval(args: &LabelEvalArgs) -> ExitCode {
 /// What `trac label-eval` compares for every trace: the labeler under test, the rules as the
 /// reference labeler, and how the audits run.
 struct LabelEval<'a> {
-    args: &'a LabelEvalArgs,
+    reference: Reference,
     specs: &'a [CheckedSpec],
     opts: &'a AuditOptions,
     candidate: &'a Arc<HybridLabeler>,
@@ -520,7 +523,7 @@ impl LabelEval<'_> {
             .map_err(|e| e.to_string())?
             .collect::<Result<_, _>>()
             .map_err(|e| e.to_string())?;
-        let from_trace = match self.args.reference {
+        let from_trace = match self.reference {
             Reference::Trace => true,
             Reference::Rules => false,
             Reference::Auto => events.first().is_some_and(|e| e.labels.is_some()),
@@ -648,6 +651,55 @@ impl LabelEval<'_> {
 /// A step's labels and the `P(yes)` of each proposition a scoring labeler decided.
 type ScoredLabels = (Vec<String>, Vec<(String, f64)>);
 
+/// The audit agreement of TRAC with the LLM labeler (`setup`'s labeler settings, seeded with
+/// `run`) against TRAC with the rules over `traces`: the property scores of `trac label-eval
+/// --reference rules`, for `trac judge --with-labeler`.
+pub(crate) fn labeler_audit_scores(
+    specs: &[CheckedSpec],
+    model: Arc<dyn ChatModel>,
+    setup: &ModelSetup,
+    opts: &AuditOptions,
+    traces: &[PathBuf],
+    run: usize,
+) -> Result<AuditScores, String> {
+    let spec_refs: Vec<&Spec> = specs.iter().map(|c| &c.spec).collect();
+    let mut config = setup.config.clone();
+    config.seed = Some(run as u64);
+    let candidate = Arc::new(
+        HybridLabeler::new(&spec_refs, LabelerMode::Llm, Some(model), &config, false)
+            .map_err(|e| e.to_string())?,
+    );
+    let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &config, false)
+        .map_err(|e| e.to_string())?;
+    let props: Vec<_> = specs
+        .iter()
+        .flat_map(|c| c.spec.propositions.iter().cloned())
+        .collect();
+    let mut scores = EvalScores {
+        labels: LabelScores::new(&props),
+        audits: AuditScores::new(
+            specs
+                .iter()
+                .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
+        ),
+        traces: 0,
+        steps: 0,
+    };
+    let eval = LabelEval {
+        reference: Reference::Rules,
+        specs,
+        opts,
+        candidate: &candidate,
+        rules: &rules,
+        workers: setup.concurrency,
+        window: config.window,
+    };
+    for path in traces {
+        eval.score_file(path, &mut scores)?;
+    }
+    Ok(scores.audits)
+}
+
 /// What `trac label-eval` reports.
 struct EvalReport<'a> {
     scores: &'a EvalScores,
@@ -719,7 +771,7 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         steps: 0,
     };
     let eval = LabelEval {
-        args,
+        reference: args.reference,
         specs: &specs,
         opts: &opts,
         candidate: &candidate,

@@ -342,42 +342,72 @@ impl AuditScores {
     /// Compares the verdicts of one trace audited with the reference labels and with the
     /// labeler's.
     pub fn add_trace(&mut self, reference: &[VerdictRecord], labeler: &[VerdictRecord]) {
-        let key = |r: &VerdictRecord| (r.property.clone(), r.step, r.value.clone());
-        for (verdict, violations) in [(Verdict::Violated, true), (Verdict::Satisfied, false)] {
-            let set = |recs: &[VerdictRecord]| -> BTreeSet<(String, usize, Option<String>)> {
+        for verdict in [Verdict::Violated, Verdict::Satisfied] {
+            let set = |recs: &[VerdictRecord]| -> BTreeSet<VerdictKey> {
                 recs.iter()
                     .filter(|r| r.verdict == verdict)
-                    .map(key)
+                    .map(|r| (r.property.clone(), r.step, r.value.clone()))
                     .collect()
             };
-            let r = set(reference);
-            let c = set(labeler);
-            for k in r.union(&c) {
-                let score = match self.properties.iter_mut().position(|p| p.property == k.0) {
-                    Some(i) => &mut self.properties[i],
-                    None => {
-                        self.properties.push(AuditScore {
-                            property: k.0.clone(),
-                            ..AuditScore::default()
-                        });
-                        self.properties.last_mut().expect("just pushed")
-                    }
-                };
-                let counts = if violations {
-                    &mut score.violations
-                } else {
-                    &mut score.satisfactions
-                };
-                match (r.contains(k), c.contains(k)) {
-                    (true, true) => counts.tp += 1,
-                    (false, true) => counts.fp += 1,
-                    (true, false) => counts.fn_ += 1,
-                    (false, false) => {}
+            self.add_keys(verdict, &set(reference), &set(labeler));
+        }
+    }
+
+    /// Compares one trace's reported `verdict`s (violations or satisfactions, as
+    /// [`VerdictKey`]s) of the reference and of a candidate: the counting of
+    /// [`AuditScores::add_trace`], for candidates that are not audits (an LLM judge's
+    /// `(property, step)` violations, `trac judge`). Other verdicts than violated and satisfied
+    /// are ignored.
+    pub fn add_keys(
+        &mut self,
+        verdict: Verdict,
+        reference: &BTreeSet<VerdictKey>,
+        candidate: &BTreeSet<VerdictKey>,
+    ) {
+        let violations = match verdict {
+            Verdict::Violated => true,
+            Verdict::Satisfied => false,
+            _ => return,
+        };
+        for k in reference.union(candidate) {
+            let score = match self.properties.iter_mut().position(|p| p.property == k.0) {
+                Some(i) => &mut self.properties[i],
+                None => {
+                    self.properties.push(AuditScore {
+                        property: k.0.clone(),
+                        ..AuditScore::default()
+                    });
+                    self.properties.last_mut().expect("just pushed")
                 }
+            };
+            let counts = if violations {
+                &mut score.violations
+            } else {
+                &mut score.satisfactions
+            };
+            match (reference.contains(k), candidate.contains(k)) {
+                (true, true) => counts.tp += 1,
+                (false, true) => counts.fp += 1,
+                (true, false) => counts.fn_ += 1,
+                (false, false) => {}
             }
         }
     }
+
+    /// The violation and satisfaction counts summed over the properties.
+    pub fn totals(&self) -> (Confusion, Confusion) {
+        let (mut v, mut s) = (Confusion::default(), Confusion::default());
+        for p in &self.properties {
+            v.add(&p.violations);
+            s.add(&p.satisfactions);
+        }
+        (v, s)
+    }
 }
+
+/// A reported verdict as the audit F1 compares them: (property id, 1-based step, parameter
+/// value of a parametric instance).
+pub type VerdictKey = (String, usize, Option<String>);
 
 #[cfg(test)]
 mod tests {
@@ -503,5 +533,26 @@ mod tests {
             ),
             (0, 1, 0, 1)
         );
+    }
+
+    #[test]
+    fn keys_are_counted_per_property_and_totalled() {
+        let k = |p: &str, step: usize| (p.to_string(), step, None);
+        let mut a = AuditScores::new(["R1", "R2"]);
+        let reference: BTreeSet<VerdictKey> = [k("R1", 2), k("R1", 4), k("R2", 3)].into();
+        let judge: BTreeSet<VerdictKey> = [k("R1", 2), k("R1", 4), k("R2", 4)].into();
+        a.add_keys(Verdict::Violated, &reference, &judge);
+        // Pending verdicts are not counted.
+        a.add_keys(Verdict::Pending, &reference, &BTreeSet::new());
+        assert_eq!(
+            (a.properties[0].violations.tp, a.properties[0].violations.fp),
+            (2, 0)
+        );
+        let r2 = a.properties[1].violations;
+        assert_eq!((r2.tp, r2.fp, r2.fn_), (0, 1, 1));
+        let (v, s) = a.totals();
+        assert_eq!((v.tp, v.fp, v.fn_), (2, 1, 1));
+        assert_eq!(v.f1(), Some(4.0 / 6.0));
+        assert_eq!(s, Confusion::default());
     }
 }

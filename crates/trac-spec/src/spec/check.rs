@@ -274,9 +274,29 @@ impl<'a> CheckCx<'a> {
         for (i, decl) in spec.properties.iter().enumerate() {
             let item = self.property_item(i).cloned();
             self.check_property_id(i, decl, item.as_ref(), &mut seen);
+            self.check_rule_examples(decl, item.as_ref());
             out.extend(self.check_property(decl, item.as_ref(), &declared));
         }
         out
+    }
+
+    /// The `examples` of a property: each has actions, and a violation step among them.
+    fn check_rule_examples(&mut self, decl: &PropertyDecl, item: Option<&Item>) {
+        for (k, ex) in decl.examples.iter().enumerate() {
+            let problem = match ex.violation {
+                _ if ex.actions.is_empty() => "has no actions".to_string(),
+                Some(v) if v == 0 || v > ex.actions.len() => format!(
+                    "says `violation: Some({v})`, but its steps are 1 to {}",
+                    ex.actions.len()
+                ),
+                _ => continue,
+            };
+            let at = item.map(|it| it.value_start("examples"));
+            self.error(
+                at,
+                format!("property `{}`: example {} {problem}", decl.id, k + 1),
+            );
+        }
     }
 
     /// The id of property `i`: not empty, not declared before (`seen`: the first index of each
@@ -678,6 +698,36 @@ mod tests {
             e.to_string()
                 .contains("proposition `b`: the rule does not capture"),
             "{e}"
+        );
+    }
+}
+
+#[cfg(test)]
+mod rule_example_tests {
+    use super::*;
+
+    #[test]
+    fn rule_examples_are_read_and_their_violation_step_checked() {
+        let ok = r#"(name: "x", propositions: [(name: "a")], properties: [
+  (id: "R1", formula: "G !a", examples: [
+    (actions: ["look", "a"], violation: Some(2), why: "a is forbidden"),
+    (actions: ["look"]),
+  ]),
+])"#;
+        let c = Spec::from_str(ok, "s.ron").unwrap().check().unwrap();
+        let ex = &c.properties[0].decl.examples;
+        assert_eq!(ex.len(), 2);
+        assert_eq!(ex[0].violation, Some(2));
+        assert_eq!(ex[1].violation, None);
+        let bad = r#"(name: "x", propositions: [(name: "a")], properties: [
+  (id: "R1", formula: "G !a", examples: [(actions: ["a"], violation: Some(3))]),
+])"#;
+        let e = Spec::from_str(bad, "s.ron").unwrap().check().unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("s.ron:2:")
+                && msg.contains("example 1 says `violation: Some(3)`, but its steps are 1 to 1"),
+            "{msg}"
         );
     }
 }

@@ -53,7 +53,7 @@ mod source;
 
 pub use model::{
     CheckedProperty, CheckedSpec, Diagnostic, LabelExample, LabelerChoice, PropertyDecl,
-    PropositionDecl, Semantics, Spec, SpecError, SpecSource,
+    PropositionDecl, RuleExample, Semantics, Spec, SpecError, SpecSource,
 };
 pub use rules::{
     glob_match, parse_arg_path, regex_group_names, words_placeholders, words_tokens, ArgPathError,

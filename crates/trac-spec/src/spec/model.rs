@@ -158,6 +158,26 @@ pub struct PropertyDecl {
     /// After the property is satisfied, start monitoring it afresh at the next step (TRAC_R).
     #[serde(default)]
     pub reset_on_satisfaction: bool,
+    /// Worked examples of the rule (compliant and violating action sequences), shown to an LLM
+    /// judge by `trac judge --method few-shot` (the paper's §5.1 few-shot baseline). Never read
+    /// by the monitors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<RuleExample>,
+}
+
+/// One worked example of a rule: a short action sequence and whether (and where) it breaks the
+/// rule, e.g. `(actions: ["take knife", "look"], violation: Some(2))`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RuleExample {
+    /// The actions, in order (step 1 first), as an agent's log would write them.
+    pub actions: Vec<String>,
+    /// The 1-based step at which the rule is violated; `None` for a compliant sequence.
+    #[serde(default)]
+    pub violation: Option<usize>,
+    /// Why, in a few words (optional; shown after the verdict).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub why: String,
 }
 
 pub use trac_core::Semantics;
