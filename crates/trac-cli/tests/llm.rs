@@ -738,3 +738,81 @@ fn llm_config_file_and_response_format_flag() {
         "{user}"
     );
 }
+
+#[test]
+fn concurrency_and_config_fields_out_of_range_or_of_the_wrong_type_exit_2() {
+    let spec = "examples/specs/textworld.ron";
+    let trace = "examples/traces/textworld-demo.txt";
+    let url = "http://127.0.0.1:9/v1";
+    for n in ["0", "100000"] {
+        let o = trac(&[
+            "audit",
+            "--spec",
+            spec,
+            "--labeler",
+            "llm",
+            "--model",
+            "m",
+            "--base-url",
+            url,
+            "--concurrency",
+            n,
+            trace,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("concurrency {n}: expected 1 to 256")),
+            "{}",
+            stderr(&o)
+        );
+    }
+    let cfg = temp_file("bad-config.json", r#"{"model": 5}"#);
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec,
+        "--labeler",
+        "llm",
+        "--llm-config",
+        cfg.to_str().unwrap(),
+        trace,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("field `model`: expected a string"),
+        "{}",
+        stderr(&o)
+    );
+    let cfg = temp_file("unknown-config.json", r#"{"modle": "m"}"#);
+    let o = trac(&[
+        "audit",
+        "--spec",
+        spec,
+        "--labeler",
+        "llm",
+        "--llm-config",
+        cfg.to_str().unwrap(),
+        trace,
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("field `modle`: not a field"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn label_eval_of_an_empty_trace_exits_2() {
+    let empty = temp_file("empty-trace.txt", "");
+    let o = trac(&[
+        "label-eval",
+        "--spec",
+        "examples/specs/textworld.ron",
+        "--labeler",
+        "rules",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    assert!(stderr(&o).contains("no step was read"), "{}", stderr(&o));
+}

@@ -156,6 +156,8 @@ pub struct EmbedLabeler {
     case_sensitive: bool,
     config: EmbedLabelerConfig,
     calibrated: Mutex<Option<Arc<Vec<PropModel>>>>,
+    /// The dimension of the first vector the model returned: every later one must have it.
+    dim: std::sync::OnceLock<usize>,
 }
 
 impl std::fmt::Debug for EmbedLabeler {
@@ -491,6 +493,7 @@ impl EmbedLabeler {
             case_sensitive,
             config,
             calibrated: Mutex::new(None),
+            dim: std::sync::OnceLock::new(),
         }
     }
 
@@ -512,6 +515,22 @@ impl EmbedLabeler {
             tag: Some(tag),
         };
         let v = self.model.embed(&req).map_err(|e| e.to_string())?;
+        // Vectors that cannot be compared would give margins of 0 (or NaN): every proposition
+        // false, a silent "no violation". Refuse them instead.
+        for (i, x) in v.iter().enumerate() {
+            if x.iter().any(|f| !f.is_finite()) || x.iter().all(|&f| f == 0.0) {
+                return Err(format!(
+                    "malformed embeddings answer: vector {i} is all zeros or not finite"
+                ));
+            }
+            let d = *self.dim.get_or_init(|| x.len());
+            if x.len() != d {
+                return Err(format!(
+                    "malformed embeddings answer: vector {i} has {} dimensions where the model's earlier vectors had {d}",
+                    x.len()
+                ));
+            }
+        }
         Ok(v.into_iter().map(normalize).collect())
     }
 

@@ -136,7 +136,7 @@ pub fn open_embeddings(opts: &ModelOptions) -> Result<Arc<dyn ChatModel>, ModelE
     let base = opts
         .base_url
         .clone()
-        .ok_or_else(|| ModelError::Config(ConfigError::NoBaseUrl(opts.model.clone())))?;
+        .ok_or_else(|| ModelError::Config(ConfigError::NoEmbeddingsUrl(opts.model.clone())))?;
     let mut c = embeddings::EmbeddingsConfig::new(base, opts.model.clone());
     c.api_key = openai::ApiKey::from_env(&opts.api_key_env);
     c.timeout = opts.timeout;

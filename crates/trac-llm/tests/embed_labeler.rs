@@ -275,3 +275,47 @@ fn an_embeddings_model_refuses_to_chat_and_a_chat_model_to_embed() {
     assert!(err.to_string().contains("embeddings model"), "{err}");
     assert_eq!(server.request_count(), 0);
 }
+
+#[test]
+fn vectors_that_cannot_be_compared_are_a_failure_not_a_silent_false() {
+    // Calibration gets 5-dimensional vectors; a step's vector has 3: the margins would be
+    // meaningless (every proposition false), so labeling the step fails, naming the cause.
+    let server = TestServer::start(|req, k| {
+        if k == 0 {
+            return answer(req);
+        }
+        let n = req["input"].as_array().unwrap().len();
+        let data: Vec<Value> = (0..n)
+            .map(|i| json!({"index": i, "embedding": [1.0, 0.0, 1.0]}))
+            .collect();
+        Reply::Json(json!({"data": data}))
+    });
+    let l = labeler(Arc::new(model(&server, 0)), Method::Prototype);
+    let e = l
+        .label_step_scored(&step(1, "take knife"), &[])
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("vector 0 has 3 dimensions where the model's earlier vectors had 5"),
+        "{}",
+        e.message
+    );
+
+    // All-zero vectors: refused at the first request.
+    let server = TestServer::start(|req, _| {
+        let n = req["input"].as_array().unwrap().len();
+        let data: Vec<Value> = (0..n)
+            .map(|i| json!({"index": i, "embedding": [0.0, 0.0]}))
+            .collect();
+        Reply::Json(json!({"data": data}))
+    });
+    let l = labeler(Arc::new(model(&server, 0)), Method::Prototype);
+    let e = l
+        .label_step_scored(&step(1, "take knife"), &[])
+        .unwrap_err();
+    assert!(
+        e.message.contains("all zeros or not finite"),
+        "{}",
+        e.message
+    );
+}
