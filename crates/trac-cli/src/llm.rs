@@ -572,6 +572,26 @@ struct EvalScores {
     steps: usize,
 }
 
+impl EvalScores {
+    /// Empty scores of every proposition and property of `specs`.
+    fn new(specs: &[CheckedSpec]) -> EvalScores {
+        let props: Vec<_> = specs
+            .iter()
+            .flat_map(|c| c.spec.propositions.iter().cloned())
+            .collect();
+        EvalScores {
+            labels: LabelScores::new(&props),
+            audits: AuditScores::new(
+                specs
+                    .iter()
+                    .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
+            ),
+            traces: 0,
+            steps: 0,
+        }
+    }
+}
+
 impl LabelEval<'_> {
     /// Scores the sessions of the trace at `path`; returns where its reference labels came
     /// from (`trace` or `rules`).
@@ -733,20 +753,7 @@ pub(crate) fn labeler_audit_scores(
     );
     let rules = HybridLabeler::new(&spec_refs, LabelerMode::Rules, None, &config, false)
         .map_err(|e| e.to_string())?;
-    let props: Vec<_> = specs
-        .iter()
-        .flat_map(|c| c.spec.propositions.iter().cloned())
-        .collect();
-    let mut scores = EvalScores {
-        labels: LabelScores::new(&props),
-        audits: AuditScores::new(
-            specs
-                .iter()
-                .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
-        ),
-        traces: 0,
-        steps: 0,
-    };
+    let mut scores = EvalScores::new(specs);
     let eval = LabelEval {
         reference: Reference::Rules,
         specs,
@@ -818,20 +825,7 @@ fn label_eval_inner(args: &LabelEvalArgs) -> Result<(), String> {
         engine,
         compiler,
     };
-    let props: Vec<_> = specs
-        .iter()
-        .flat_map(|c| c.spec.propositions.iter().cloned())
-        .collect();
-    let mut scores = EvalScores {
-        labels: LabelScores::new(&props),
-        audits: AuditScores::new(
-            specs
-                .iter()
-                .flat_map(|c| c.properties.iter().map(|p| p.decl.id.as_str())),
-        ),
-        traces: 0,
-        steps: 0,
-    };
+    let mut scores = EvalScores::new(&specs);
     let eval = LabelEval {
         reference: args.reference,
         specs: &specs,
