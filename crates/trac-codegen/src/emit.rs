@@ -3,8 +3,8 @@
 use crate::model::{Model, Property};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
-use trac_core::table::Table;
-use trac_core::Semantics;
+use trac_core::table::{FusedPacked, Table};
+use trac_core::{ResetPolicy, Semantics};
 use trac_ltl::formula::AtomName;
 
 fn u32s(v: &[u32]) -> TokenStream {
@@ -154,6 +154,36 @@ fn table_expr(model: &Model, table: &Table) -> TokenStream {
     }
 }
 
+/// The largest fused step emitted for one property and policy, in entries (8 bytes each): a
+/// property with a larger one steps through `TableMonitor::step_bits` (the runtime builds the
+/// same fused step at its first step), so the generated code stays small.
+const FUSED_MAX_ENTRIES: usize = 1 << 13;
+
+/// The fused steps of a non-parametric property under both policies `with_reset` may choose
+/// (`reset` true, then false), if the table has them and they are small enough.
+fn fused_pair(p: &Property) -> Option<[FusedPacked; 2]> {
+    let t = p.table.as_ref()?;
+    if p.var.is_some() {
+        return None;
+    }
+    let policy = |reset: bool| ResetPolicy {
+        on_violation: reset,
+        on_satisfaction: reset && p.reset_on_satisfaction,
+    };
+    let pair = [
+        t.fused_packed(policy(true))?,
+        t.fused_packed(policy(false))?,
+    ];
+    (pair[0].steps.len() <= FUSED_MAX_ENTRIES).then_some(pair)
+}
+
+/// `static NAME: [u64; N] = [..];`
+fn u64_static(name: &syn::Ident, v: &[u64]) -> TokenStream {
+    let n = Literal::usize_unsuffixed(v.len());
+    let lits = v.iter().map(|&x| Literal::u64_unsuffixed(x));
+    quote!(static #name: [u64; #n] = [#(#lits),*];)
+}
+
 /// The names and flags that the parts of a model's code share.
 struct Cx<'m> {
     model: &'m Model,
@@ -181,6 +211,10 @@ struct Cx<'m> {
     n_lit: Literal,
     /// The body of a stub item.
     unreachable: TokenStream,
+    /// Per property: its slot among the fused steps and those steps (see [`fused_pair`]).
+    fused: Vec<Option<(usize, [FusedPacked; 2])>>,
+    /// The number of fused properties.
+    n_fused: usize,
 }
 
 impl<'m> Cx<'m> {
@@ -206,6 +240,16 @@ impl<'m> Cx<'m> {
         let n = model.properties.len();
         let n_lit = Literal::usize_unsuffixed(n);
         let unreachable = quote!(::core::unreachable!("trac_monitor! input has errors"));
+        let mut n_fused = 0;
+        let fused = model
+            .properties
+            .iter()
+            .map(|p| {
+                let pair = fused_pair(p).filter(|_| !stub)?;
+                n_fused += 1;
+                Some((n_fused - 1, pair))
+            })
+            .collect();
         Cx {
             model,
             stub,
@@ -222,6 +266,8 @@ impl<'m> Cx<'m> {
             krate_name,
             n_lit,
             unreachable,
+            fused,
+            n_fused,
         }
     }
 }
@@ -416,6 +462,10 @@ fn monitor(cx: &Cx<'_>) -> TokenStream {
     } = bodies(cx);
     let accessors = accessors(cx);
     let monitor_impl = monitor_impl(cx);
+    let Fused {
+        fields: fused_fields,
+        items: fused_items,
+    } = fused(cx);
 
     let tables_doc =
         format!(" The compiled tables, in property order (as [`{name}::PROPERTIES`]); `static`.");
@@ -427,6 +477,7 @@ fn monitor(cx: &Cx<'_>) -> TokenStream {
             #(#monitor_fields)*
             /// The verdicts reached at the last step.
             last: #verdicts,
+            #fused_fields
         }
 
         impl #ident {
@@ -514,6 +565,8 @@ fn monitor(cx: &Cx<'_>) -> TokenStream {
             }
 
             #(#accessors)*
+
+            #fused_items
         }
 
         impl ::core::default::Default for #ident {
@@ -525,6 +578,89 @@ fn monitor(cx: &Cx<'_>) -> TokenStream {
         #monitor_impl
     };
     monitor
+}
+
+/// The fused steps' part of the monitor (nothing when no property has one).
+struct Fused {
+    /// The struct's fields: `__fused` (one [`trac_core::generated::StaticFused`] per fused
+    /// property) and `__sync` (a monitor was stepped or reset another way: positions to sync).
+    fields: TokenStream,
+    /// `__fused_steps(reset)` (the `static` arrays) and `__sync_fused()`.
+    items: TokenStream,
+}
+
+/// The fused steps' fields and methods (see [`Fused`]).
+fn fused(cx: &Cx<'_>) -> Fused {
+    let k = cx.k;
+    if cx.n_fused == 0 {
+        return Fused {
+            fields: quote!(),
+            items: quote!(),
+        };
+    }
+    let nf = Literal::usize_unsuffixed(cx.n_fused);
+    let mut statics = Vec::new();
+    let (mut on, mut off, mut ctor, mut sync) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (p, slot) in cx.model.properties.iter().zip(&cx.fused) {
+        let (Some((slot, pair)), Some(t)) = (slot, &p.table) else {
+            continue;
+        };
+        let up = p.field.to_string().to_uppercase();
+        let (a, b) = (
+            format_ident!("FUSED_{}_RESET", up),
+            format_ident!("FUSED_{}_PLAIN", up),
+        );
+        statics.push(u64_static(&a, &pair[0].steps));
+        statics.push(u64_static(&b, &pair[1].steps));
+        on.push(quote!(&#a));
+        off.push(quote!(&#b));
+        let (props, aux_states) = (
+            Literal::u32_unsuffixed(pair[0].props),
+            Literal::u32_unsuffixed(pair[0].aux_states),
+        );
+        let (init, aux_init) = (
+            Literal::u32_unsuffixed(t.initial()),
+            Literal::u32_unsuffixed(t.aux_initial()),
+        );
+        let i = Literal::usize_unsuffixed(*slot);
+        ctor.push(
+            quote!(#k::generated::StaticFused::new(f[#i], #props, #aux_states, #init, #aux_init)),
+        );
+        let field = &p.field;
+        sync.push(quote!(self.__fused[#i].sync(&self.#field);));
+    }
+    let fields = quote! {
+        /// The fused steps of the non-parametric properties (`static`, computed at compile time).
+        __fused: [#k::generated::StaticFused; #nf],
+        /// A property's monitor was stepped or reset other than by `step`: sync `__fused`.
+        __sync: bool,
+    };
+    let items = quote! {
+        /// The fused steps of the properties that have one, under TRAC_R (`reset`) or TRAC.
+        fn __fused_steps(reset: bool) -> [#k::generated::StaticFused; #nf] {
+            #(#statics)*
+            let f: [&'static [u64]; #nf] = if reset { [#(#on),*] } else { [#(#off),*] };
+            [#(#ctor),*]
+        }
+
+        /// Puts the fused steps' positions in line with the properties' monitors.
+        #[cold]
+        fn __sync_fused(&mut self) {
+            #(#sync)*
+            self.__sync = false;
+        }
+    };
+    Fused { fields, items }
+}
+
+/// Statements that mark the fused steps' positions stale (a property's monitor is stepped or
+/// reset other than by the fused step).
+fn mark_sync(cx: &Cx<'_>) -> TokenStream {
+    if cx.n_fused == 0 {
+        quote!()
+    } else {
+        quote!(self.__sync = true;)
+    }
 }
 
 /// The monitor struct's documentation: the user's lines, then the generated summary.
@@ -673,6 +809,11 @@ fn ctor_body(cx: &Cx<'_>) -> TokenStream {
             },
         }
     });
+    let fused_init = if cx.n_fused == 0 {
+        quote!()
+    } else {
+        quote!(, __fused: Self::__fused_steps(reset), __sync: false)
+    };
     let specials_let = if any_specials {
         quote!(let s = Self::special_tables();)
     } else {
@@ -684,7 +825,7 @@ fn ctor_body(cx: &Cx<'_>) -> TokenStream {
         quote! {
             let t = Self::tables();
             #specials_let
-            Self { #(#ctor_fields)* last: #verdicts::default() }
+            Self { #(#ctor_fields)* last: #verdicts::default() #fused_init }
         }
     }
 }
@@ -696,13 +837,19 @@ fn step_body(cx: &Cx<'_>) -> TokenStream {
     let stub = cx.stub;
     let verdicts = &cx.verdicts;
     let unreachable = &cx.unreachable;
-    let step_fields = model.properties.iter().map(|p| {
+    let step_fields = model.properties.iter().enumerate().map(|(i, p)| {
         let f = &p.field;
         let Some(table) = &p.table else {
             return quote!();
         };
         let w = words(table);
         let bits = bits_expr(model, p, table, w);
+        if let Some((slot, _)) = &cx.fused[i] {
+            // One word: a fused table has at most `DENSE_PROPS` propositions.
+            let word = bits_expr(model, p, table, 1);
+            let slot = Literal::usize_unsuffixed(*slot);
+            return quote!(#f: self.__fused[#slot].step(#word[0], &mut self.#f),);
+        }
         match &p.var {
             None => quote!(#f: self.#f.step_bits(&#bits),),
             Some(var) => {
@@ -738,7 +885,17 @@ fn step_body(cx: &Cx<'_>) -> TokenStream {
     if stub {
         unreachable.clone()
     } else {
+        let sync = if cx.n_fused == 0 {
+            quote!()
+        } else {
+            quote! {
+                if self.__sync {
+                    self.__sync_fused();
+                }
+            }
+        };
         quote! {
+            #sync
             self.last = #verdicts { #(#step_fields)* };
             self.last
         }
@@ -830,6 +987,7 @@ fn bodies(cx: &Cx<'_>) -> Bodies {
             }
         })
         .collect();
+    let mark = mark_sync(cx);
     let events_body = if stub {
         unreachable.clone()
     } else {
@@ -848,6 +1006,7 @@ fn bodies(cx: &Cx<'_>) -> Bodies {
         } else {
             (
                 quote! {
+                    #mark
                     self.last = #verdicts { #(#step_labels_fields)* };
                     self.last
                 },
@@ -859,6 +1018,7 @@ fn bodies(cx: &Cx<'_>) -> Bodies {
                     [#(#residual_elems),*]
                 },
                 quote! {
+                    #mark
                     #(#reset_stmts)*
                     self.last = #verdicts::default();
                 },
@@ -881,6 +1041,7 @@ fn accessors(cx: &Cx<'_>) -> Vec<TokenStream> {
     let k = cx.k;
     let model = cx.model;
     let krate_name = &cx.krate_name;
+    let mark = mark_sync(cx);
     model
         .properties
         .iter()
@@ -914,6 +1075,7 @@ fn accessors(cx: &Cx<'_>) -> Vec<TokenStream> {
 
                 #[doc = #d2]
                 pub fn #fm(&mut self) -> &mut #ty {
+                    #mark
                     &mut self.#f
                 }
             }
@@ -926,6 +1088,7 @@ fn monitor_impl(cx: &Cx<'_>) -> TokenStream {
     let k = cx.k;
     let model = cx.model;
     let ident = cx.ident;
+    let mark = mark_sync(cx);
     let monitor_impl = match model.properties.as_slice() {
         [p] if p.var.is_none() => {
             let f = &p.field;
@@ -935,6 +1098,7 @@ fn monitor_impl(cx: &Cx<'_>) -> TokenStream {
                         #k::Monitor::initial(&self.#f)
                     }
                     fn step(&mut self, input: &#k::StepInput<'_>) -> ::core::option::Option<#k::Verdict> {
+                        #mark
                         #k::Monitor::step(&mut self.#f, input)
                     }
                     fn verdict(&self) -> #k::Verdict {
@@ -953,6 +1117,7 @@ fn monitor_impl(cx: &Cx<'_>) -> TokenStream {
                         #k::Monitor::ltlf(&self.#f)
                     }
                     fn reset(&mut self) {
+                        #mark
                         #k::Monitor::reset(&mut self.#f)
                     }
                 }

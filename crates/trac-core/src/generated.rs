@@ -32,6 +32,72 @@ pub fn static_monitor(table: &'static StaticTable, policy: ResetPolicy) -> Stati
     TableMonitor::new(Arc::new(table.clone()), policy)
 }
 
+/// The fused step of one property of a generated monitor: a `static` array computed at compile
+/// time by [`Table::fused_packed`] and the monitor's position in it, stepped with one add and one
+/// load per event (as [`crate::table::FusedMonitor`]), the [`StaticTableMonitor`] beside it
+/// kept in the same state off that chain ([`TableMonitor::apply_fused_entry`]), so that its
+/// verdicts, residuals and `Monitor` methods stay right.
+///
+/// After the table monitor was stepped or reset another way ([`Monitor::step`] with labels,
+/// [`Monitor::reset`]), [`StaticFused::sync`] puts the position back in line with it.
+#[derive(Clone, Copy)]
+pub struct StaticFused {
+    steps: &'static [u64],
+    /// `(state · aux_states + aux) << props`.
+    at: u32,
+    props: u32,
+    aux_states: u32,
+}
+
+impl std::fmt::Debug for StaticFused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StaticFused")
+            .field("entries", &self.steps.len())
+            .field("at", &self.at)
+            .finish()
+    }
+}
+
+impl StaticFused {
+    /// The fused step `steps` (from [`Table::fused_packed`] of a table under a policy, with its
+    /// `props` and `aux_states`), positioned at main state `state` and auxiliary state `aux`
+    /// (the table's initial ones for a new monitor).
+    pub const fn new(
+        steps: &'static [u64],
+        props: u32,
+        aux_states: u32,
+        state: u32,
+        aux: u32,
+    ) -> Self {
+        StaticFused {
+            steps,
+            at: (state * aux_states + aux) << props,
+            props,
+            aux_states,
+        }
+    }
+
+    /// Puts the position in line with `monitor`'s main and auxiliary states.
+    pub fn sync(&mut self, monitor: &StaticTableMonitor) {
+        self.at = (monitor.state() * self.aux_states + monitor.aux()) << self.props;
+    }
+
+    /// Reads one step: `v` is the valuation of the table's propositions as bits (bits from
+    /// `props` on are ignored). Steps `monitor` to the same state; returns the verdict reported,
+    /// as [`TableMonitor::step_bits`] would. No allocation.
+    #[inline(always)]
+    pub fn step(&mut self, v: u64, monitor: &mut StaticTableMonitor) -> Option<Verdict> {
+        let i = self.at as usize + (v & ((1 << self.props) - 1)) as usize;
+        // Out of range only for arrays not made by `Table::fused_packed`: the monitor then
+        // stays where it is (no panic).
+        let Some(&e) = self.steps.get(i) else {
+            return None;
+        };
+        self.at = e as u32;
+        monitor.apply_fused_entry((e >> 32) as u32)
+    }
+}
+
 /// The verdict summing up several reached at one step: ⊥ if one is ⊥, else ⊤ if one is ⊤,
 /// `None` if there is none.
 pub fn combine(verdicts: impl IntoIterator<Item = Verdict>) -> Option<Verdict> {

@@ -603,6 +603,29 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> Table<S, T> {
             .as_ref()
     }
 
+    /// The fused step of this table under `policy` packed for generated code: per index `i`
+    /// as in [`FusedMonitor`] (`(state · aux_states + aux) << props | v`), one `u64` whose low
+    /// 32 bits are the successor's row index (`next`, as [`FusedMonitor::step`] reads it) and
+    /// whose high 32 bits are the entry [`TableMonitor::apply_fused_entry`] decodes (next main
+    /// and auxiliary states, verdict). With the table's proposition count and auxiliary state
+    /// count. `None` where [`FusedMonitor::new`] is (not dense, too large, LTLf).
+    /// O(states · aux states · 2^props), built from the same transition function as
+    /// [`Monitor::step`].
+    pub fn fused_packed(&self, policy: ResetPolicy) -> Option<FusedPacked> {
+        let f = self.fused_step(policy)?;
+        let steps = f
+            .entries
+            .iter()
+            .zip(f.next.iter())
+            .map(|(&e, &n)| u64::from(n) | u64::from(e) << 32)
+            .collect();
+        Some(FusedPacked {
+            steps,
+            props: f.props,
+            aux_states: f.aux_states,
+        })
+    }
+
     /// The main successor of `state` under the valuation `v` of the table's propositions
     /// (proposition `i` holds iff bit `i` of `v` is set; bits from [`Table::prop_count`] on are
     /// ignored). Equal to [`Table::next`] with that valuation. For a table of at most
@@ -1393,6 +1416,27 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
         self.state
     }
 
+    /// The current auxiliary state (LTLf acceptance and TRAC_R restart tracking).
+    pub fn aux(&self) -> u32 {
+        self.aux
+    }
+
+    /// Takes one step given as an entry of the table's fused step under this monitor's policy
+    /// (see [`Table::fused_packed`]: the high 32 bits of the packed word read at this step), as
+    /// the fused path of [`TableMonitor::step_bits`] does: the next main and auxiliary states and
+    /// the verdict reported. For generated monitors ([`crate::generated::StaticFused`]), whose
+    /// fused steps are `static` arrays computed at compile time. Records no witness. An entry
+    /// of another table or policy leaves the monitor in a wrong state (never a panic).
+    #[inline(always)]
+    pub fn apply_fused_entry(&mut self, entry: u32) -> Option<Verdict> {
+        let mask = (1 << FUSED_STATE_BITS) - 1;
+        self.steps += 1;
+        self.state = entry & mask;
+        self.aux = entry >> FUSED_STATE_BITS & mask;
+        self.verdict = Table::<S, T>::verdict(self.state);
+        fused_event(entry >> (2 * FUSED_STATE_BITS))
+    }
+
     /// How many explanation entries were dropped because of [`MAX_EXPLANATION`].
     pub fn dropped(&self) -> usize {
         self.dropped
@@ -1944,6 +1988,18 @@ impl FusedMonitor {
     pub fn verdict(&self) -> Verdict {
         Table::<Vec<u32>, String>::verdict(self.state())
     }
+}
+
+/// A table's fused step packed for generated code ([`Table::fused_packed`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FusedPacked {
+    /// Per index `(state · aux_states + aux) << props | v`: the successor's row index (low 32
+    /// bits) and the fused entry (high 32 bits).
+    pub steps: Vec<u64>,
+    /// Propositions of the table (the valuation has `props` bits).
+    pub props: u32,
+    /// Auxiliary states of the table.
+    pub aux_states: u32,
 }
 
 #[cfg(test)]

@@ -91,6 +91,43 @@ fn a_single_property_monitor_is_a_monitor() {
     assert_eq!(Look::PROPOSITIONS, ["look"]);
 }
 
+/// The typed `step` runs a fused step of its own (`static`, computed at compile time); steps
+/// through labels, through the `Monitor` trait or a `_mut` accessor, and `reset`, move the
+/// property's monitor another way: the next typed step starts from where they left it.
+/// `G(look -> X !look)`: a `look` right after a `look` is the only violation, so a typed step
+/// from a stale position (after a `look`) would report one where none is.
+#[test]
+fn typed_steps_follow_the_other_ways_of_stepping() {
+    let mut m = Look::new();
+    let look = LookValuation { look: true };
+    let none = labels(&[]);
+    let input = StepInput {
+        step: 0,
+        text: "",
+        labels: &none,
+    };
+    assert_eq!(m.step(&look).no_double_look, None);
+    assert_eq!(m.step_labels(&input).no_double_look, None);
+    assert_eq!(m.step(&look).no_double_look, None, "after step_labels");
+    assert_eq!(Monitor::step(m.no_double_look_mut(), &input), None);
+    assert_eq!(m.step(&look).no_double_look, None, "after a _mut step");
+    m.reset();
+    assert_eq!(m.step(&look).no_double_look, None, "after reset");
+    assert_eq!(Monitor::step(&mut m, &input), None);
+    assert_eq!(m.step(&look).no_double_look, None, "after Monitor::step");
+    let v = Some(Verdict::Violated);
+    assert_eq!(m.step(&look).no_double_look, v);
+    assert_eq!(m.verdicts(), [Verdict::Pending], "TRAC_R restarted");
+    assert_eq!(m.residuals(), ["!look & G(look -> X!look)"]);
+    // The monitor behind the accessor was stepped by the typed steps too.
+    assert_eq!(Monitor::step(m.no_double_look_mut(), &input), None);
+    assert_eq!(m.residuals(), ["G(look -> X!look)"]);
+    let mut plain = Look::with_reset(false);
+    let got: Vec<_> = (0..3).map(|_| plain.step(&look).no_double_look).collect();
+    assert_eq!(got, [None, v, None], "TRAC reports a violation once");
+    assert_eq!(plain.verdicts(), [Verdict::Violated]);
+}
+
 #[test]
 fn options_and_accessors() {
     let mut m = Options::new();

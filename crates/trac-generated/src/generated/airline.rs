@@ -25,6 +25,10 @@ pub struct Airline {
     no_text_with_call: ::trac_core::generated::StaticTableMonitor,
     /// The verdicts reached at the last step.
     last: AirlineVerdicts,
+    /// The fused steps of the non-parametric properties (`static`, computed at compile time).
+    __fused: [::trac_core::generated::StaticFused; 2],
+    /// A property's monitor was stepped or reset other than by `step`: sync `__fused`.
+    __sync: bool,
 }
 impl Airline {
     /// The property ids, in declaration order.
@@ -149,6 +153,8 @@ impl Airline {
                 },
             ),
             last: AirlineVerdicts::default(),
+            __fused: Self::__fused_steps(reset),
+            __sync: false,
         }
     }
     /// The verdicts decided before the first step.
@@ -165,6 +171,9 @@ impl Airline {
     /// allocation (except when a parametric property meets a new value); records no
     /// witness.
     pub fn step(&mut self, v: &AirlineValuation<'_>) -> AirlineVerdicts {
+        if self.__sync {
+            self.__sync_fused();
+        }
         self.last = AirlineVerdicts {
             confirm_before_write: self
                 .confirm_before_write
@@ -178,11 +187,14 @@ impl Airline {
                     |_: usize| [0; 1],
                 ),
             lookup_before_write: self
-                .lookup_before_write
-                .step_bits(&[u64::from(v.write) | u64::from(v.lookup) << 1]),
+                .__fused[0]
+                .step(
+                    [u64::from(v.write) | u64::from(v.lookup) << 1][0],
+                    &mut self.lookup_before_write,
+                ),
             no_text_with_call: self
-                .no_text_with_call
-                .step_bits(&[u64::from(v.text_with_call)]),
+                .__fused[1]
+                .step([u64::from(v.text_with_call)][0], &mut self.no_text_with_call),
         };
         self.last
     }
@@ -192,6 +204,7 @@ impl Airline {
         &mut self,
         input: &::trac_core::StepInput<'_>,
     ) -> AirlineVerdicts {
+        self.__sync = true;
         self.last = AirlineVerdicts {
             confirm_before_write: {
                 self.confirm_before_write.step(input);
@@ -237,6 +250,7 @@ impl Airline {
     }
     /// Back to the state before the first step.
     pub fn reset(&mut self) {
+        self.__sync = true;
         self.confirm_before_write.reset();
         ::trac_core::Monitor::reset(&mut self.lookup_before_write);
         ::trac_core::Monitor::reset(&mut self.no_text_with_call);
@@ -281,6 +295,7 @@ impl Airline {
     pub fn confirm_before_write_mut(
         &mut self,
     ) -> &mut ::trac_core::generated::ParamTableMonitor<&'static [u32], &'static str> {
+        self.__sync = true;
         &mut self.confirm_before_write
     }
     /// The monitor of property `lookup-before-write` (it implements `trac_core::Monitor`).
@@ -295,6 +310,7 @@ impl Airline {
     pub fn lookup_before_write_mut(
         &mut self,
     ) -> &mut ::trac_core::generated::StaticTableMonitor {
+        self.__sync = true;
         &mut self.lookup_before_write
     }
     /// The monitor of property `no-text-with-call` (it implements `trac_core::Monitor`).
@@ -309,7 +325,68 @@ impl Airline {
     pub fn no_text_with_call_mut(
         &mut self,
     ) -> &mut ::trac_core::generated::StaticTableMonitor {
+        self.__sync = true;
         &mut self.no_text_with_call
+    }
+    /// The fused steps of the properties that have one, under TRAC_R (`reset`) or TRAC.
+    fn __fused_steps(reset: bool) -> [::trac_core::generated::StaticFused; 2] {
+        static FUSED_LOOKUP_BEFORE_WRITE_RESET: [u64; 48] = [
+            8589934624, 140746078289960, 2305913382252838932, 2305913382252838932,
+            2305913382252838932, 2305913382252838932, 2305913382252838932,
+            2305913382252838932, 140746078289960, 140746078289960, 2306054119741194268,
+            2306054119741194268, 2306054119741194268, 2306054119741194268,
+            2306054119741194268, 2306054119741194268, 4294967312, 140741783322648,
+            70373039144980, 70373039144980, 70373039144980, 70373039144980,
+            70373039144980, 70373039144980, 140741783322648, 140741783322648,
+            211110527500316, 211110527500316, 211110527500316, 211110527500316,
+            211110527500316, 211110527500316, 8589934624, 1153062250685136936,
+            2305913382252838932, 2305913382252838932, 70377334112292,
+            1152991877645991956, 2305913382252838932, 2305913382252838932,
+            140746078289960, 1153062250685136936, 2306054119741194268,
+            2306054119741194268, 211114822467628, 1153132615134347292,
+            2306054119741194268, 2306054119741194268,
+        ];
+        static FUSED_LOOKUP_BEFORE_WRITE_PLAIN: [u64; 48] = [
+            0, 140737488355336, 70368744177668, 70368744177668, 70368744177668,
+            70368744177668, 70368744177668, 70368744177668, 140737488355336,
+            140737488355336, 211106232533004, 211106232533004, 211106232533004,
+            211106232533004, 211106232533004, 211106232533004, 4294967312,
+            140741783322648, 70373039144980, 70373039144980, 70373039144980,
+            70373039144980, 70373039144980, 70373039144980, 140741783322648,
+            140741783322648, 211110527500316, 211110527500316, 211110527500316,
+            211110527500316, 211110527500316, 211110527500316, 8589934624,
+            1153062242095202312, 2305913382252838932, 2305913382252838932,
+            70377334112292, 1152991873351024644, 2305913382252838932,
+            2305913382252838932, 140746078289960, 1153062242095202312,
+            2306054119741194268, 2306054119741194268, 211114822467628,
+            1153132610839379980, 2306054119741194268, 2306054119741194268,
+        ];
+        static FUSED_NO_TEXT_WITH_CALL_RESET: [u64; 12] = [
+            8589934600, 70377334112266, 70377334112266, 70377334112266, 4294967300,
+            70373039144966, 70373039144966, 70373039144966, 8589934600,
+            1152991881940959242, 70377334112266, 1152991881940959242,
+        ];
+        static FUSED_NO_TEXT_WITH_CALL_PLAIN: [u64; 12] = [
+            0, 70368744177666, 70368744177666, 70368744177666, 4294967300,
+            70373039144966, 70373039144966, 70373039144966, 8589934600,
+            1152991873351024642, 70377334112266, 1152991873351024642,
+        ];
+        let f: [&'static [u64]; 2] = if reset {
+            [&FUSED_LOOKUP_BEFORE_WRITE_RESET, &FUSED_NO_TEXT_WITH_CALL_RESET]
+        } else {
+            [&FUSED_LOOKUP_BEFORE_WRITE_PLAIN, &FUSED_NO_TEXT_WITH_CALL_PLAIN]
+        };
+        [
+            ::trac_core::generated::StaticFused::new(f[0], 2, 4, 2, 0),
+            ::trac_core::generated::StaticFused::new(f[1], 1, 2, 2, 0),
+        ]
+    }
+    /// Puts the fused steps' positions in line with the properties' monitors.
+    #[cold]
+    fn __sync_fused(&mut self) {
+        self.__fused[0].sync(&self.lookup_before_write);
+        self.__fused[1].sync(&self.no_text_with_call);
+        self.__sync = false;
     }
 }
 impl ::core::default::Default for Airline {
