@@ -90,9 +90,7 @@ impl StaticFused {
         let i = self.at as usize + (v & ((1 << self.props) - 1)) as usize;
         // Out of range only for arrays not made by `Table::fused_packed`: the monitor then
         // stays where it is (no panic).
-        let Some(&e) = self.steps.get(i) else {
-            return None;
-        };
+        let &e = self.steps.get(i)?;
         self.at = e as u32;
         monitor.apply_fused_entry((e >> 32) as u32)
     }
