@@ -35,7 +35,10 @@
 //!   holds; the valuation then has a lifetime). `from_labels(&LabelSet)` builds it from labels.
 //! - `DeliveryVerdicts`: one `pub Option<Verdict>` per property, the verdict reached at a step.
 //! - `Delivery`: the monitor. `new()` (TRAC_R) / `with_reset(bool)`, `step(&Valuation) ->
-//!   Verdicts` (no allocation, except a parametric property meeting a new value),
+//!   Verdicts` (no allocation, except a parametric property meeting a new value; a
+//!   non-parametric LTL3 property whose fused step has at most 2^13 entries is stepped by one
+//!   lookup in that step, computed here and emitted as `static` arrays, through
+//!   [`StaticFused`](trac_core::generated::StaticFused); the others by `step_bits`),
 //!   `step_labels(&StepInput)` (with witnesses), `verdicts()`, `residuals() -> [&'static str; N]`,
 //!   `ltlf()`, `initial()`, `reset()`, `tables()` (the `static` tables), the constants
 //!   `PROPERTIES`, `FORMULAS`, `PROPOSITIONS`, and one accessor per property (`p2_before_p1()`,

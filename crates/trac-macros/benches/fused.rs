@@ -11,7 +11,8 @@
 //! patterns (`benches/data/dwyer.ron`, 10^4 random steps, 6 propositions). For W1 the "before"
 //! valuation bits are gathered from the typed valuation as the old generated code did; for Dwyer
 //! the step_bits and FusedMonitor columns read bits gathered per table beforehand (their gathering
-//! is not timed, the macro's is). Run: `cargo bench -p trac-macros --bench fused`.
+//! is not timed, the macro's is). The three engines' verdicts are checked equal at every step
+//! before timing. Run: `cargo bench -p trac-macros --bench fused`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
@@ -82,10 +83,18 @@ fn w1(c: &mut Criterion) {
         .collect();
     let table = W1Monitor::tables()[0];
     // The old generated code's shifts follow the table's proposition order.
-    assert_eq!(table.prop_names().collect::<Vec<_>>(), ["p", "q", "r", "s"]);
+    assert_eq!(table.prop_names().collect::<Vec<_>>(), ["q", "r", "p", "s"]);
     let bits = |v: &W1MonitorValuation| {
-        u64::from(v.p) | u64::from(v.q) << 1 | u64::from(v.r) << 2 | u64::from(v.s) << 3
+        u64::from(v.q) | u64::from(v.r) << 1 | u64::from(v.p) << 2 | u64::from(v.s) << 3
     };
+    // The three read the same verdicts at every step (checked before timing).
+    let mut m = W1Monitor::new();
+    let mut old = static_monitor(table, POLICY);
+    let mut fm = FusedMonitor::new(table, POLICY).expect("a fused step");
+    for v in &trace {
+        let (a, b, c) = (m.step(v).w1, old.step_bits(&[bits(v)]), fm.step(bits(v)));
+        assert!(a == b && b == c, "W1: the engines disagree");
+    }
     let mut g = c.benchmark_group("W1");
     g.throughput(Throughput::Elements(trace.len() as u64));
     g.bench_function(BenchmarkId::new("macro step (fused, static)", "1e5"), |b| {
@@ -143,6 +152,20 @@ fn dwyer(c: &mut Criterion) {
         .iter()
         .map(|&g| tables.iter().map(|t| gather(t, &names, g)).collect())
         .collect();
+    // The three read the same verdicts at every step (checked before timing).
+    let mut m = DwyerMonitor::new();
+    let mut old: Vec<_> = tables.iter().map(|t| static_monitor(t, POLICY)).collect();
+    let mut fm: Vec<FusedMonitor> = tables
+        .iter()
+        .map(|t| FusedMonitor::new(*t, POLICY).expect("a fused step"))
+        .collect();
+    for (v, bits) in trace.iter().zip(&per_table) {
+        let a = m.step(v).to_array();
+        for (k, &x) in bits.iter().enumerate() {
+            let (b, c) = (old[k].step_bits(&[x]), fm[k].step(x));
+            assert!(a[k] == b && b == c, "Dwyer: the engines disagree");
+        }
+    }
     let mut g = c.benchmark_group("Dwyer55");
     g.throughput(Throughput::Elements((trace.len() * tables.len()) as u64));
     g.bench_function(BenchmarkId::new("macro step (fused, static)", "1e4"), |b| {
