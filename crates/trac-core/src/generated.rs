@@ -78,7 +78,7 @@ impl StaticFused {
     }
 
     /// Puts the position in line with `monitor`'s main and auxiliary states.
-    pub fn sync(&mut self, monitor: &StaticTableMonitor) {
+    pub fn sync<S: AsRef<[u32]>, T: AsRef<str>>(&mut self, monitor: &TableMonitor<S, T>) {
         self.at = (monitor.state() * self.aux_states + monitor.aux()) << self.props;
     }
 
@@ -86,7 +86,11 @@ impl StaticFused {
     /// `props` on are ignored). Steps `monitor` to the same state; returns the verdict reported,
     /// as [`TableMonitor::step_bits`] would. No allocation.
     #[inline(always)]
-    pub fn step(&mut self, v: u64, monitor: &mut StaticTableMonitor) -> Option<Verdict> {
+    pub fn step<S: AsRef<[u32]>, T: AsRef<str>>(
+        &mut self,
+        v: u64,
+        monitor: &mut TableMonitor<S, T>,
+    ) -> Option<Verdict> {
         let i = self.at as usize + (v & ((1 << self.props) - 1)) as usize;
         // Out of range only for arrays not made by `Table::fused_packed`: the monitor then
         // stays where it is (no panic).
