@@ -83,6 +83,12 @@ fn words(table: &Table) -> usize {
 
 /// `[word0, word1, ..]` (`words` of them): the valuation of the table's propositions as bits.
 fn bits_expr(model: &Model, property: &Property, table: &Table, words: usize) -> TokenStream {
+    let out = word_exprs(model, property, table, words);
+    quote!([#(#out),*])
+}
+
+/// The expressions of the words of [`bits_expr`].
+fn word_exprs(model: &Model, property: &Property, table: &Table, words: usize) -> Vec<TokenStream> {
     let names: Vec<&str> = table.prop_names().collect();
     let mut out = Vec::new();
     for w in 0..words {
@@ -108,7 +114,7 @@ fn bits_expr(model: &Model, property: &Property, table: &Table, words: usize) ->
             out.push(quote!(#(#terms)|*));
         }
     }
-    quote!([#(#out),*])
+    out
 }
 
 /// The bases `p` of the parametric propositions `p(var)` of a table.
@@ -846,9 +852,9 @@ fn step_body(cx: &Cx<'_>) -> TokenStream {
         let bits = bits_expr(model, p, table, w);
         if let Some((slot, _)) = &cx.fused[i] {
             // One word: a fused table has at most `DENSE_PROPS` propositions.
-            let word = bits_expr(model, p, table, 1);
+            let word = &word_exprs(model, p, table, 1)[0];
             let slot = Literal::usize_unsuffixed(*slot);
-            return quote!(#f: self.__fused[#slot].step(#word[0], &mut self.#f),);
+            return quote!(#f: self.__fused[#slot].step(#word, &mut self.#f),);
         }
         match &p.var {
             None => quote!(#f: self.#f.step_bits(&#bits),),

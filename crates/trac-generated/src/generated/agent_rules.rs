@@ -304,20 +304,20 @@ impl AgentRules {
         self.last = AgentRulesVerdicts {
             at_most_2_emails: self
                 .__fused[0]
-                .step([u64::from(v.send_email)][0], &mut self.at_most_2_emails),
+                .step(u64::from(v.send_email), &mut self.at_most_2_emails),
             two_lookups_before_refund: self
                 .__fused[1]
                 .step(
-                    [u64::from(v.refund) | u64::from(v.lookup) << 1][0],
+                    u64::from(v.refund) | u64::from(v.lookup) << 1,
                     &mut self.two_lookups_before_refund,
                 ),
             no_search_spree: self
                 .__fused[2]
-                .step([u64::from(v.search)][0], &mut self.no_search_spree),
+                .step(u64::from(v.search), &mut self.no_search_spree),
             confirmed_recently: self
                 .__fused[3]
                 .step(
-                    [u64::from(v.refund) | u64::from(v.confirm) << 1][0],
+                    u64::from(v.refund) | u64::from(v.confirm) << 1,
                     &mut self.confirmed_recently,
                 ),
             reply_after_refund: self

@@ -189,12 +189,12 @@ impl Airline {
             lookup_before_write: self
                 .__fused[0]
                 .step(
-                    [u64::from(v.write) | u64::from(v.lookup) << 1][0],
+                    u64::from(v.write) | u64::from(v.lookup) << 1,
                     &mut self.lookup_before_write,
                 ),
             no_text_with_call: self
                 .__fused[1]
-                .step([u64::from(v.text_with_call)][0], &mut self.no_text_with_call),
+                .step(u64::from(v.text_with_call), &mut self.no_text_with_call),
         };
         self.last
     }

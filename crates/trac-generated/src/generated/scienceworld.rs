@@ -389,27 +389,22 @@ impl Scienceworld {
             r1_between: self
                 .__fused[0]
                 .step(
-                    [
-                        u64::from(v.derived_open_between)
-                            | u64::from(
-                                v.derived_exists_r_go_to_r_y_open_between_r_open_between_r,
-                            ) << 1,
-                    ][0],
+                    u64::from(v.derived_open_between)
+                        | u64::from(
+                            v.derived_exists_r_go_to_r_y_open_between_r_open_between_r,
+                        ) << 1,
                     &mut self.r1_between,
                 ),
             r1_unnamed: self
                 .__fused[1]
                 .step(
-                    [u64::from(v.open_unnamed) | u64::from(v.go) << 1][0],
+                    u64::from(v.open_unnamed) | u64::from(v.go) << 1,
                     &mut self.r1_unnamed,
                 ),
             r2: self
                 .__fused[2]
-                .step(
-                    [u64::from(v.go) | u64::from(v.look_around) << 1][0],
-                    &mut self.r2,
-                ),
-            r3: self.__fused[3].step([u64::from(v.look_around)][0], &mut self.r3),
+                .step(u64::from(v.go) | u64::from(v.look_around) << 1, &mut self.r2),
+            r3: self.__fused[3].step(u64::from(v.look_around), &mut self.r3),
             r4: self
                 .r4
                 .step_with(
@@ -449,10 +444,7 @@ impl Scienceworld {
                 ),
             r5: self
                 .__fused[4]
-                .step(
-                    [u64::from(v.box_b) | u64::from(v.measure_b) << 1][0],
-                    &mut self.r5,
-                ),
+                .step(u64::from(v.box_b) | u64::from(v.measure_b) << 1, &mut self.r5),
         };
         self.last
     }

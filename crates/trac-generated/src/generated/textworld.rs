@@ -216,11 +216,11 @@ impl Textworld {
             r2: self
                 .__fused[0]
                 .step(
-                    [u64::from(v.take.contains("knife")) | u64::from(v.cut) << 1][0],
+                    u64::from(v.take.contains("knife")) | u64::from(v.cut) << 1,
                     &mut self.r2,
                 ),
-            r3: self.__fused[1].step([u64::from(v.drop)][0], &mut self.r3),
-            r4: self.__fused[2].step([u64::from(v.go)][0], &mut self.r4),
+            r3: self.__fused[1].step(u64::from(v.drop), &mut self.r3),
+            r4: self.__fused[2].step(u64::from(v.go), &mut self.r4),
         };
         self.last
     }

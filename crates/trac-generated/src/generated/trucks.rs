@@ -699,86 +699,68 @@ impl Trucks {
             p1a: self
                 .__fused[0]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a2"))
-                            | u64::from(v.load_into.contains("a3")) << 1
-                            | u64::from(v.load_into.contains("a4")) << 2,
-                    ][0],
+                    u64::from(v.load_into.contains("a2"))
+                        | u64::from(v.load_into.contains("a3")) << 1
+                        | u64::from(v.load_into.contains("a4")) << 2,
                     &mut self.p1a,
                 ),
             p1b: self
                 .__fused[1]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a3"))
-                            | u64::from(v.load_into.contains("a4")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a3"))
+                        | u64::from(v.load_into.contains("a4")) << 1,
                     &mut self.p1b,
                 ),
             p1c: self
                 .__fused[2]
-                .step([u64::from(v.load_into.contains("a4"))][0], &mut self.p1c),
+                .step(u64::from(v.load_into.contains("a4")), &mut self.p1c),
             order_2_1: self
                 .__fused[3]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package1"))
-                            | u64::from(v.deliver.contains("package2")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package1"))
+                        | u64::from(v.deliver.contains("package2")) << 1,
                     &mut self.order_2_1,
                 ),
             order_3_2: self
                 .__fused[4]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package2"))
-                            | u64::from(v.deliver.contains("package3")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package2"))
+                        | u64::from(v.deliver.contains("package3")) << 1,
                     &mut self.order_3_2,
                 ),
             order_6_5: self
                 .__fused[5]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package5"))
-                            | u64::from(v.deliver.contains("package6")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package5"))
+                        | u64::from(v.deliver.contains("package6")) << 1,
                     &mut self.order_6_5,
                 ),
             order_11_10: self
                 .__fused[6]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package10"))
-                            | u64::from(v.deliver.contains("package11")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package10"))
+                        | u64::from(v.deliver.contains("package11")) << 1,
                     &mut self.order_11_10,
                 ),
             order_16_15: self
                 .__fused[7]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package15"))
-                            | u64::from(v.deliver.contains("package16")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package15"))
+                        | u64::from(v.deliver.contains("package16")) << 1,
                     &mut self.order_16_15,
                 ),
             order_19_18: self
                 .__fused[8]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package18"))
-                            | u64::from(v.deliver.contains("package19")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package18"))
+                        | u64::from(v.deliver.contains("package19")) << 1,
                     &mut self.order_19_18,
                 ),
             order_20_19: self
                 .__fused[9]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package19"))
-                            | u64::from(v.deliver.contains("package20")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package19"))
+                        | u64::from(v.deliver.contains("package20")) << 1,
                     &mut self.order_20_19,
                 ),
             load_once: self

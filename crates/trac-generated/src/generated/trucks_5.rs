@@ -527,131 +527,103 @@ impl Trucks5 {
             only_a1: self
                 .__fused[0]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a2"))
-                            | u64::from(v.load_into.contains("a3")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a2"))
+                        | u64::from(v.load_into.contains("a3")) << 1,
                     &mut self.only_a1,
                 ),
             only_a1_a2: self
                 .__fused[1]
-                .step([u64::from(v.load_into.contains("a3"))][0], &mut self.only_a1_a2),
+                .step(u64::from(v.load_into.contains("a3")), &mut self.only_a1_a2),
             only_a1_a2_a3: self
                 .__fused[2]
                 .step(
-                    [
-                        u64::from(v.load) | u64::from(v.load_into.contains("a1")) << 1
-                            | u64::from(v.load_into.contains("a2")) << 2
-                            | u64::from(v.load_into.contains("a3")) << 3,
-                    ][0],
+                    u64::from(v.load) | u64::from(v.load_into.contains("a1")) << 1
+                        | u64::from(v.load_into.contains("a2")) << 2
+                        | u64::from(v.load_into.contains("a3")) << 3,
                     &mut self.only_a1_a2_a3,
                 ),
             p2_before_p1: self
                 .__fused[3]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package1"))
-                            | u64::from(v.deliver.contains("package2")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package1"))
+                        | u64::from(v.deliver.contains("package2")) << 1,
                     &mut self.p2_before_p1,
                 ),
             p3_before_p2: self
                 .__fused[4]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package2"))
-                            | u64::from(v.deliver.contains("package3")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package2"))
+                        | u64::from(v.deliver.contains("package3")) << 1,
                     &mut self.p3_before_p2,
                 ),
             p5_before_p4: self
                 .__fused[5]
                 .step(
-                    [
-                        u64::from(v.deliver.contains("package4"))
-                            | u64::from(v.deliver.contains("package5")) << 1,
-                    ][0],
+                    u64::from(v.deliver.contains("package4"))
+                        | u64::from(v.deliver.contains("package5")) << 1,
                     &mut self.p5_before_p4,
                 ),
             load_a1_free: self
                 .__fused[6]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a1"))
-                            | u64::from(v.free.contains("a1")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a1"))
+                        | u64::from(v.free.contains("a1")) << 1,
                     &mut self.load_a1_free,
                 ),
             load_a2_free: self
                 .__fused[7]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a2"))
-                            | u64::from(v.free.contains("a2")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a2"))
+                        | u64::from(v.free.contains("a2")) << 1,
                     &mut self.load_a2_free,
                 ),
             load_a3_free: self
                 .__fused[8]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a3"))
-                            | u64::from(v.free.contains("a3")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a3"))
+                        | u64::from(v.free.contains("a3")) << 1,
                     &mut self.load_a3_free,
                 ),
             load_a2_a1_free: self
                 .__fused[9]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a2"))
-                            | u64::from(v.free.contains("a1")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a2"))
+                        | u64::from(v.free.contains("a1")) << 1,
                     &mut self.load_a2_a1_free,
                 ),
             load_a3_a1_free: self
                 .__fused[10]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a3"))
-                            | u64::from(v.free.contains("a1")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a3"))
+                        | u64::from(v.free.contains("a1")) << 1,
                     &mut self.load_a3_a1_free,
                 ),
             load_a3_a2_free: self
                 .__fused[11]
                 .step(
-                    [
-                        u64::from(v.load_into.contains("a3"))
-                            | u64::from(v.free.contains("a2")) << 1,
-                    ][0],
+                    u64::from(v.load_into.contains("a3"))
+                        | u64::from(v.free.contains("a2")) << 1,
                     &mut self.load_a3_a2_free,
                 ),
             unload_a2_a1_free: self
                 .__fused[12]
                 .step(
-                    [
-                        u64::from(v.unload_from.contains("a2"))
-                            | u64::from(v.free.contains("a1")) << 1,
-                    ][0],
+                    u64::from(v.unload_from.contains("a2"))
+                        | u64::from(v.free.contains("a1")) << 1,
                     &mut self.unload_a2_a1_free,
                 ),
             unload_a3_a1_free: self
                 .__fused[13]
                 .step(
-                    [
-                        u64::from(v.unload_from.contains("a3"))
-                            | u64::from(v.free.contains("a1")) << 1,
-                    ][0],
+                    u64::from(v.unload_from.contains("a3"))
+                        | u64::from(v.free.contains("a1")) << 1,
                     &mut self.unload_a3_a1_free,
                 ),
             unload_a3_a2_free: self
                 .__fused[14]
                 .step(
-                    [
-                        u64::from(v.unload_from.contains("a3"))
-                            | u64::from(v.free.contains("a2")) << 1,
-                    ][0],
+                    u64::from(v.unload_from.contains("a3"))
+                        | u64::from(v.free.contains("a2")) << 1,
                     &mut self.unload_a3_a2_free,
                 ),
         };
