@@ -484,6 +484,69 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
 mod tests {
     use super::*;
 
+    /// `G(p -> X q)` by hand (as in `table.rs`'s tests): state 2 = G(p -> X q), 3 = q & G(p ->
+    /// X q).
+    fn response() -> Table {
+        use crate::table::{AuxFile, TableFile, FORMAT, LEAF, VERSION};
+        let file = TableFile {
+            format: FORMAT.into(),
+            version: VERSION,
+            formula: "G(p -> X q)".into(),
+            semantics: Semantics::Ltl3,
+            minimized: true,
+            props: vec!["p".into(), "q".into()],
+            initial: 2,
+            residuals: vec![
+                "false".into(),
+                "true".into(),
+                "G(p -> X q)".into(),
+                "q & G(p -> X q)".into(),
+            ],
+            roots: vec![LEAF, LEAF | 1, 0, 1],
+            // node 0: p ? 3 : 2 (state 2); node 1: q ? node 2 : ⊥ (state 3); node 2: p ? 3 : 2.
+            nodes: vec![0, LEAF | 2, LEAF | 3, 1, LEAF, 2, 0, LEAF | 2, LEAF | 3],
+            aux: AuxFile {
+                initial: 0,
+                roots: vec![LEAF],
+                nodes: vec![],
+                accepting: vec![true],
+                restart: vec![2],
+            },
+            accepting: None,
+        };
+        Table::from_file(file).unwrap()
+    }
+
+    /// `Table::fused_packed` stepped by `StaticFused` (generated monitors) reports what
+    /// `step_bits` does and leaves the table monitor in the same state. `G(p -> X q)` under
+    /// TRAC_R (bit 0 = p, bit 1 = q): a `p` not followed by `q` is violated at the next step.
+    #[test]
+    fn packed_fused_steps_match_step_bits() {
+        let t = Arc::new(response());
+        let policy = ResetPolicy {
+            on_violation: true,
+            on_satisfaction: false,
+        };
+        let packed = t.fused_packed(policy).expect("a fused step");
+        assert_eq!((packed.props, packed.aux_states), (2, 1));
+        let steps: &'static [u64] = Box::leak(packed.steps.into_boxed_slice());
+        let mut m = TableMonitor::new(t.clone(), policy);
+        let mut f = StaticFused::new(steps, 2, 1, t.initial(), t.aux_initial());
+        let mut reference = TableMonitor::new(t.clone(), policy);
+        let v = Some(Verdict::Violated);
+        let trace = [0b01, 0b00, 0b01, 0b10, 0b11, 0b01];
+        let got: Vec<_> = trace.iter().map(|&b| f.step(b, &mut m)).collect();
+        assert_eq!(got, [None, v, None, None, None, v]);
+        let want: Vec<_> = trace.iter().map(|&b| reference.step_bits(&[b])).collect();
+        assert_eq!(got, want);
+        assert_eq!((m.state(), m.aux()), (reference.state(), reference.aux()));
+        assert_eq!(m.verdict(), reference.verdict());
+        // Stepped another way, then synced: the next fused step starts from there.
+        m.step_bits(&[0b01]);
+        f.sync(&m);
+        assert_eq!(f.step(0b00, &mut m), v);
+    }
+
     #[test]
     fn values_from_labels_and_lists() {
         let labels: LabelSet = ["take(knife)", "take(red apple)", "look", "takes(x)"]

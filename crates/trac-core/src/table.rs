@@ -1424,7 +1424,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// Takes one step given as an entry of the table's fused step under this monitor's policy
     /// (see [`Table::fused_packed`]: the high 32 bits of the packed word read at this step), as
     /// the fused path of [`TableMonitor::step_bits`] does: the next main and auxiliary states and
-    /// the verdict reported. For generated monitors ([`crate::generated::StaticFused`]), whose
+    /// the verdict reported. For generated monitors (`trac_core::generated::StaticFused`), whose
     /// fused steps are `static` arrays computed at compile time. Records no witness. An entry
     /// of another table or policy leaves the monitor in a wrong state (never a panic).
     #[inline(always)]
@@ -2036,36 +2036,6 @@ mod tests {
             accepting: None,
         };
         Table::from_file(file).unwrap()
-    }
-
-    /// `Table::fused_packed` stepped by `StaticFused` (generated monitors) reports what
-    /// `step_bits` does and leaves the table monitor in the same state. `G(p -> X q)` under
-    /// TRAC_R (bit 0 = p, bit 1 = q): a `p` not followed by `q` is violated at the next step.
-    #[test]
-    fn packed_fused_steps_match_step_bits() {
-        let t = Arc::new(response());
-        let policy = ResetPolicy {
-            on_violation: true,
-            on_satisfaction: false,
-        };
-        let packed = t.fused_packed(policy).expect("a fused step");
-        assert_eq!((packed.props, packed.aux_states), (2, 1));
-        let steps: &'static [u64] = Box::leak(packed.steps.into_boxed_slice());
-        let mut m = TableMonitor::new(t.clone(), policy);
-        let mut f = crate::generated::StaticFused::new(steps, 2, 1, t.initial(), t.aux_initial());
-        let mut reference = TableMonitor::new(t.clone(), policy);
-        let v = Some(Verdict::Violated);
-        let trace = [0b01, 0b00, 0b01, 0b10, 0b11, 0b01];
-        let got: Vec<_> = trace.iter().map(|&b| f.step(b, &mut m)).collect();
-        assert_eq!(got, [None, v, None, None, None, v]);
-        let want: Vec<_> = trace.iter().map(|&b| reference.step_bits(&[b])).collect();
-        assert_eq!(got, want);
-        assert_eq!((m.state(), m.aux()), (reference.state(), reference.aux()));
-        assert_eq!(m.verdict(), reference.verdict());
-        // Stepped another way, then synced: the next fused step starts from there.
-        m.step_bits(&[0b01]);
-        f.sync(&m);
-        assert_eq!(f.step(0b00, &mut m), v);
     }
 
     #[test]
