@@ -87,7 +87,7 @@ pub struct ModelArgs {
     /// Seconds to wait for one model answer [default: 120].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// Retries of a failed request (connection error, timeout, HTTP 429 or 5xx) [default: 4].
+    /// Retries of a failed request (connection error, timeout, HTTP 408, 429 or 5xx but 501) [default: 4].
     #[arg(long, value_name = "N")]
     pub max_retries: Option<u32>,
     /// Earlier steps shown to the LLM labeler as context [default: 4].

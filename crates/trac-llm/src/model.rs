@@ -804,6 +804,21 @@ pub fn excerpt(s: &str, max: usize) -> String {
     out
 }
 
+/// The most characters of a server's answer body quoted in an error ([`body_snippet`]).
+pub const BODY_SNIPPET_CHARS: usize = 200;
+
+/// A server's answer body as quoted in an error: one line (every run of whitespace, newlines
+/// included, is one space), at most [`BODY_SNIPPET_CHARS`] characters with `…` where it was
+/// cut, and `(empty body)` for an empty or blank one. An HTML error page of a web server that
+/// is not an API server reads as its first line or two, not as the whole page.
+pub fn body_snippet(body: &str) -> String {
+    let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return "(empty body)".to_string();
+    }
+    excerpt(&line, BODY_SNIPPET_CHARS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

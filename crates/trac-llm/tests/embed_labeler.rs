@@ -229,6 +229,45 @@ fn http_500_and_429_are_retried() {
 }
 
 #[test]
+fn http_501_and_404_are_not_retried_and_quote_one_short_line() {
+    // Python's `http.server` answers a POST with HTTP 501 and an HTML page of 5 lines; as one
+    // line its first 200 characters are the 63 of the tags below, then 137 `x`s.
+    let page = format!(
+        "<!DOCTYPE HTML>\n<html>\n    <head>\n        <title>Error response</title>\n<p>{}</p>",
+        "x".repeat(500)
+    );
+    for code in [404, 501] {
+        let body = page.clone();
+        let server = TestServer::start(move |_, _| Reply::Status {
+            code,
+            headers: vec![],
+            body: body.clone(),
+        });
+        let err = model(&server, 3)
+            .embed(&EmbedRequest::new(vec!["x".into()]))
+            .unwrap_err();
+        let ModelError::Status {
+            status,
+            attempts,
+            body,
+            ..
+        } = &err
+        else {
+            panic!("not a status error: {err}");
+        };
+        assert_eq!((*status, *attempts), (code, 1));
+        assert_eq!(
+            body,
+            &format!(
+                "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}…",
+                "x".repeat(137)
+            )
+        );
+        assert_eq!(server.request_count(), 1, "HTTP {code}");
+    }
+}
+
+#[test]
 fn a_cached_text_sends_no_request() {
     let server = TestServer::start(|req, _| answer(req));
     let dir = std::env::temp_dir().join(format!("trac-embed-cache-{}", std::process::id()));
