@@ -60,6 +60,19 @@ pub fn parse_retry_after(v: &str) -> Option<Duration> {
     (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(86_400.0)))
 }
 
+/// Whether an HTTP error status is worth a retry: 408 (request timeout), 429 (too many
+/// requests) and the 5xx of an overloaded or failing server. Not the other 4xx (the request
+/// itself is refused: bad, unauthorized, forbidden, not found) nor 501 (not implemented: not an
+/// API server, as Python's `http.server` answers a POST) and 505 (HTTP version not supported):
+/// the same request would get the same answer.
+pub fn is_retryable_status(status: u16) -> bool {
+    match status {
+        408 | 429 => true,
+        501 | 505 => false,
+        s => (500..600).contains(&s),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,18 +100,5 @@ mod tests {
         assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
         assert_eq!(parse_retry_after("-1"), None);
-    }
-}
-
-/// Whether an HTTP error status is worth a retry: 408 (request timeout), 429 (too many
-/// requests) and the 5xx of an overloaded or failing server. Not the other 4xx (the request
-/// itself is refused: bad, unauthorized, forbidden, not found) nor 501 (not implemented: not an
-/// API server, as Python's `http.server` answers a POST) and 505 (HTTP version not supported):
-/// the same request would get the same answer.
-pub fn is_retryable_status(status: u16) -> bool {
-    match status {
-        408 | 429 => true,
-        501 | 505 => false,
-        s => (500..600).contains(&s),
     }
 }
