@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use trac_compile::{compile_within, monitorability, CompileOptions, Compiled, Minimize, Semantics};
+use trac_compile::{
+    compile_within, monitorability_within, CompileOptions, Compiled, Minimize, Semantics,
+};
 use trac_core::table::Table;
 use trac_ltl::compiler::TableCompiler;
 use trac_ltl::{Arena, Formula};
@@ -184,7 +186,14 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
         Err(e) => return vec![format!("monitor:      cannot compile: {e}")],
     };
     let t = &c.table;
-    let class = monitorability(arena, formula, t);
+    // Bounded like the compilation: a large tableau gives up rather than search for minutes.
+    let budget = trac_compile::DEFAULT_MAX_STATES;
+    let class = match monitorability_within(arena, formula, t, budget) {
+        Some(class) => class.as_str().to_string(),
+        None => format!(
+            "monitorable (whether safety or co-safety: unknown within {budget} tableau states per check)"
+        ),
+    };
     vec![
         format!(
             "initial:      {}",
@@ -196,7 +205,7 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
             t.state_count() - 2,
             t.node_count()
         ),
-        format!("class:        {}", class.as_str()),
+        format!("class:        {class}"),
     ]
 }
 
