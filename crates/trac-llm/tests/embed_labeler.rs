@@ -168,7 +168,9 @@ fn the_hybrid_labeler_labels_by_embeddings_when_the_model_embeds() {
         .label_step(&step(1, "take the apple"), &[])
         .expect("labels");
     assert_eq!(l.names(), vec!["take(apple)".to_string()]);
-    assert_eq!(l.propositions[0].by, LabelSource::Llm);
+    // Named as the embeddings labeler, not the chat LLM (`--show-labels`: `(embed 0.66)`).
+    assert_eq!(l.propositions[0].by, LabelSource::Embed);
+    assert_eq!(l.propositions[0].by.as_str(), "embed");
     assert!(l.propositions[0].confidence.is_some());
 }
 
