@@ -363,4 +363,21 @@ fn a_table_over_max_states_is_refused_by_compile_and_run_by_progression_in_audit
         "{note}"
     );
     assert!(!String::from_utf8_lossy(&full.stderr).contains("note: property"));
+    // Cross-check needs the table: it refuses, and says what to do instead.
+    let cross = trac(&[
+        "audit",
+        "--formula",
+        f,
+        t,
+        "--engine",
+        "cross-check",
+        "--max-states",
+        "3",
+    ]);
+    assert_eq!(cross.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&cross.stderr),
+        "error: property f1: the monitor automaton has more than 3 states (4 explored when compilation stopped)\n  \
+         = help: --engine progression monitors it without a table (or the default --engine compiled, by complete progression); or raise --max-states (0: no limit)\n"
+    );
 }
