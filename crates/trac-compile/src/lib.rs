@@ -118,7 +118,8 @@ pub enum CompileError {
     /// `2^w` histories; a conjunction multiplies its conjuncts' sizes). Complete progression
     /// gives the same verdicts and builds only the states a trace visits.
     #[error(
-        "the monitor automaton has more than {limit} states ({explored} explored when compilation stopped)"
+        "the monitor automaton has more than {limit} state{} ({explored} explored when compilation stopped)",
+        if *limit == 1 { "" } else { "s" }
     )]
     TooLarge {
         /// The budget: states explored, main and auxiliary automata each.
