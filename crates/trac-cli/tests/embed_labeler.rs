@@ -4,8 +4,10 @@
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::{Command, Output};
 use trac_llm::testserver::{Reply, TestServer};
+
+mod support;
+use support::trac;
 
 /// Counts of `take`, `look`, `knife`, `apple`, then a constant 1.
 fn vector(text: &str) -> Vec<f64> {
@@ -57,13 +59,6 @@ fn files(tag: &str) -> (PathBuf, PathBuf) {
     let trace = dir.join("run.txt");
     std::fs::write(&trace, "look\ntake apple\ntake knife\nlook\n").unwrap();
     (spec, trace)
-}
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .output()
-        .expect("run trac")
 }
 
 #[test]
