@@ -198,7 +198,7 @@ impl PastCiter {
             list: Vec::new(),
             keep: true,
         };
-        let roots = roots
+        let roots: Vec<(Formula, Vec<usize>)> = roots
             .into_iter()
             .map(|r| {
                 let mut m = Vec::new();
@@ -223,7 +223,15 @@ impl PastCiter {
         for i in 0..nodes.len() {
             chain[i] = inner[i].iter().map(|&j| chain[j] + 1).max().unwrap_or(0);
         }
-        let depth = chain.iter().copied().max().unwrap_or(0);
+        // Only what a citation reads back: the chains under the past nodes a verdict can cite
+        // (not the nodes inside a unit: a `count[w]` window needs no snapshots).
+        let depth = roots
+            .iter()
+            .flat_map(|(_, m)| m)
+            .filter(|&&p| p < nodes.len())
+            .map(|&p| chain[p])
+            .max()
+            .unwrap_or(0);
         let print = |f: Formula| trac_ltl::print(arena, f);
         let texts: Arc<[Texts]> = ops
             .iter()
