@@ -15,8 +15,8 @@
 //! absent).
 
 use crate::model::{
-    body_snippet, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, Usage,
-    UsageCounter,
+    body_snippet, endpoint_hint, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError,
+    Usage, UsageCounter,
 };
 use crate::openai::{endpoint, ApiKey, Slots};
 use crate::retry::{is_retryable_status, parse_retry_after, RetryPolicy};
@@ -183,7 +183,7 @@ impl EmbeddingsModel {
                 request: name.to_string(),
                 status,
                 attempts: 1,
-                body: body_snippet(&text),
+                body: body_snippet(&text) + &endpoint_hint(status, &self.url),
             };
             return Err(if is_retryable_status(status) {
                 Failure::Transient(error, after)

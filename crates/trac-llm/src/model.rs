@@ -804,6 +804,18 @@ pub fn excerpt(s: &str, max: usize) -> String {
     out
 }
 
+/// A hint after the body of an HTTP 404, 405 or 501 answer to a POST to `url`: the server has
+/// no such endpoint, so the base URL is likely not an OpenAI-compatible `/v1` root (a web
+/// server, or the `/v1` left out). Empty for other statuses.
+pub fn endpoint_hint(status: u16, url: &str) -> String {
+    match status {
+        404 | 405 | 501 => {
+            format!(" (POST {url}: is the base URL the server's OpenAI-compatible /v1 root?)")
+        }
+        _ => String::new(),
+    }
+}
+
 /// The most characters of a server's answer body quoted in an error ([`body_snippet`]).
 pub const BODY_SNIPPET_CHARS: usize = 200;
 

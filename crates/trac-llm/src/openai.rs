@@ -17,8 +17,8 @@
 
 pub use crate::model::EndpointError;
 use crate::model::{
-    body_snippet, gather_choices, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError,
-    Usage, UsageCounter,
+    body_snippet, endpoint_hint, gather_choices, ChatModel, ChatRequest, ChatResponse, ConfigError,
+    ModelError, Usage, UsageCounter,
 };
 use crate::retry::{is_retryable_status, parse_retry_after, RetryPolicy};
 use std::fmt;
@@ -253,6 +253,7 @@ impl OpenAiModel {
         };
         if !(200..300).contains(&status) {
             let mut body = body_snippet(&text);
+            body.push_str(&endpoint_hint(status, &self.url));
             if status == 401 || status == 403 {
                 body.push_str(&match (&self.config.api_key, &self.config.api_key_env) {
                     (None, Some(var)) => {

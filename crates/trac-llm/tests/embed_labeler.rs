@@ -245,9 +245,8 @@ fn http_501_and_404_are_not_retried_and_quote_one_short_line() {
             headers: vec![],
             body: body.clone(),
         });
-        let err = model(&server, 3)
-            .embed(&EmbedRequest::new(vec!["x".into()]))
-            .unwrap_err();
+        let m = model(&server, 3);
+        let err = m.embed(&EmbedRequest::new(vec!["x".into()])).unwrap_err();
         let ModelError::Status {
             status,
             attempts,
@@ -261,8 +260,9 @@ fn http_501_and_404_are_not_retried_and_quote_one_short_line() {
         assert_eq!(
             body,
             &format!(
-                "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}…",
-                "x".repeat(137)
+                "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}… (POST {}: is the base URL the server's OpenAI-compatible /v1 root?)",
+                "x".repeat(137),
+                m.url()
             )
         );
         assert_eq!(server.request_count(), 1, "HTTP {code}");

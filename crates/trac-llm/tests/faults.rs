@@ -298,10 +298,18 @@ fn refused_requests_are_not_retried_and_quote_one_short_line() {
         });
         let m = model(&server, 5000, 4);
         let err = ask(&m, 1).unwrap_err();
+        // No such endpoint (404, 501): perhaps not the server's /v1 root.
+        let hint = match code {
+            404 | 501 => format!(
+                " (POST {}: is the base URL the server's OpenAI-compatible /v1 root?)",
+                m.url()
+            ),
+            _ => String::new(),
+        };
         assert_eq!(
             err.to_string(),
             format!(
-                "test request: HTTP {code} after 1 attempt(s): {}",
+                "test request: HTTP {code} after 1 attempt(s): {}{hint}",
                 html_snippet()
             )
         );
@@ -313,11 +321,16 @@ fn refused_requests_are_not_retried_and_quote_one_short_line() {
         headers: vec![],
         body: String::new(),
     });
-    let err = ask(&model(&server, 5000, 0), 1).unwrap_err();
+    let m = model(&server, 5000, 0);
+    let err = ask(&m, 1).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "test request: HTTP 404 after 1 attempt(s): (empty body)"
+        format!(
+            "test request: HTTP 404 after 1 attempt(s): (empty body) (POST {}/chat/completions: is the base URL the server's OpenAI-compatible /v1 root?)",
+            server.base_url()
+        )
     );
+    assert_eq!(m.url(), format!("{}/chat/completions", server.base_url()));
     // A 502 is still retried (4 retries: 5 calls), its page quoted alike.
     let server = TestServer::start(|_, _| Reply::Status {
         code: 502,
