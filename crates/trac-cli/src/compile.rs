@@ -5,7 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use trac_compile::{compile_within, monitorability, CompileOptions, Compiled, Minimize, Semantics};
+use trac_compile::{
+    compile_within, monitorability_within, CompileOptions, Compiled, Minimize, Semantics,
+};
 use trac_core::table::Table;
 use trac_ltl::compiler::TableCompiler;
 use trac_ltl::{Arena, Formula};
@@ -39,7 +41,8 @@ pub struct CompileArgs {
     no_minimize: bool,
     /// Give up with an error once the automaton has more than N states (0: no limit). The size
     /// can be exponential in the formula (`count[w]`, `Y[n]`, conjunctions of them).
-    #[arg(long, value_name = "N", default_value_t = trac_compile::DEFAULT_MAX_STATES)]
+    #[arg(long, value_name = "N", default_value_t = trac_compile::DEFAULT_MAX_STATES,
+          allow_negative_numbers = true, value_parser = parse_max_states)]
     max_states: usize,
     /// Write to FILE instead of standard output; to a directory (an existing one, or a path
     /// ending in `/`): one file per property, DIR/ID.dot (.hoa, .json, .ron).
@@ -90,6 +93,15 @@ pub enum Emit {
 }
 
 /// The engine options of `trac audit`.
+/// The value of `--max-states`: a number of states, `0` for no limit. A negative number is
+/// given to this parser (`allow_negative_numbers`), so that `-1` gets this message rather than
+/// clap's tip to write `-- -1`, which would make it a trace file.
+fn parse_max_states(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| "expected a number of states ≥ 0 (0: no limit)".to_string())
+}
+
 /// The state budget `--max-states N` gives (`0`: none).
 pub fn max_states(n: usize) -> usize {
     if n == 0 {
@@ -113,7 +125,8 @@ pub struct EngineArgs {
     /// (the size can be exponential in the formula: `count[w]`, `Y[n]`, conjunctions of them)
     /// is monitored by complete progression instead, with the same verdicts, and a note on
     /// stderr. 0: no limit.
-    #[arg(long, value_name = "N", default_value_t = trac_compile::DEFAULT_MAX_STATES)]
+    #[arg(long, value_name = "N", default_value_t = trac_compile::DEFAULT_MAX_STATES,
+          allow_negative_numbers = true, value_parser = parse_max_states)]
     max_states: usize,
 }
 
@@ -184,7 +197,14 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
         Err(e) => return vec![format!("monitor:      cannot compile: {e}")],
     };
     let t = &c.table;
-    let class = monitorability(arena, formula, t);
+    // Bounded like the compilation: a large tableau gives up rather than search for minutes.
+    let budget = trac_compile::DEFAULT_MAX_STATES;
+    let class = match monitorability_within(arena, formula, t, budget) {
+        Some(class) => class.as_str().to_string(),
+        None => format!(
+            "monitorable (whether safety or co-safety: unknown within {budget} tableau states per check)"
+        ),
+    };
     vec![
         format!(
             "initial:      {}",
@@ -196,7 +216,7 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
             t.state_count() - 2,
             t.node_count()
         ),
-        format!("class:        {}", class.as_str()),
+        format!("class:        {class}"),
     ]
 }
 

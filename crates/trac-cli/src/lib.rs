@@ -607,6 +607,10 @@ fn audit(args: &AuditArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: {e}");
+            if e.is_too_large() {
+                // Only cross-check refuses it: it has no table to compare with.
+                eprintln!("  = help: --engine progression monitors it without a table (or the default --engine compiled, by complete progression); or raise --max-states (0: no limit)");
+            }
             return ExitCode::from(2);
         }
     };

@@ -87,7 +87,7 @@ pub struct ModelArgs {
     /// Seconds to wait for one model answer [default: 120].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// Retries of a failed request (connection error, timeout, HTTP 429 or 5xx) [default: 4].
+    /// Retries of a failed request (connection error, timeout, HTTP 408, 429 or 5xx but 501) [default: 4].
     #[arg(long, value_name = "N")]
     pub max_retries: Option<u32>,
     /// Earlier steps shown to the LLM labeler as context [default: 4].
@@ -1043,7 +1043,7 @@ fn print_prop_table(out: &mut impl Write, report: &EvalReport, w: usize) {
     }
     let _ = writeln!(
         out,
-        "\naccuracy: steps where the labeler's value (set of values) equals the reference's; always-F, majority: the accuracy of never labeling it, and of always giving the reference's most frequent answer; AUC: of the labeler's P(yes) against the reference (- without scores); P/R(holds): precision and recall of \"holds at the step\", P/R(value): of the values;{} threshold: of P(yes), calibrated on the spec's examples (- when not scored); * = no better than always-false.",
+        "\naccuracy: steps where the labeler's value (set of values) equals the reference's; always-F, majority: the accuracy of never labeling it, and of always giving the reference's most frequent answer; AUC: of the labeler's P(yes) against the reference (- without scores); P/R(holds): precision and recall of \"holds at the step\", P/R(value): of the values;{} threshold: of P(yes), calibrated on the spec's examples (- when not scored); * = no better than always-false (accuracy below always-F, or equal to it on a proposition the reference holds at some step: a labeler right at every step of one it never holds is not marked).",
         if report.per_keyword {
             " keyword: every ground atom at every step one true/false decision (the paper's Table 1 most plausibly);"
         } else {

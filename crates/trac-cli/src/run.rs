@@ -411,6 +411,19 @@ fn print_summary(out: &mut dyn Write, name: &str, s: &Summary) {
 
 /// `trac run`. Exit codes: 0 no violation in any run, 1 violations, 2 bad input, a model or an
 /// environment failure.
+/// The note of `trac audit` for each property over the state budget (run by progression), once
+/// for all runs: each run's supervisor compiles through the shared compiler, which keeps the
+/// refusal, so this costs the runs nothing. A property that cannot be monitored at all is left
+/// to the first run, which reports it.
+fn print_fallbacks(specs: &[CheckedSpec]) {
+    let opts = trac_agent::supervisor::SupervisorOptions::default();
+    if let Ok(sup) = trac_agent::supervisor::Supervisor::new(specs, &opts) {
+        for f in sup.fallbacks() {
+            eprintln!("{}", crate::fallback_note(f));
+        }
+    }
+}
+
 pub fn run(a: &RunArgs) -> ExitCode {
     let s = match setup(a) {
         Ok(s) => s,
@@ -445,6 +458,7 @@ pub fn run(a: &RunArgs) -> ExitCode {
         },
         _ => Box::new(Trucks::new()),
     };
+    print_fallbacks(&s.specs);
     let several = s.interventions.len() > 1;
     let mut all: Vec<(Intervention, Vec<RunResult>)> = Vec::new();
     let mut failed = None;

@@ -363,4 +363,43 @@ fn a_table_over_max_states_is_refused_by_compile_and_run_by_progression_in_audit
         "{note}"
     );
     assert!(!String::from_utf8_lossy(&full.stderr).contains("note: property"));
+    // Cross-check needs the table: it refuses, and says what to do instead.
+    let cross = trac(&[
+        "audit",
+        "--formula",
+        f,
+        t,
+        "--engine",
+        "cross-check",
+        "--max-states",
+        "3",
+    ]);
+    assert_eq!(cross.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&cross.stderr),
+        "error: property f1: the monitor automaton has more than 3 states (4 explored when compilation stopped)\n  \
+         = help: --engine progression monitors it without a table (or the default --engine compiled, by complete progression); or raise --max-states (0: no limit)\n"
+    );
+}
+
+#[test]
+fn max_states_takes_a_number_of_states_and_one_state_is_singular() {
+    let msg = "error: invalid value '-1' for '--max-states <N>': expected a number of states ≥ 0 (0: no limit)";
+    for args in [
+        &["compile", "G a", "--max-states", "-1"][..],
+        &["audit", "--formula", "G a", "--max-states", "-1", "t.jsonl"][..],
+    ] {
+        let o = trac(args);
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().next(), Some(msg), "{err}");
+        assert!(!err.contains("tip:"), "{err}");
+    }
+    let o = trac(&["compile", "G(count[4](a) <= 2)", "--max-states", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("error: the monitor automaton has more than 1 state ("),
+        "{err}"
+    );
 }

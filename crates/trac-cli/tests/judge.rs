@@ -2,35 +2,9 @@
 //! the retry of an unreadable answer, the failures and the F1 table are checked by hand.
 
 use serde_json::Value;
-use std::io::Write;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .current_dir(ROOT)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run trac")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn temp_file(name: &str, content: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trac-cli-judge-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::File::create(&p)
-        .unwrap()
-        .write_all(content.as_bytes())
-        .unwrap();
-    p
-}
+mod support;
+use support::{temp_file, text, trac};
 
 const SPEC: &str = r#"(
   name: "kitchen",

@@ -3,7 +3,6 @@
 
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
@@ -11,41 +10,14 @@ use trac_llm::testserver::{prompt_step, rule_answer, Reply, TestServer};
 use trac_runtime::label::labeler::RuleLabeler;
 use trac_spec::spec::Spec;
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .current_dir(ROOT)
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run trac")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod support;
+use support::{stderr, stdout, temp_file, trac, ROOT};
 
 fn jsonl(o: &Output) -> Vec<Value> {
     stdout(o)
         .lines()
         .map(|l| serde_json::from_str(l).expect("jsonl output is JSON"))
         .collect()
-}
-
-fn temp_file(name: &str, content: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("trac-cli-llm-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::File::create(&p)
-        .unwrap()
-        .write_all(content.as_bytes())
-        .unwrap();
-    p
 }
 
 /// The shared paper traces (always `Some`); a failure when missing (the tests calling it are

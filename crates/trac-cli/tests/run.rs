@@ -186,6 +186,34 @@ fn text_output_shows_verdicts_risks_and_interventions() {
 }
 
 #[test]
+fn a_property_over_the_state_budget_is_noted_once() {
+    // `Y[40]` remembers 40 steps: more than the 4096 states of the budget.
+    let spec = temp("big.ron");
+    std::fs::write(
+        &spec,
+        r#"(name: "big", properties: [(id: "B1", formula: "G(x -> Y[40] y)")])"#,
+    )
+    .unwrap();
+    let o = trac(&[
+        "run",
+        "--env",
+        "trucks",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--model",
+        &agent(1.0),
+        "--max-steps",
+        "2",
+        "--runs",
+        "2",
+    ]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let note = "note: property B1: the monitor automaton has more than 4096 states";
+    assert_eq!(err.matches(note).count(), 1, "{err}");
+}
+
+#[test]
 fn json_lines_environment_over_a_child_process() {
     let env = format!(
         "{} --serve-env",

@@ -62,7 +62,7 @@ use std::sync::{Arc, Mutex};
 use trac_core::table::{Table, TableParts};
 pub use trac_core::Semantics;
 use trac_ltl::compiler::{VerdictOracle, VerdictSession};
-use trac_ltl::formula::{Arena, Formula};
+use trac_ltl::formula::{Arena, Formula, Node};
 use trac_ltl::progress::{eval_empty, validate};
 use verdicts::{ltl3_verdicts, ltlf_verdicts, StateGraph};
 
@@ -118,7 +118,8 @@ pub enum CompileError {
     /// `2^w` histories; a conjunction multiplies its conjuncts' sizes). Complete progression
     /// gives the same verdicts and builds only the states a trace visits.
     #[error(
-        "the monitor automaton has more than {limit} states ({explored} explored when compilation stopped)"
+        "the monitor automaton has more than {limit} state{} ({explored} explored when compilation stopped)",
+        if *limit == 1 { "" } else { "s" }
     )]
     TooLarge {
         /// The budget: states explored, main and auxiliary automata each.
@@ -351,30 +352,96 @@ impl Monitorability {
     }
 }
 
-/// The monitorability class of `formula`, given its LTL3 table (from [`compile`]). Safety is
-/// decided by [`SatChecker::is_safety`] (emptiness of the safety closure of the formula against
-/// its negation), co-safety as the safety of the negation; otherwise the table decides: a
-/// reachable pending state that reaches no sink makes the property non-monitorable.
+/// The monitorability class of `formula`, given its LTL3 table (from [`compile`]), with no
+/// bound on the search: [`monitorability_within`] with an unbounded budget. A formula with a
+/// large tableau can take minutes (see [`monitorability_within`]).
 pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Monitorability {
-    let mut sat = SatChecker::new(arena, formula);
-    let bits = sat.initial_bits();
-    let safety = sat.is_safety(arena, formula, &bits);
-    let neg = arena.not(formula);
-    let cosafety = sat.is_safety(arena, neg, &bits);
-    match (safety, cosafety) {
-        (true, true) => return Monitorability::Both,
-        (true, false) => return Monitorability::Safety,
-        (false, true) => return Monitorability::CoSafety,
-        _ => {}
+    monitorability_within(arena, formula, table, usize::MAX)
+        .expect("an unbounded search always decides")
+}
+
+/// The monitorability class of `formula`, given its LTL3 table (from [`compile`]), exploring at
+/// most `budget` tableau product states per satisfiability check; `None` when that was not
+/// enough to tell safety or co-safety (the property is then monitorable: the table showed it).
+///
+/// From the table first (linear in its size): a reachable pending state that reaches no sink
+/// makes the property non-monitorable; if no cycle joins reachable pending states, every trace
+/// is decided within a bounded number of steps, so the property is safety and co-safety (and
+/// conversely, by König's lemma). Then syntax: a formula in the syntactic safety fragment (NNF
+/// over literals, past subformulas, `&`, `|`, `X`, `G`, `R`, `W`) is safety, one in the
+/// syntactic co-safety fragment (`&`, `|`, `X`, `X[!]`, `F`, `U`, `M`) co-safety (Sistla 1994),
+/// and, as it is not both, not the other. Otherwise safety is decided by
+/// [`SatChecker::is_safety`] (emptiness of the safety closure of the formula against its
+/// negation), co-safety as the safety of the negation.
+pub fn monitorability_within(
+    arena: &mut Arena,
+    formula: Formula,
+    table: &Table,
+    budget: usize,
+) -> Option<Monitorability> {
+    let (reach, decides, acyclic) = pending_graph(table);
+    if (0..table.state_count()).any(|s| reach[s] && !decides[s]) {
+        return Some(Monitorability::NonMonitorable);
     }
+    if acyclic {
+        return Some(Monitorability::Both);
+    }
+    let mut sat = SatChecker::new(arena, formula);
+    let nnf = sat.nnf(arena, formula, false);
+    if syntactic(arena, nnf, true) {
+        return Some(Monitorability::Safety);
+    }
+    if syntactic(arena, nnf, false) {
+        return Some(Monitorability::CoSafety);
+    }
+    let bits = sat.initial_bits();
+    let safety = sat.is_safety_within(arena, formula, &bits, budget)?;
+    let neg = arena.not(formula);
+    let cosafety = sat.is_safety_within(arena, neg, &bits, budget)?;
+    Some(match (safety, cosafety) {
+        (true, true) => Monitorability::Both,
+        (true, false) => Monitorability::Safety,
+        (false, true) => Monitorability::CoSafety,
+        (false, false) => Monitorability::Monitorable,
+    })
+}
+
+/// Whether the NNF formula `f` is in the syntactic safety fragment (`safety`) or co-safety
+/// fragment (not `safety`): literals and past subformulas (decided at each step), `&`, `|`, `X`
+/// and, for safety, `G`, `R`, `W`; for co-safety, `X[!]`, `F`, `U`, `M`.
+fn syntactic(arena: &Arena, f: Formula, safety: bool) -> bool {
+    let node = arena.node(f);
+    let ok = match node {
+        Node::True | Node::False | Node::Atom(_) | Node::Not(_) => true,
+        n if n.is_past_operator() => true,
+        Node::And(_) | Node::Or(_) | Node::Next(_) => true,
+        Node::StrongNext(_) | Node::Finally(_) | Node::Until(..) | Node::StrongRelease(..) => {
+            !safety
+        }
+        Node::Globally(_) | Node::Release(..) | Node::WeakUntil(..) => safety,
+        _ => false,
+    };
+    // A negation in NNF is over a literal or a past subformula: nothing below it to check.
+    ok && (matches!(node, Node::Not(_)) || node.is_past_operator() || {
+        node.operands()
+            .into_iter()
+            .all(|g| syntactic(arena, g, safety))
+    })
+}
+
+/// Per state of `table`: reachable from the initial state; reaches a sink (states 0 and 1);
+/// and whether no cycle joins reachable pending states. O(states + transitions).
+fn pending_graph(table: &Table) -> (Vec<bool>, Vec<bool>, bool) {
     let n = table.state_count();
     let mut preds: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut succs: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut reach = vec![false; n];
     let mut queue = VecDeque::from([table.initial()]);
     reach[table.initial() as usize] = true;
     while let Some(s) = queue.pop_front() {
         for (_, t) in table.paths(s) {
             preds[t as usize].push(s);
+            succs[s as usize].push(t);
             if !reach[t as usize] {
                 reach[t as usize] = true;
                 queue.push_back(t);
@@ -393,11 +460,32 @@ pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Mon
             }
         }
     }
-    if (0..n).all(|s| !reach[s] || decides[s]) {
-        Monitorability::Monitorable
-    } else {
-        Monitorability::NonMonitorable
+    // Kahn's algorithm over the reachable pending states: acyclic iff all get removed.
+    let pending = |s: usize| s >= 2 && reach[s];
+    let mut indeg = vec![0usize; n];
+    for s in (0..n).filter(|&s| pending(s)) {
+        for &t in &succs[s] {
+            if pending(t as usize) {
+                indeg[t as usize] += 1;
+            }
+        }
     }
+    let mut ready: Vec<usize> = (0..n).filter(|&s| pending(s) && indeg[s] == 0).collect();
+    let mut removed = 0;
+    while let Some(s) = ready.pop() {
+        removed += 1;
+        for &t in &succs[s] {
+            let t = t as usize;
+            if pending(t) {
+                indeg[t] -= 1;
+                if indeg[t] == 0 {
+                    ready.push(t);
+                }
+            }
+        }
+    }
+    let acyclic = removed == (0..n).filter(|&s| pending(s)).count();
+    (reach, decides, acyclic)
 }
 
 /// The key of a compiled table in a [`Compiler`]'s cache: the formula printed in Spot syntax,

@@ -444,6 +444,24 @@ impl SatChecker {
         !self.nonempty(arena, vec![(pos, false), (neg, true)], &bits)
     }
 
+    /// [`SatChecker::is_safety`] exploring at most `budget` tableau product states per
+    /// emptiness check: `None` if that was not enough (nothing learned is memoized then).
+    pub fn is_safety_within(
+        &mut self,
+        arena: &mut Arena,
+        f: Formula,
+        bits: &[bool],
+        budget: usize,
+    ) -> Option<bool> {
+        let saved = (self.limit, self.exceeded);
+        self.limit = Some(self.explored.saturating_add(budget));
+        self.exceeded = false;
+        let r = self.is_safety(arena, f, bits);
+        let over = self.exceeded;
+        (self.limit, self.exceeded) = saved;
+        (!over).then_some(r)
+    }
+
     /// Negation normal form of `f` (of `!f` when `negate`), over `X`, `X[!]`, `F`, `G`, `U`,
     /// `R`, `&`, `|` and literals (atoms and past subformulas, possibly negated). Valid over
     /// infinite and finite words (`!X a = X[!] !a`). Memoized; O(|f|) new nodes, except `<->` and

@@ -4,7 +4,9 @@
 //! and a 20-level nested `F(a1 & X F(a2 & ...))` over 8 propositions compiles without blow-up.
 
 use std::time::Instant;
-use trac_compile::{compile, monitorability, CompileOptions, Minimize, Monitorability};
+use trac_compile::{
+    compile, monitorability, monitorability_within, CompileOptions, Minimize, Monitorability,
+};
 use trac_ltl::Arena;
 
 const DAC: [&str; 55] = [
@@ -281,4 +283,28 @@ fn wide_disjunctions_and_conjunctions_compile() {
         );
         assert!(took.as_secs() < 10, "{short}: {took:?}");
     }
+}
+
+#[test]
+fn monitorability_is_bounded_and_decided_by_the_table_or_the_syntax_first() {
+    let class = |src: &str, budget: usize| {
+        let mut arena = Arena::new();
+        let f = trac_ltl::parse(&mut arena, src).unwrap();
+        let c = compile(&mut arena, f, &CompileOptions::default()).unwrap();
+        monitorability_within(&mut arena, f, &c.table, budget)
+    };
+    // No search at all (budget 0): no cycle among pending states (every trace decided by step
+    // 2); syntactic safety (`G`); syntactic co-safety (the paper's tree formula, depth 1: only
+    // `F`, `X`, `&`, `|`); a pending state that reaches no verdict (`G F`).
+    assert_eq!(class("p0 & X p1", 0), Some(Monitorability::Both));
+    assert_eq!(class("G(p0)", 0), Some(Monitorability::Safety));
+    assert_eq!(
+        class("F(n0 & X F((n1 & X F sink) | (n2 & X F sink)))", 0),
+        Some(Monitorability::CoSafety)
+    );
+    assert_eq!(class("G F p0", 0), Some(Monitorability::NonMonitorable));
+    // Pattern 8 needs the search: within one tableau state it is unknown, unbounded it is
+    // monitorable (EXPECTED above).
+    assert_eq!(class(DAC[7], 1), None);
+    assert_eq!(class(DAC[7], usize::MAX), Some(Monitorability::Monitorable));
 }

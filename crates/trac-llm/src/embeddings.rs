@@ -3,7 +3,7 @@
 //!
 //! The client shares the chat client's HTTP stack ([`crate::openai`]): the blocking `ureq`
 //! agent with a whole-call and a connect timeout, the [`RetryPolicy`] (connection errors,
-//! timeouts, HTTP 408, 429 with `Retry-After`, 5xx, and a 2xx body that is not JSON are retried
+//! timeouts, HTTP 408, 429 with `Retry-After`, 5xx but 501 and 505, and a 2xx body that is not JSON are retried
 //! with exponential backoff and jitter), at most `max_in_flight` calls at once, the API key from
 //! an environment variable. Both types implement [`ChatModel`] with
 //! [`ChatModel::can_embed`] true: a labeler given one labels by embeddings
@@ -15,10 +15,11 @@
 //! absent).
 
 use crate::model::{
-    excerpt, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, Usage, UsageCounter,
+    body_snippet, endpoint_hint, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError,
+    Usage, UsageCounter,
 };
 use crate::openai::{endpoint, ApiKey, Slots};
-use crate::retry::{parse_retry_after, RetryPolicy};
+use crate::retry::{is_retryable_status, parse_retry_after, RetryPolicy};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
@@ -182,9 +183,9 @@ impl EmbeddingsModel {
                 request: name.to_string(),
                 status,
                 attempts: 1,
-                body: excerpt(text.trim(), 300),
+                body: body_snippet(&text) + &endpoint_hint(status, &self.url),
             };
-            return Err(if status == 408 || status == 429 || status >= 500 {
+            return Err(if is_retryable_status(status) {
                 Failure::Transient(error, after)
             } else {
                 Failure::Fatal(error)
@@ -198,13 +199,13 @@ impl EmbeddingsModel {
             Failure::Transient(
                 bad(format!(
                     "the body is not JSON ({e}): {}",
-                    excerpt(&text, 200)
+                    body_snippet(&text)
                 )),
                 None,
             )
         })?;
         let vectors = parse_embeddings(&value, inputs.len())
-            .map_err(|m| Failure::Fatal(bad(format!("{m}: {}", excerpt(&text, 200)))))?;
+            .map_err(|m| Failure::Fatal(bad(format!("{m}: {}", body_snippet(&text)))))?;
         let tokens = value
             .pointer("/usage/prompt_tokens")
             .and_then(Value::as_u64)

@@ -780,18 +780,21 @@ impl LabelerMode {
 pub enum LabelSource {
     /// A spec rule.
     Rule,
-    /// The LLM.
+    /// The LLM (a chat model).
     Llm,
+    /// The embeddings labeler (a model that embeds: [`crate::embed_labeler`]).
+    Embed,
     /// The trace's own `labels`.
     Trace,
 }
 
 impl LabelSource {
-    /// `rule`, `llm` or `trace`.
+    /// `rule`, `llm`, `embed` or `trace`.
     pub fn as_str(self) -> &'static str {
         match self {
             LabelSource::Rule => "rule",
             LabelSource::Llm => "llm",
+            LabelSource::Embed => "embed",
             LabelSource::Trace => "trace",
         }
     }
@@ -1019,6 +1022,11 @@ impl HybridLabeler {
             // The whole event: structural rules (`Role`, `Tool`, `Arg`, `Field`) read more than
             // its text.
             let rule_labels = s.rules.label_event(event);
+            // Who a model's label is from: the chat LLM or the embeddings labeler.
+            let model = match &s.llm {
+                Some(ModelLabeler::Embed(_)) => LabelSource::Embed,
+                _ => LabelSource::Llm,
+            };
             let (llm_labels, scores) = match &s.llm {
                 Some(l) => l.label_step_scored(event, history)?,
                 None => (Vec::new(), None),
@@ -1043,9 +1051,9 @@ impl HybridLabeler {
                 };
                 let (mut chosen, mut by) = match choice {
                     LabelerChoice::Rule => (from_rule, LabelSource::Rule),
-                    LabelerChoice::Llm => (of(&llm_labels, p), LabelSource::Llm),
+                    LabelerChoice::Llm => (of(&llm_labels, p), model),
                     LabelerChoice::Both if !from_rule.is_empty() => (from_rule, LabelSource::Rule),
-                    LabelerChoice::Both => (of(&llm_labels, p), LabelSource::Llm),
+                    LabelerChoice::Both => (of(&llm_labels, p), model),
                 };
                 let from_trace: Vec<String> = of(&given, p)
                     .into_iter()
@@ -1075,12 +1083,12 @@ impl HybridLabeler {
                         holds: !chosen.is_empty(),
                         values,
                         by,
-                        confidence: (by == LabelSource::Llm)
+                        confidence: (by == model)
                             .then(|| {
                                 p_yes_of(p).map(|y| if chosen.is_empty() { 1.0 - y } else { y })
                             })
                             .flatten(),
-                        p_yes: (by == LabelSource::Llm).then(|| p_yes_of(p)).flatten(),
+                        p_yes: (by == model).then(|| p_yes_of(p)).flatten(),
                     });
                 }
             }

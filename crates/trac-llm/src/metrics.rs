@@ -147,9 +147,15 @@ impl PropScore {
         ratio(total - self.keyword_errors.min(total), total)
     }
 
-    /// Whether the labeler's accuracy is at most that of always answering false.
+    /// Whether the labeler's accuracy is at most that of always answering false (the `*` of
+    /// `trac label-eval`): below it, or equal to it on steps where the reference holds the
+    /// proposition at least once. A labeler that is right at every step of a proposition the
+    /// reference never holds equals always-false (both 1) but is not marked: nothing better
+    /// was possible.
     pub fn no_better_than_always_false(&self) -> bool {
-        matches!((self.accuracy(), self.always_false()), (Some(a), Some(f)) if a <= f)
+        let positives = self.holds.tp + self.holds.fn_;
+        matches!((self.accuracy(), self.always_false()),
+            (Some(a), Some(f)) if a < f || (a == f && positives > 0))
     }
 }
 
@@ -450,6 +456,25 @@ mod tests {
         assert_eq!(auc(&[(0.1, true)]), None);
         // 0.6 (+) against 0.6 (-) and 0.4 (-): one tie, one right: 0.75.
         assert_eq!(auc(&[(0.6, true), (0.6, false), (0.4, false)]), Some(0.75));
+    }
+
+    /// A proposition the reference never holds: a labeler right everywhere is not marked `*`
+    /// (it equals always-false, 1.0, but could not do better); one wrong step is (0.5 < 1.0).
+    #[test]
+    fn a_perfect_labeler_of_a_proposition_that_never_holds_is_not_marked() {
+        let mut s = LabelScores::new(&[prop("drop", None), prop("go", None)]);
+        // `drop` never said; `go` said at step 2 by the labeler alone.
+        s.add_step_scored(&l(&[]), &l(&[]), &[]);
+        s.add_step_scored(&l(&[]), &l(&["go"]), &[]);
+        let drop = &s.propositions[0];
+        assert_eq!(
+            (drop.accuracy(), drop.always_false()),
+            (Some(1.0), Some(1.0))
+        );
+        assert!(!drop.no_better_than_always_false());
+        let go = &s.propositions[1];
+        assert_eq!((go.accuracy(), go.always_false()), (Some(0.5), Some(1.0)));
+        assert!(go.no_better_than_always_false());
     }
 
     /// Five steps of `look` (reference true at 1 and 2) and `take(item)`; the labeler's P(yes)

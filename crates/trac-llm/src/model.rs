@@ -804,6 +804,33 @@ pub fn excerpt(s: &str, max: usize) -> String {
     out
 }
 
+/// A hint after the body of an HTTP 404, 405 or 501 answer to a POST to `url`: the server has
+/// no such endpoint, so the base URL is likely not an OpenAI-compatible `/v1` root (a web
+/// server, or the `/v1` left out). Empty for other statuses.
+pub fn endpoint_hint(status: u16, url: &str) -> String {
+    match status {
+        404 | 405 | 501 => {
+            format!(" (POST {url}: is the base URL the server's OpenAI-compatible /v1 root?)")
+        }
+        _ => String::new(),
+    }
+}
+
+/// The most characters of a server's answer body quoted in an error ([`body_snippet`]).
+pub const BODY_SNIPPET_CHARS: usize = 200;
+
+/// A server's answer body as quoted in an error: one line (every run of whitespace, newlines
+/// included, is one space), at most [`BODY_SNIPPET_CHARS`] characters with `…` where it was
+/// cut, and `(empty body)` for an empty or blank one. An HTML error page of a web server that
+/// is not an API server reads as its first line or two, not as the whole page.
+pub fn body_snippet(body: &str) -> String {
+    let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return "(empty body)".to_string();
+    }
+    excerpt(&line, BODY_SNIPPET_CHARS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! - Timeouts: each HTTP call has a whole-call timeout ([`OpenAiConfig::timeout`], headers and
 //!   body) and a connect timeout.
 //! - Retries ([`RetryPolicy`]): connection errors, timeouts, HTTP 408, 429 (waiting the server's
-//!   `Retry-After` when given) and 5xx, and a 2xx body that cannot be read or is not JSON (a
+//!   `Retry-After` when given) and 5xx but 501 and 505 ([`crate::retry::is_retryable_status`]), and a 2xx body that cannot be read or is not JSON (a
 //!   truncated body), with exponential backoff and jitter, bounded in count and total time.
 //! - At most [`OpenAiConfig::max_in_flight`] HTTP calls at once across threads (waits between
 //!   retries hold no slot).
@@ -17,10 +17,10 @@
 
 pub use crate::model::EndpointError;
 use crate::model::{
-    excerpt, gather_choices, ChatModel, ChatRequest, ChatResponse, ConfigError, ModelError, Usage,
-    UsageCounter,
+    body_snippet, endpoint_hint, gather_choices, ChatModel, ChatRequest, ChatResponse, ConfigError,
+    ModelError, Usage, UsageCounter,
 };
-use crate::retry::{parse_retry_after, RetryPolicy};
+use crate::retry::{is_retryable_status, parse_retry_after, RetryPolicy};
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -252,7 +252,8 @@ impl OpenAiModel {
             }
         };
         if !(200..300).contains(&status) {
-            let mut body = excerpt(text.trim(), 300);
+            let mut body = body_snippet(&text);
+            body.push_str(&endpoint_hint(status, &self.url));
             if status == 401 || status == 403 {
                 body.push_str(&match (&self.config.api_key, &self.config.api_key_env) {
                     (None, Some(var)) => {
@@ -268,7 +269,7 @@ impl OpenAiModel {
                 attempts: 1,
                 body,
             };
-            return Err(if status == 408 || status == 429 || status >= 500 {
+            return Err(if is_retryable_status(status) {
                 Failure::Transient {
                     error,
                     after: retry_after,
@@ -281,14 +282,14 @@ impl OpenAiModel {
             serde_json::from_str(&text).map_err(|e| Failure::Transient {
                 error: ModelError::BadResponse {
                     request: name.clone(),
-                    message: format!("the body is not JSON ({e}): {}", excerpt(&text, 200)),
+                    message: format!("the body is not JSON ({e}): {}", body_snippet(&text)),
                 },
                 after: None,
             })?;
         let r = ChatResponse::from_openai_json(&value).map_err(|m| {
             Failure::Fatal(ModelError::BadResponse {
                 request: name.clone(),
-                message: format!("{m}: {}", excerpt(&text, 200)),
+                message: format!("{m}: {}", body_snippet(&text)),
             })
         })?;
         self.usage.add(Usage {

@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 /// When and how long to wait before calling a model again after a transient failure
-/// (connection error, timeout, HTTP 429 or 5xx, unreadable body).
+/// (connection error, timeout, HTTP 408, 429 or 5xx but 501 and 505: [`is_retryable_status`];
+/// unreadable body).
 ///
 /// Retry `k` (0-based) waits `min(max_delay, base_delay · 2^k)` scaled by a random factor in
 /// `[0.5, 1]` ("equal jitter"), or the server's `Retry-After` when it gives one. No retry starts
@@ -57,6 +58,19 @@ impl RetryPolicy {
 pub fn parse_retry_after(v: &str) -> Option<Duration> {
     let s: f64 = v.trim().parse().ok()?;
     (s.is_finite() && s >= 0.0).then(|| Duration::from_secs_f64(s.min(86_400.0)))
+}
+
+/// Whether an HTTP error status is worth a retry: 408 (request timeout), 429 (too many
+/// requests) and the 5xx of an overloaded or failing server. Not the other 4xx (the request
+/// itself is refused: bad, unauthorized, forbidden, not found) nor 501 (not implemented: not an
+/// API server, as Python's `http.server` answers a POST) and 505 (HTTP version not supported):
+/// the same request would get the same answer.
+pub fn is_retryable_status(status: u16) -> bool {
+    match status {
+        408 | 429 => true,
+        501 | 505 => false,
+        s => (500..600).contains(&s),
+    }
 }
 
 #[cfg(test)]

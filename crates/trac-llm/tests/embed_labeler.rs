@@ -168,7 +168,9 @@ fn the_hybrid_labeler_labels_by_embeddings_when_the_model_embeds() {
         .label_step(&step(1, "take the apple"), &[])
         .expect("labels");
     assert_eq!(l.names(), vec!["take(apple)".to_string()]);
-    assert_eq!(l.propositions[0].by, LabelSource::Llm);
+    // Named as the embeddings labeler, not the chat LLM (`--show-labels`: `(embed 0.66)`).
+    assert_eq!(l.propositions[0].by, LabelSource::Embed);
+    assert_eq!(l.propositions[0].by.as_str(), "embed");
     assert!(l.propositions[0].confidence.is_some());
 }
 
@@ -226,6 +228,45 @@ fn http_500_and_429_are_retried() {
         .embed(&EmbedRequest::new(vec!["x".into()]))
         .is_err());
     assert_eq!(server.request_count(), 1);
+}
+
+#[test]
+fn http_501_and_404_are_not_retried_and_quote_one_short_line() {
+    // Python's `http.server` answers a POST with HTTP 501 and an HTML page of 5 lines; as one
+    // line its first 200 characters are the 63 of the tags below, then 137 `x`s.
+    let page = format!(
+        "<!DOCTYPE HTML>\n<html>\n    <head>\n        <title>Error response</title>\n<p>{}</p>",
+        "x".repeat(500)
+    );
+    for code in [404, 501] {
+        let body = page.clone();
+        let server = TestServer::start(move |_, _| Reply::Status {
+            code,
+            headers: vec![],
+            body: body.clone(),
+        });
+        let m = model(&server, 3);
+        let err = m.embed(&EmbedRequest::new(vec!["x".into()])).unwrap_err();
+        let ModelError::Status {
+            status,
+            attempts,
+            body,
+            ..
+        } = &err
+        else {
+            panic!("not a status error: {err}");
+        };
+        assert_eq!((*status, *attempts), (code, 1));
+        assert_eq!(
+            body,
+            &format!(
+                "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}… (POST {}: is the base URL the server's OpenAI-compatible /v1 root?)",
+                "x".repeat(137),
+                m.url()
+            )
+        );
+        assert_eq!(server.request_count(), 1, "HTTP {code}");
+    }
 }
 
 #[test]

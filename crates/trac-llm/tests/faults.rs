@@ -269,6 +269,85 @@ fn client_errors_are_not_retried() {
     assert_eq!(server.request_count(), 1);
 }
 
+/// An HTML error page as Python's `http.server` answers a POST (HTTP 501): 5 lines;
+/// as one line, `<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>`
+/// (63 characters) then the `x`s.
+fn html_page() -> String {
+    format!(
+        "<!DOCTYPE HTML>\n<html>\n    <head>\n        <title>Error response</title>\n<p>{}</p>",
+        "x".repeat(500)
+    )
+}
+
+/// The error body quoted for [`html_page`]: its first 200 characters as one line, then `…`.
+fn html_snippet() -> String {
+    format!(
+        "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}…",
+        "x".repeat(137)
+    )
+}
+
+#[test]
+fn refused_requests_are_not_retried_and_quote_one_short_line() {
+    // A request the server refuses gets the same answer again: 400, 401, 403, 404, 501.
+    for code in [400, 401, 403, 404, 501] {
+        let server = TestServer::start(move |_, _| Reply::Status {
+            code,
+            headers: vec![],
+            body: html_page(),
+        });
+        let m = model(&server, 5000, 4);
+        let err = ask(&m, 1).unwrap_err();
+        // No such endpoint (404, 501): perhaps not the server's /v1 root.
+        let hint = match code {
+            404 | 501 => format!(
+                " (POST {}: is the base URL the server's OpenAI-compatible /v1 root?)",
+                m.url()
+            ),
+            _ => String::new(),
+        };
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "test request: HTTP {code} after 1 attempt(s): {}{hint}",
+                html_snippet()
+            )
+        );
+        assert_eq!(server.request_count(), 1, "HTTP {code}");
+    }
+    // An empty body says so.
+    let server = TestServer::start(|_, _| Reply::Status {
+        code: 404,
+        headers: vec![],
+        body: String::new(),
+    });
+    let m = model(&server, 5000, 0);
+    let err = ask(&m, 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "test request: HTTP 404 after 1 attempt(s): (empty body) (POST {}/chat/completions: is the base URL the server's OpenAI-compatible /v1 root?)",
+            server.base_url()
+        )
+    );
+    assert_eq!(m.url(), format!("{}/chat/completions", server.base_url()));
+    // A 502 is still retried (4 retries: 5 calls), its page quoted alike.
+    let server = TestServer::start(|_, _| Reply::Status {
+        code: 502,
+        headers: vec![],
+        body: html_page(),
+    });
+    let err = ask(&model(&server, 5000, 4), 1).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "test request: HTTP 502 after 5 attempt(s): {}",
+            html_snippet()
+        )
+    );
+    assert_eq!(server.request_count(), 5);
+}
+
 #[test]
 fn malformed_and_truncated_bodies_are_retried() {
     let server = TestServer::start(|_, k| match k {

@@ -78,7 +78,106 @@ type Expected = Vec<(usize, Vec<PastCitation>)>;
 fn cases() -> Vec<(&'static str, Steps, Expected)> {
     let mut all = single_cases();
     all.extend(nested_cases());
+    all.extend(abbreviation_cases());
     all
+}
+
+/// Abbreviations over past steps (`count[w]`, `count`, `Y[n]`, `O[n:m]`): cited as written,
+/// with the steps of their window, not as the nodes of their expansion.
+fn abbreviation_cases() -> Vec<(&'static str, Steps, Expected)> {
+    vec![
+        // Window of 3: `a` at steps 1 and 3 (2 > 1) at step 3, at 3 and 4 in 2..4 at step 4.
+        (
+            "G(count[3](a) <= 1)",
+            vec![&["a"], &[], &["a"], &["a"]],
+            vec![
+                (
+                    3,
+                    vec![citation(
+                        "count[3](a) <= 1",
+                        3,
+                        false,
+                        3,
+                        vec![cited(1, "a held"), cited(3, "a held")],
+                        "`a` held at 2 of the steps 1..3 (the last 3)",
+                    )],
+                ),
+                (
+                    4,
+                    vec![citation(
+                        "count[3](a) <= 1",
+                        4,
+                        false,
+                        3,
+                        vec![cited(3, "a held"), cited(4, "a held")],
+                        "`a` held at 2 of the steps 2..4 (the last 3)",
+                    )],
+                ),
+            ],
+        ),
+        // The run so far: `a` at steps 1 and 3.
+        (
+            "G(count(a) <= 1)",
+            vec![&["a"], &[], &["a"]],
+            vec![(
+                3,
+                vec![citation(
+                    "count(a) <= 1",
+                    3,
+                    false,
+                    3,
+                    vec![cited(1, "a held"), cited(3, "a held")],
+                    "`a` held at 2 of the steps 1..3",
+                )],
+            )],
+        ),
+        // Y[2] b: false at 1 (no step 2 back), 2, 3 (no `b` at 1); true at 4 (`b` at 2);
+        // false at 5 (no `b` at 3).
+        (
+            "G(a -> Y[2] b)",
+            vec![&["a"], &["b"], &[], &["a"], &["a"]],
+            vec![
+                (
+                    1,
+                    vec![citation(
+                        "Y[2] b",
+                        1,
+                        false,
+                        1,
+                        vec![],
+                        "there is no step 2 steps before step 1",
+                    )],
+                ),
+                (
+                    5,
+                    vec![citation(
+                        "Y[2] b",
+                        5,
+                        false,
+                        5,
+                        vec![cited(3, "b did not hold")],
+                        "`b` did not hold at step 3 (2 steps back)",
+                    )],
+                ),
+            ],
+        ),
+        // O[1:2] b: false at 1 (no step back), true at 2 and 3 (`b` at 1), false from 4.
+        (
+            "G(a -> O[1:2] b)",
+            vec![&["b"], &["a"], &[], &[], &["a"]],
+            vec![(
+                5,
+                vec![citation(
+                    "O[1:2] b",
+                    5,
+                    false,
+                    4,
+                    vec![],
+                    "`b` held at no step 3..4",
+                )],
+            )],
+        ),
+    ]
 }
 
 /// Cases of one past operator each: O, S (anchored and not), Y.

@@ -190,12 +190,32 @@ fn labeler_choice_errors() {
     );
     assert_eq!(
         errors("(name: \"x\",\n propositions: [\n  (name: \"a\", labeler: Llm, examples: [(text: \"t\", values: [\"v\"])]),\n ],\n properties: [])"),
-        "s.ron:3:39: proposition `a`: an example gives `values`, but the proposition has no `param`"
+        "s.ron:3:40: proposition `a`: example 1 gives `values`, but the proposition has no `param`"
     );
     assert_eq!(
         errors("(name: \"x\", propositions: [(name: \"a\", labeler: Gpt)], properties: [])"),
         "s.ron:1:52: Unexpected variant named `Gpt` in enum `LabelerChoice`, expected one of `Rule`, `Llm`, `Both` instead"
     );
+}
+
+#[test]
+fn label_examples_say_whether_they_hold_once_and_have_a_text() {
+    // Each error is positioned at the example's `(`.
+    assert_eq!(
+        errors("(name: \"x\",\n propositions: [\n  (name: \"a\", labeler: Llm, examples: [(text: \"t\", holds: true), (text: \"u\")]),\n ],\n properties: [])"),
+        "s.ron:3:66: proposition `a`: example 2 says neither `holds` nor `values`: write `holds: true` (the proposition holds at such a step) or `holds: false`"
+    );
+    assert_eq!(
+        errors("(name: \"x\",\n propositions: [\n  (name: \"a\", param: Some(\"x\"), examples: [(text: \"t\", holds: false, values: [\"v\"])]),\n ],\n properties: [])"),
+        "s.ron:3:44: proposition `a`: example 1 says `holds: false` but gives `values` (the values it holds for): keep one of them"
+    );
+    assert_eq!(
+        errors("(name: \"x\",\n propositions: [\n  (name: \"a\", examples: [(text: \" \", holds: false)]),\n ],\n properties: [])"),
+        "s.ron:3:26: proposition `a`: example 1 has an empty `text`"
+    );
+    // `values` alone say that it holds (for them); `holds: false` alone that it does not.
+    let ok = "(name: \"x\", propositions: [(name: \"a\", param: Some(\"x\"), rule: Some(Words(\"a {x}\")), examples: [(text: \"a b\", values: [\"b\"]), (text: \"c\", holds: false)])], properties: [(id: \"P\", formula: \"G !a(x1)\")])";
+    check_spec(&Spec::from_str(ok, "s.ron").unwrap()).unwrap();
 }
 
 #[test]

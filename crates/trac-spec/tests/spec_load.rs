@@ -173,7 +173,7 @@ fn labeler_choice_and_examples_load_and_default() {
       name: "x",
       propositions: [
         (name: "greet", description: "the agent warmly greets", labeler: Llm,
-         examples: [(text: "Hello there!"), (text: "Go away.", holds: false)]),
+         examples: [(text: "Hello there!", holds: true), (text: "Go away.", holds: false)]),
         (name: "take", param: Some("item"), rule: Some(Words("take {item}")), labeler: Both,
          examples: [(text: "take the knife", values: ["knife"])]),
         (name: "look", rule: Some(Words("look"))),

@@ -81,6 +81,22 @@ pub enum AuditError {
     Quantifier(#[from] QuantifierError),
 }
 
+impl AuditError {
+    /// Whether a property's table is over the compiler's state budget
+    /// ([`CompileError::is_too_large`](trac_ltl::compiler::CompileError::is_too_large)): an
+    /// engine that needs the table (cross-check) refuses it, where the compiled engine falls
+    /// back to complete progression.
+    pub fn is_too_large(&self) -> bool {
+        match self {
+            AuditError::Property { cause, .. } => matches!(
+                cause.downcast_ref::<crate::engine::EngineError>(),
+                Some(crate::engine::EngineError::Compile(e)) if e.is_too_large()
+            ),
+            _ => false,
+        }
+    }
+}
+
 /// Everything an audit builds once per set of specs and options: the validated properties, their
 /// compiled monitors (tables behind `Arc`s), the labeling rules' regexes. [`AuditPlan::auditor`]
 /// instantiates a fresh [`Auditor`] from it in O(properties) without compiling anything, so a

@@ -29,6 +29,14 @@
 //! (recursively, as deep as the formula nests `Y`/`Z` over past nodes). Operands of `O`, `H`,
 //! `S` are explained by their anchor steps, not by nested citations. Cited subformulas come in
 //! the order of their text (the same on every engine), each followed by what it reads.
+//!
+//! An abbreviation of `trac_ltl::sugar` over past steps (`count[w](a) <= k`, `count(a) >= k`,
+//! `Y[n] a`, `Z[n] a`, `O[n:m] a`, `H[n:m] a`) is cited as one subformula, as written, with the
+//! steps of its window that decide it (`unit`): not as the nodes of its expansion, which
+//! printed hundreds of kilobytes per witness. It is taken as a whole wherever a maximal past
+//! node would be, and a `Y` around one cites no further.
+
+mod unit;
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -36,6 +44,7 @@ use std::sync::Arc;
 use trac_core::labels::StepInput;
 use trac_core::monitor::{CitedStep, PastCitation, PastWitness};
 use trac_ltl::formula::{Arena, Formula, Node};
+use unit::{Unit, UnitState};
 
 /// No entry in a dense index.
 const NONE: u32 = u32::MAX;
@@ -62,9 +71,12 @@ struct Plan {
     atom_of: Vec<u32>,
     /// The atoms (positions in `labels`) read inside past nodes: looked up at every step.
     past_atoms: Vec<usize>,
-    /// Step formulas and, per step formula, its maximal past nodes.
+    /// Step formulas and, per step formula, its maximal past nodes and units (a citable `i`:
+    /// the past node `i` below `nodes.len()`, the unit `i - nodes.len()` from there).
     roots: Vec<(Formula, Vec<usize>)>,
-    /// Per past node: the maximal past nodes of its operand (for `Y`/`Z`).
+    /// The abbreviations cited as a whole (`unit`).
+    units: Vec<Unit>,
+    /// Per past node: the maximal past nodes of its operand (for `Y`/`Z`), not inside a unit.
     inner: Vec<Vec<usize>>,
     /// How many earlier steps a chain of `Y`/`Z` over past nodes reads.
     depth: usize,
@@ -105,8 +117,11 @@ pub struct PastCiter {
     plan: Arc<Plan>,
     /// Per atom (by `Plan::atom_of`): the label that makes it hold (renamed in instances).
     labels: Arc<[String]>,
+    /// Per citable (past nodes, then units): its text and its operands'.
     texts: Arc<[Texts]>,
     now: Snapshot,
+    /// Per unit: the record of its window.
+    units: Vec<UnitState>,
     /// `hist[k]`: the snapshot `k + 1` steps ago (`Plan::depth` of them at most).
     hist: VecDeque<Snapshot>,
     /// The text of the step just read.
@@ -178,30 +193,45 @@ impl PastCiter {
             .collect();
         let mut roots = Vec::new();
         step_formulas(arena, formula, &mut roots);
-        let roots = roots
+        let mut units = Units {
+            first: nodes.len(),
+            list: Vec::new(),
+            keep: true,
+        };
+        let roots: Vec<(Formula, Vec<usize>)> = roots
             .into_iter()
             .map(|r| {
                 let mut m = Vec::new();
-                maximal_past(arena, r, &index, &mut m);
+                maximal_past(arena, r, &index, &mut units, &mut m);
                 (r, m)
             })
             .collect();
+        units.keep = false;
         let inner: Vec<Vec<usize>> = ops
             .iter()
             .map(|op| {
                 let mut m = Vec::new();
                 if let Op::Y(a) | Op::Z(a) = op {
-                    maximal_past(arena, *a, &index, &mut m);
+                    maximal_past(arena, *a, &index, &mut units, &mut m);
                 }
                 m
             })
             .collect();
+        let units = units.list;
         // Longest chain of Y/Z over past nodes (children come first in `nodes`).
         let mut chain = vec![0usize; nodes.len()];
         for i in 0..nodes.len() {
             chain[i] = inner[i].iter().map(|&j| chain[j] + 1).max().unwrap_or(0);
         }
-        let depth = chain.iter().copied().max().unwrap_or(0);
+        // Only what a citation reads back: the chains under the past nodes a verdict can cite
+        // (not the nodes inside a unit: a `count[w]` window needs no snapshots).
+        let depth = roots
+            .iter()
+            .flat_map(|(_, m)| m)
+            .filter(|&&p| p < nodes.len())
+            .map(|&p| chain[p])
+            .max()
+            .unwrap_or(0);
         let print = |f: Formula| trac_ltl::print(arena, f);
         let texts: Arc<[Texts]> = ops
             .iter()
@@ -217,8 +247,14 @@ impl PastCiter {
                     b,
                 }
             })
+            .chain(units.iter().map(|u| Texts {
+                node: print(u.f),
+                a: print(u.body),
+                b: String::new(),
+            }))
             .collect();
         let n = nodes.len();
+        let plan_units = units.len();
         let plan = Plan {
             arena: arena.clone(),
             nodes,
@@ -227,6 +263,7 @@ impl PastCiter {
             atom_of,
             past_atoms,
             roots,
+            units,
             inner,
             depth,
         };
@@ -242,6 +279,7 @@ impl PastCiter {
             hist: VecDeque::new(),
             text: None,
             atomv: vec![false; atoms.len()],
+            units: vec![UnitState::default(); plan_units],
         };
         c.reset_state();
         Some(c)
@@ -257,6 +295,9 @@ impl PastCiter {
                 slot: init,
                 ..NodeState::default()
             };
+        }
+        for u in &mut self.units {
+            *u = UnitState::default();
         }
         self.now.step = 0;
         self.now.prev_text = None;
@@ -352,6 +393,15 @@ impl PastCiter {
                 nodes[i].slot = eval(plan, a, holds, nodes, None);
             }
         }
+        for (u, st) in plan.units.iter().zip(&mut self.units) {
+            st.read(u, t, eval(plan, u.body, holds, nodes, None), &text);
+            let value = eval(plan, u.f, holds, nodes, None);
+            if first || value != st.value {
+                st.since = t;
+                st.since_text = Some(text.clone());
+            }
+            st.value = value;
+        }
         self.now.prev_text = self.text.take();
         self.now.step = t;
         self.text = Some(text);
@@ -371,7 +421,8 @@ impl PastCiter {
         for (root, maximal) in &plan.roots {
             let v = eval(plan, *root, holds, nodes, None);
             for &p in maximal {
-                if !cited.contains(&p) && eval(plan, *root, holds, nodes, Some(p)) != v {
+                if !cited.contains(&p) && eval(plan, *root, holds, nodes, Some(self.handle(p))) != v
+                {
                     cited.push(p);
                 }
             }
@@ -386,8 +437,32 @@ impl PastCiter {
         out
     }
 
-    /// Cites node `i` as it was `back` steps ago, then what a `Y`/`Z` reads.
+    /// The formula of citable `i` (a past node or a unit).
+    fn handle(&self, i: usize) -> Formula {
+        let plan = &*self.plan;
+        match i.checked_sub(plan.nodes.len()) {
+            Some(u) => plan.units[u].f,
+            None => plan.nodes[i],
+        }
+    }
+
+    /// Cites node `i` as it was `back` steps ago, then what a `Y`/`Z` reads; or the unit
+    /// `i - nodes.len()` (at the step just read).
     fn cite(&self, i: usize, back: usize, out: &mut Vec<PastCitation>) {
+        if let Some(u) = i.checked_sub(self.plan.nodes.len()) {
+            let t = self.now.step;
+            let st = &self.units[u];
+            let (steps, reason) = st.cite(&self.plan.units[u], t, &self.texts[i].a);
+            out.push(PastCitation {
+                subformula: self.texts[i].node.clone(),
+                step: t,
+                value: st.value,
+                since_step: st.since,
+                steps,
+                reason,
+            });
+            return;
+        }
         let snap = if back == 0 {
             &self.now
         } else {
@@ -524,25 +599,61 @@ fn step_formulas(arena: &Arena, f: Formula, out: &mut Vec<Formula>) {
     }
 }
 
-/// The past nodes of `f` not inside another past node (indices in `index`).
-fn maximal_past(arena: &Arena, f: Formula, index: &HashMap<Formula, usize>, out: &mut Vec<usize>) {
-    if let Some(&i) = index.get(&f) {
+/// The units found so far, numbered from `first` (after the past nodes).
+struct Units {
+    first: usize,
+    list: Vec<Unit>,
+    /// Whether a unit met is cited (at a root) or only not looked into (under a `Y`).
+    keep: bool,
+}
+
+/// The units and past nodes of `f` not inside another one (citables: past nodes by `index`,
+/// units from `units.first`).
+fn maximal_past(
+    arena: &Arena,
+    f: Formula,
+    index: &HashMap<Formula, usize>,
+    units: &mut Units,
+    out: &mut Vec<usize>,
+) {
+    let pos = units.list.iter().position(|u| u.f == f);
+    let found = pos.or_else(|| {
+        let u = Unit::of(arena, f)?;
+        if !units.keep {
+            // Under a `Y`: not cited, not looked into.
+            return Some(usize::MAX);
+        }
+        units.list.push(u);
+        Some(units.list.len() - 1)
+    });
+    let i = match found {
+        Some(u) if units.keep => Some(units.first + u),
+        Some(_) => return,
+        None => index.get(&f).copied(),
+    };
+    if let Some(i) = i {
         if !out.contains(&i) {
             out.push(i);
         }
         return;
     }
     for g in arena.node(f).operands() {
-        maximal_past(arena, g, index, out);
+        maximal_past(arena, g, index, units, out);
     }
 }
 
 /// The value at the current step of `f` (propositional over atoms and past nodes), the past
-/// nodes read from `nodes`, node `flip` negated.
-fn eval(plan: &Plan, f: Formula, holds: &[bool], nodes: &[NodeState], flip: Option<usize>) -> bool {
+/// nodes read from `nodes`, the subformula `flip` (a past node or a unit) negated.
+fn eval(
+    plan: &Plan,
+    f: Formula,
+    holds: &[bool],
+    nodes: &[NodeState],
+    flip: Option<Formula>,
+) -> bool {
     let a = &plan.arena;
     let ev = |g: Formula| eval(plan, g, holds, nodes, flip);
-    match a.node(f) {
+    let v = match a.node(f) {
         Node::True => true,
         Node::False => false,
         Node::Atom(s) => match plan.atom_of.get(s.index()) {
@@ -556,8 +667,9 @@ fn eval(plan: &Plan, f: Formula, holds: &[bool], nodes: &[NodeState], flip: Opti
         Node::Implies(x, y) => !ev(*x) || ev(*y),
         Node::Equiv(x, y) => ev(*x) == ev(*y),
         _ => match plan.past_of.get(f.index()) {
-            Some(&i) if i != NONE => nodes[i as usize].value != (flip == Some(i as usize)),
+            Some(&i) if i != NONE => nodes[i as usize].value,
             _ => false,
         },
-    }
+    };
+    v != (flip == Some(f))
 }

@@ -154,18 +154,37 @@ impl<'a> CheckCx<'a> {
                     ),
                 );
             }
-            for ex in &p.examples {
-                if p.param.is_none() && !ex.values.is_empty() {
-                    let at = item.as_ref().map(|it| it.value_start("examples"));
-                    self.error(
-                        at,
-                        format!(
-                            "proposition `{}`: an example gives `values`, but the proposition has no `param`",
-                            p.name
-                        ),
-                    );
-                }
-            }
+            self.check_label_examples(p, item.as_ref());
+        }
+    }
+
+    /// The `examples` of a proposition: each says whether it holds (`holds`, or the `values`
+    /// it holds for, not both ways at once), has a text, and gives values only with a `param`.
+    fn check_label_examples(&mut self, p: &PropositionDecl, item: Option<&Item>) {
+        for (k, ex) in p.examples.iter().enumerate() {
+            let src = item.and_then(|it| it.examples.get(k));
+            let at = src
+                .map(|e| e.0)
+                .or_else(|| item.map(|it| it.value_start("examples")));
+            let written = |f: &str| src.is_some_and(|e| e.1.iter().any(|g| g == f));
+            let problem = if p.param.is_none() && !ex.values.is_empty() {
+                "gives `values`, but the proposition has no `param`".to_string()
+            } else if !ex.holds && !ex.values.is_empty() {
+                "says `holds: false` but gives `values` (the values it holds for): keep one of them"
+                    .to_string()
+            } else if src.is_some() && !written("holds") && ex.values.is_empty() {
+                // Taken as a positive example before, which a typo made silently.
+                "says neither `holds` nor `values`: write `holds: true` (the proposition holds at such a step) or `holds: false`"
+                    .to_string()
+            } else if ex.text.trim().is_empty() {
+                "has an empty `text`".to_string()
+            } else {
+                continue;
+            };
+            self.error(
+                at,
+                format!("proposition `{}`: example {} {problem}", p.name, k + 1),
+            );
         }
     }
 

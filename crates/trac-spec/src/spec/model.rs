@@ -90,7 +90,9 @@ pub struct LabelExample {
     /// A step's text.
     pub text: String,
     /// Whether the proposition holds at that step (for a parametric proposition: whether it
-    /// holds for some value; `values` then lists them). Default `true`.
+    /// holds for some value; `values` then lists them). Default `true`, but a spec file's
+    /// example must write `holds` or give `values` (`Spec::check` refuses one with neither,
+    /// and `holds: false` with `values`).
     #[serde(default = "yes")]
     pub holds: bool,
     /// For a parametric proposition, the values it holds for.

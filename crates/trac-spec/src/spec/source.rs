@@ -111,6 +111,9 @@ pub(super) struct Field {
 pub(super) struct Item {
     pub(super) start: usize,
     pub(super) fields: HashMap<String, Field>,
+    /// The structs of its `examples` list, in order: where each starts and the fields it
+    /// writes (what the defaults of serde hide: an example without `holds`).
+    pub(super) examples: Vec<(usize, Vec<String>)>,
 }
 
 impl Item {
@@ -296,8 +299,12 @@ impl SourceMap {
                     let mut item = Item {
                         start: *start,
                         fields: HashMap::new(),
+                        examples: Vec::new(),
                     };
                     for (fk, _, fv) in struct_fields(&toks, k) {
+                        if fk == "examples" {
+                            item.examples = structs_of(&toks, fv);
+                        }
                         let end = value_end(&toks, fv);
                         let strings = toks[fv..end]
                             .iter()
@@ -320,6 +327,31 @@ impl SourceMap {
         }
         map
     }
+}
+
+/// The structs of the list whose value starts at token `value` (`[(..), ..]`): per element,
+/// where it starts and the names of its fields.
+fn structs_of(toks: &[Tok], value: usize) -> Vec<(usize, Vec<String>)> {
+    if !matches!(toks.get(value), Some(Tok::Open(b'[', _))) {
+        return Vec::new();
+    }
+    elements(toks, value)
+        .into_iter()
+        .map(|e| {
+            let k = if matches!(toks.get(e), Some(Tok::Ident(..))) {
+                e + 1
+            } else {
+                e
+            };
+            let fields = match toks.get(k) {
+                Some(Tok::Open(b'(', _)) => {
+                    struct_fields(toks, k).into_iter().map(|f| f.0).collect()
+                }
+                _ => Vec::new(),
+            };
+            (tok_offset(&toks[e]), fields)
+        })
+        .collect()
 }
 
 pub(super) fn tok_offset(t: &Tok) -> usize {
