@@ -729,8 +729,17 @@ fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
     let body = prop.body;
     let compiled = py.detach(|| {
         let mut arena = arena;
-        trac_compile::compile(&mut arena, body, &trac_compile::CompileOptions::default()).map(|c| {
-            let class = trac_compile::monitorability(&mut arena, body, &c.table);
+        // Bounded as `trac check` is: a large formula gives up (a compile error, or an unknown
+        // class) rather than holding the Python caller for minutes.
+        let budget = trac_compile::DEFAULT_MAX_STATES;
+        let opts = trac_compile::CompileOptions::default();
+        trac_compile::compile_within(&mut arena, body, &opts, budget).map(|c| {
+            let class = match trac_compile::monitorability_within(&mut arena, body, &c.table, budget) {
+                Some(class) => class.as_str().to_string(),
+                None => format!(
+                    "monitorable (whether safety or co-safety: unknown within {budget} tableau states per check)"
+                ),
+            };
             (c, class)
         })
     });
@@ -742,7 +751,7 @@ fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
             d.set_item("states", t.state_count())?;
             d.set_item("pending_states", t.state_count() - 2)?;
             d.set_item("decision_nodes", t.node_count())?;
-            d.set_item("monitorability", class.as_str())?;
+            d.set_item("monitorability", class)?;
             d.set_item("compile_error", py.None())?;
         }
         Err(e) => {

@@ -326,6 +326,15 @@ def test_check_reports_the_monitor():
     assert trac.check("forall x: G !bad(x)").formula.startswith("forall x:")
 
 
+def test_check_is_bounded_by_the_state_budget():
+    # Y[40] must remember the last 40 steps: its monitor is far over 4096 states (trac
+    # compile refuses it the same way), so check says why instead of compiling for minutes.
+    info = trac.check("G(a -> Y[40] b)")
+    assert info.states is None and info.monitorability is None
+    assert "4096" in info.compile_error
+    assert trac.check("G(a -> Y[2] b)").states is not None
+
+
 def test_check_errors():
     with pytest.raises(trac.FormulaError) as e:
         trac.check("a U")

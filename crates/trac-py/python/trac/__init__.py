@@ -602,7 +602,9 @@ class FormulaInfo:
     decision_nodes: Optional[int]
     """Decision-diagram nodes of its transitions."""
     monitorability: Optional[str]
-    """``safety``, ``co-safety``, ``monitorable`` or ``non-monitorable``."""
+    """``safety``, ``co-safety``, ``safety and co-safety``, ``monitorable`` or
+    ``non-monitorable``; past the search budget (4096 tableau states per check),
+    ``monitorable (whether safety or co-safety: unknown within 4096 tableau states per check)``."""
     compile_error: Optional[str]
     """Why the monitor could not be built (then the monitor facts are None)."""
 
@@ -611,7 +613,9 @@ def check(formula: str) -> FormulaInfo:
     """Parses and checks a formula (Spot syntax, optionally ``forall VAR:``), as ``trac check``.
 
     Raises :class:`FormulaError` whose message shows the formula with a caret under the error.
-    Compiling the monitor is exponential in the worst case.
+    Compiling the monitor is exponential in the worst case, so it is bounded as ``trac check``
+    is: a monitor over 4096 states is not built (``compile_error`` says so) and the
+    monitorability search gives up past 4096 tableau states per check.
     """
     return FormulaInfo(**_trac.check(formula))
 
