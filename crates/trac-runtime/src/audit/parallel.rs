@@ -1,0 +1,673 @@
+//! `-j N` inside one trace file: its sessions audited on N worker threads, with the sink called
+//! exactly as a sequential audit ([`audit_file`]) calls it.
+//!
+//! Design (one audit loop, three stages, bounded channels):
+//! - a **reader** thread parses the file's lines ([`crate::trace::TraceReader`]), numbers each
+//!   event (its global index) and routes it to worker `hash(session) mod N`, in batches of
+//!   [`BATCH`] events (every worker gets one message per batch, maybe empty);
+//! - each **worker** runs the ordinary [`Driver`] over its share of sessions, with its own
+//!   [`AuditPlan`] built on its thread (the monitors of complete progression are not `Send`; a
+//!   plan's compiled tables come from the compiler's shared cache, so nothing is compiled twice).
+//!   Its sink records every call ([`Op`]) behind a mark with the index of the event that caused
+//!   it;
+//! - the **merger** (the calling thread, which owns the real sink) merges the workers' records
+//!   of each batch by index and replays them on the sink, so the sink sees the same calls, with
+//!   the same arguments, in the same order as in a sequential audit. At the end of the file the
+//!   workers' tallies are merged, the coverage checks run once, and the workers end their open
+//!   sessions, replayed in order of first appearance.
+//!
+//! Memory: at most 2 batches wait per channel, so O(N × [`BATCH`]) events are in flight;
+//! the reorder buffer is one batch's records. A cross-check mismatch stops the replay at its
+//! event, as it stops a sequential audit.
+//!
+//! Not parallel (audited as by [`audit_file`]): standard input and pipes (events arrive over
+//! time), a file that cannot be opened, `jobs` ≤ 1. A labeling stage is never parallel (callers
+//! use [`audit_file`] for it). A file of one session gets no speedup (one worker does its work).
+
+use crate::audit::driver::{
+    audit_opened, step_per_notice, Checks, Closing, CrossCheckFailure, Driver, FileEnd, Item,
+    ReaderFacts, Tally,
+};
+use crate::audit::plan::AuditPlan;
+use crate::audit::records::VerdictRecord;
+use crate::audit::sink::{Notice, ReadFailure, Sink, TraceEnd, TraceStart};
+use crate::trace::{self, Event, TraceReader};
+use rustc_hash::FxHashMap;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
+
+/// Events per batch sent to the workers.
+pub const BATCH: usize = 4096;
+
+/// Batches that may wait in each channel.
+const QUEUE: usize = 2;
+
+/// Why a parallel audit could not be run to its end.
+#[derive(Debug, thiserror::Error)]
+pub enum ParallelError {
+    /// A worker could not build its audit plan (`make_plan` returned `None`).
+    #[error("a worker thread could not build the audit plan")]
+    Plan,
+    /// A worker thread stopped without its results (it panicked).
+    #[error("a worker thread of the audit stopped early")]
+    Worker,
+}
+
+/// One call a worker's driver made on its sink, to be replayed on the real sink.
+enum Op {
+    /// The calls after it are caused by the event of this global index (or, at the end of the
+    /// file, end the session that first appeared at this index).
+    Mark(usize),
+    Start(Box<OwnedStart>),
+    Verdicts(u64, Vec<VerdictRecord>),
+    /// The event is moved in after the driver's call returns.
+    Step(u64, Option<Box<Event>>),
+    End(u64, Box<TraceEnd>),
+    Notice(Box<Notice>),
+    Consumed(usize),
+}
+
+/// A [`TraceStart`] that owns its fields.
+struct OwnedStart {
+    id: u64,
+    name: String,
+    file: Arc<str>,
+    session: Option<String>,
+    stream: bool,
+}
+
+/// The sink of a worker's driver: it records the calls. Its traces are ids unique over the
+/// workers (`n × workers + worker`).
+struct Recorder {
+    ops: Vec<Op>,
+    next: u64,
+    worker: u64,
+    workers: u64,
+    /// The position of the last [`Op::Step`], whose event is moved in after the call.
+    pending_step: Option<usize>,
+}
+
+impl Sink for Recorder {
+    type Trace = u64;
+
+    fn start(&mut self, t: &TraceStart<'_>) -> u64 {
+        let id = self.next * self.workers + self.worker;
+        self.next += 1;
+        self.ops.push(Op::Start(Box::new(OwnedStart {
+            id,
+            name: t.name.to_string(),
+            file: Arc::clone(t.file),
+            session: t.session.map(str::to_string),
+            stream: t.stream,
+        })));
+        id
+    }
+
+    fn verdicts(&mut self, trace: &mut u64, records: Vec<VerdictRecord>) {
+        self.ops.push(Op::Verdicts(*trace, records));
+    }
+
+    fn step(&mut self, trace: &mut u64, _event: &Event) {
+        self.pending_step = Some(self.ops.len());
+        self.ops.push(Op::Step(*trace, None));
+    }
+
+    fn end(&mut self, trace: u64, end: TraceEnd) {
+        self.ops.push(Op::End(trace, Box::new(end)));
+    }
+
+    fn notice(&mut self, notice: Notice) {
+        self.ops.push(Op::Notice(Box::new(notice)));
+    }
+
+    fn consumed(&mut self, bytes: usize) {
+        self.ops.push(Op::Consumed(bytes));
+    }
+}
+
+/// What a worker sends the merger.
+enum Reply {
+    /// The records of one batch, and the mismatch that stopped the worker in it, if any.
+    Batch(Vec<Op>, Option<CrossCheckFailure>),
+    /// The input is over: the worker's tally for the end-of-file checks.
+    Tally(Tally),
+    /// The records of the end of the worker's open sessions.
+    Closed(Vec<Op>),
+    /// The worker could not build its plan.
+    NoPlan,
+}
+
+/// The worker `hash(session) mod workers` that audits `session`.
+fn route(session: &Option<String>, workers: usize) -> usize {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    session.hash(&mut h);
+    (h.finish() % workers as u64) as usize
+}
+
+/// Audits the trace file `path` as [`audit_file`] does (no labeling stage), its sessions spread
+/// over `jobs` worker threads; the calls on `sink` are the sequential audit's, in its order, so
+/// a printer's output is byte-identical. `make_plan` builds the plan on each worker's thread
+/// (and on the calling one when the audit falls back to sequential: standard input, a pipe, a
+/// file that cannot be opened, `jobs` ≤ 1). Threads: a reader, `jobs` workers, and the caller
+/// (the merger).
+///
+/// # Errors
+/// [`ParallelError`]: `make_plan` returned `None`, or a worker stopped early; the sink may have
+/// received part of the file's results.
+pub fn audit_file_parallel<S: Sink>(
+    make_plan: &(dyn Fn() -> Option<AuditPlan> + Sync),
+    checks: Checks,
+    path: &Path,
+    opts: &trace::ReadOptions,
+    jobs: usize,
+    sink: &mut S,
+) -> Result<FileEnd, ParallelError> {
+    audit_batched(make_plan, checks, path, opts, jobs, BATCH, sink)
+}
+
+/// [`audit_file_parallel`] with batches of `batch` events.
+pub(crate) fn audit_batched<S: Sink>(
+    make_plan: &(dyn Fn() -> Option<AuditPlan> + Sync),
+    checks: Checks,
+    path: &Path,
+    opts: &trace::ReadOptions,
+    jobs: usize,
+    batch: usize,
+    sink: &mut S,
+) -> Result<FileEnd, ParallelError> {
+    let opened = trace::open_with(path, opts);
+    let mut reader = match opened {
+        Ok(reader) if !reader.is_stream() && jobs > 1 => reader,
+        other => {
+            let plan = make_plan().ok_or(ParallelError::Plan)?;
+            return Ok(audit_opened(plan, checks, path, other, opts, None, sink));
+        }
+    };
+    if let Some(n) = step_per_notice(reader.name(), opts, reader.format()) {
+        sink.notice(n);
+    }
+    let (first, mut file_error) = next_batch(&mut reader, batch);
+    if first.len() < batch || file_error.is_some() || one_session(&first) {
+        // A file of one batch, or whose first batch is one session: as today, on this thread.
+        let plan = make_plan().ok_or(ParallelError::Plan)?;
+        let mut driver = Driver::new(plan, checks, &path.display().to_string());
+        driver.set_source(reader.name(), false);
+        let rest = std::iter::from_fn(|| file_error.take().map(Err)).chain(
+            (&mut reader).map(|r| r.map(|e| (e, None)).map_err(ReadFailure::Trace)),
+        );
+        if let Err(m) = driver.read(sink, first.into_iter().chain(rest)) {
+            return Ok(driver.abort(m));
+        }
+        return Ok(driver.finish(sink, &ReaderFacts::of(&reader)));
+    }
+    let file: Arc<str> = Arc::from(reader.name());
+    std::thread::scope(|scope| {
+        let mut inputs = Vec::with_capacity(jobs);
+        let mut closers = Vec::with_capacity(jobs);
+        let mut replies = Vec::with_capacity(jobs);
+        for w in 0..jobs {
+            let (in_tx, in_rx) = sync_channel::<Vec<(usize, Item)>>(QUEUE);
+            let (close_tx, close_rx) = sync_channel::<Closing>(1);
+            let (reply_tx, reply_rx) = sync_channel::<Reply>(QUEUE);
+            let worker = Worker {
+                index: w,
+                workers: jobs,
+                file: Arc::clone(&file),
+            };
+            scope.spawn(move || worker.run(make_plan, in_rx, close_rx, reply_tx));
+            inputs.push(in_tx);
+            closers.push(close_tx);
+            replies.push(reply_rx);
+        }
+        let read = scope.spawn(move || read(reader, first, inputs, batch));
+        let merger = Merger {
+            file: Arc::clone(&file),
+            replies,
+            closers,
+            traces: FxHashMap::default(),
+            end: FileEnd::default(),
+            open: 0,
+        };
+        merger.run(sink, &checks, make_plan, read)
+    })
+}
+
+/// The session of an item (an event's, or a session failure's; `None` for a failure of the
+/// file).
+fn session_of(item: &Item) -> Option<Option<String>> {
+    match item {
+        Ok((event, _)) => Some(event.session.clone()),
+        Err(failure) => failure.session(),
+    }
+}
+
+/// Whether every item of `items` is of the same session.
+fn one_session(items: &[Item]) -> bool {
+    let Some(first) = items.first().map(session_of) else {
+        return true;
+    };
+    items.iter().all(|i| session_of(i) == first)
+}
+
+/// Up to `size` items of `reader`, up to its end or its first failure of the file (returned
+/// apart).
+fn next_batch(
+    reader: &mut TraceReader<trace::Input>,
+    size: usize,
+) -> (Vec<Item>, Option<ReadFailure>) {
+    let mut items = Vec::with_capacity(size.min(BATCH));
+    while items.len() < size {
+        match reader.next() {
+            None => break,
+            Some(Ok(event)) => items.push(Ok((event, None))),
+            Some(Err(e)) => {
+                let failure = ReadFailure::Trace(e);
+                if failure.session().is_none() {
+                    return (items, Some(failure));
+                }
+                items.push(Err(failure));
+            }
+        }
+    }
+    (items, None)
+}
+
+/// A worker's place among the workers.
+struct Worker {
+    index: usize,
+    workers: usize,
+    file: Arc<str>,
+}
+
+impl Worker {
+    /// Audits the batches of `input` with a [`Driver`] of its own, replying once per batch, then
+    /// its tally, then (after the merger's [`Closing`]) the end of its open sessions.
+    fn run(
+        self,
+        make_plan: &(dyn Fn() -> Option<AuditPlan> + Sync),
+        input: Receiver<Vec<(usize, Item)>>,
+        close: Receiver<Closing>,
+        reply: SyncSender<Reply>,
+    ) {
+        let Some(plan) = make_plan() else {
+            let _ = reply.send(Reply::NoPlan);
+            return;
+        };
+        // The coverage checks run on the merger, against the real checks.
+        let mut driver: Driver<u64> = Driver::new(plan, Checks::default(), &self.file);
+        driver.set_source(&self.file, false);
+        let mut rec = Recorder {
+            ops: Vec::new(),
+            next: 0,
+            worker: self.index as u64,
+            workers: self.workers as u64,
+            pending_step: None,
+        };
+        // The global index of each session's first event, by its open number.
+        let mut firsts: Vec<usize> = Vec::new();
+        for batch in input {
+            let mut mismatch = None;
+            for (i, item) in batch {
+                rec.ops.push(Op::Mark(i));
+                match item {
+                    Ok((event, labels)) => {
+                        let fed = driver.feed(&mut rec, &event, labels);
+                        if let Some(p) = rec.pending_step.take() {
+                            if let Op::Step(_, slot) = &mut rec.ops[p] {
+                                *slot = Some(Box::new(event));
+                            }
+                        }
+                        if let Err(m) = fed {
+                            mismatch = Some(m);
+                        }
+                    }
+                    Err(failure) => {
+                        driver.fail(&mut rec, failure);
+                    }
+                }
+                firsts.resize(driver.opened(), i);
+                if mismatch.is_some() {
+                    break;
+                }
+            }
+            let stop = mismatch.is_some();
+            let ops = std::mem::take(&mut rec.ops);
+            if reply.send(Reply::Batch(ops, mismatch)).is_err() || stop {
+                return;
+            }
+        }
+        if reply.send(Reply::Tally(driver.tally())).is_err() {
+            return;
+        }
+        let Ok(closing) = close.recv() else {
+            return;
+        };
+        driver.close_all(&mut rec, &closing, |rec, n| rec.ops.push(Op::Mark(firsts[n])));
+        let _ = reply.send(Reply::Closed(std::mem::take(&mut rec.ops)));
+    }
+}
+
+/// The reader thread: numbers the events of `reader` (after those of `first`) and sends each
+/// to its session's worker, one batch to every worker at a time, up to the end of the file or
+/// its first failure of the file (a failure of one session goes to that session's worker).
+/// Returns what the reader said of the fields it met, and the failure of the file.
+fn read(
+    mut reader: TraceReader<trace::Input>,
+    first: Vec<Item>,
+    inputs: Vec<SyncSender<Vec<(usize, Item)>>>,
+    size: usize,
+) -> (ReaderFacts, Option<ReadFailure>) {
+    let workers = inputs.len();
+    let mut index = 0;
+    let (mut items, mut file_error) = (first, None);
+    while !items.is_empty() {
+        let mut batches: Vec<Vec<(usize, Item)>> = (0..workers).map(|_| Vec::new()).collect();
+        for item in items {
+            let w = route(&session_of(&item).unwrap_or_default(), workers);
+            batches[w].push((index, item));
+            index += 1;
+        }
+        for (tx, batch) in inputs.iter().zip(batches) {
+            // A worker that is gone was stopped by the merger (a mismatch): stop reading.
+            if tx.send(batch).is_err() {
+                return (ReaderFacts::of(&reader), file_error);
+            }
+        }
+        if file_error.is_some() {
+            break;
+        }
+        (items, file_error) = next_batch(&mut reader, size);
+    }
+    (ReaderFacts::of(&reader), file_error)
+}
+
+/// The calling thread's part: replays the workers' records on the real sink in event order.
+struct Merger<T> {
+    file: Arc<str>,
+    replies: Vec<Receiver<Reply>>,
+    closers: Vec<SyncSender<Closing>>,
+    /// The real sink's open traces, by the workers' ids.
+    traces: FxHashMap<u64, T>,
+    end: FileEnd,
+    /// Traces started and not ended (for [`FileEnd::peak_open`]).
+    open: usize,
+}
+
+impl<T> Merger<T> {
+    /// Replays every batch, then ends the file as [`Driver::finish`] does.
+    fn run<S: Sink<Trace = T>>(
+        mut self,
+        sink: &mut S,
+        checks: &Checks,
+        make_plan: &(dyn Fn() -> Option<AuditPlan> + Sync),
+        read: std::thread::ScopedJoinHandle<'_, (ReaderFacts, Option<ReadFailure>)>,
+    ) -> Result<FileEnd, ParallelError> {
+        let mut tally = Tally::default();
+        loop {
+            let mut batch = Vec::with_capacity(self.replies.len());
+            let mut mismatches = Vec::with_capacity(self.replies.len());
+            let mut over = false;
+            for rx in &self.replies {
+                match rx.recv().map_err(|_| ParallelError::Worker)? {
+                    Reply::Batch(ops, m) => {
+                        batch.push(ops);
+                        mismatches.push(m);
+                    }
+                    Reply::Tally(t) => {
+                        tally.merge(&t);
+                        over = true;
+                    }
+                    Reply::Closed(_) => return Err(ParallelError::Worker),
+                    Reply::NoPlan => return Err(ParallelError::Plan),
+                }
+            }
+            if over {
+                break;
+            }
+            let stops: Vec<bool> = mismatches.iter().map(Option::is_some).collect();
+            if let Some(w) = self.replay(sink, batch, &stops) {
+                self.end.mismatch = mismatches[w].take();
+                return Ok(self.end);
+            }
+        }
+        let (facts, file_error) = read.join().map_err(|_| ParallelError::Worker)?;
+        if tally.opened == 0 {
+            // No session was opened: the sequential end of an empty file (one empty trace).
+            let mut driver = Driver::new(make_plan().ok_or(ParallelError::Plan)?, checks.clone(), "");
+            driver.set_source(&self.file, false);
+            if let Some(f) = file_error {
+                driver.fail(sink, f);
+            }
+            return Ok(driver.finish(sink, &facts));
+        }
+        let file_error = file_error.map(Arc::new);
+        let closing = Closing::check(sink, &self.file, &tally, file_error.as_ref(), &facts, checks);
+        for tx in &self.closers {
+            tx.send(closing.clone()).map_err(|_| ParallelError::Worker)?;
+        }
+        let mut closed = Vec::with_capacity(self.replies.len());
+        for rx in &self.replies {
+            match rx.recv().map_err(|_| ParallelError::Worker)? {
+                Reply::Closed(ops) => closed.push(ops),
+                _ => return Err(ParallelError::Worker),
+            }
+        }
+        self.replay(sink, closed, &[]);
+        let mut end = std::mem::take(&mut self.end);
+        closing.conclude(sink, &self.file, &tally, file_error, &facts, &mut end);
+        Ok(end)
+    }
+
+    /// Replays the records of one batch (one list per worker, each in index order) on `sink`
+    /// in index order. `stops[w]`: worker `w`'s list ends with a mismatch: the replay stops at
+    /// the end of the first such list reached, and returns its worker.
+    fn replay<S: Sink<Trace = T>>(
+        &mut self,
+        sink: &mut S,
+        lists: Vec<Vec<Op>>,
+        stops: &[bool],
+    ) -> Option<usize> {
+        let mut lists: Vec<std::iter::Peekable<std::vec::IntoIter<Op>>> =
+            lists.into_iter().map(|l| l.into_iter().peekable()).collect();
+        loop {
+            // The worker whose next mark is the smallest index.
+            let next = lists
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(w, l)| match l.peek() {
+                    Some(Op::Mark(i)) => Some((*i, w)),
+                    _ => None,
+                })
+                .min();
+            let Some((_, w)) = next else { return None };
+            let list = &mut lists[w];
+            list.next();
+            while let Some(op) = list.next_if(|op| !matches!(op, Op::Mark(_))) {
+                self.apply(sink, op);
+            }
+            if stops.get(w) == Some(&true) && list.peek().is_none() {
+                return Some(w);
+            }
+        }
+    }
+
+    /// Calls `sink` as the worker's driver called its recorder.
+    fn apply<S: Sink<Trace = T>>(&mut self, sink: &mut S, op: Op) {
+        match op {
+            Op::Mark(_) => {}
+            Op::Start(s) => {
+                let t = sink.start(&TraceStart {
+                    name: &s.name,
+                    file: &s.file,
+                    session: s.session.as_deref(),
+                    stream: s.stream,
+                });
+                self.traces.insert(s.id, t);
+                self.open += 1;
+                self.end.peak_open = self.end.peak_open.max(self.open);
+            }
+            Op::Verdicts(id, records) => {
+                if let Some(t) = self.traces.get_mut(&id) {
+                    sink.verdicts(t, records);
+                }
+            }
+            Op::Step(id, Some(event)) => {
+                if let Some(t) = self.traces.get_mut(&id) {
+                    sink.step(t, &event);
+                }
+            }
+            Op::Step(_, None) => {}
+            Op::End(id, end) => {
+                let Some(t) = self.traces.remove(&id) else {
+                    return;
+                };
+                self.open -= 1;
+                self.end.steps += end.steps;
+                self.end.violations += end.violations();
+                self.end.traces += 1;
+                sink.end(t, *end);
+            }
+            Op::Notice(n) => {
+                if let Notice::SessionFailed(f) = &*n {
+                    self.end.session_failures.push(Arc::clone(f));
+                }
+                sink.notice(*n);
+            }
+            Op::Consumed(bytes) => sink.consumed(bytes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::driver::audit_file;
+    use crate::audit::plan::AuditOptions;
+    use crate::audit::sink::Collect;
+    use crate::engine::Engine;
+    use trac_spec::spec::{CheckedSpec, Spec};
+
+    /// The checked spec of `G !(p & r)` and `G(p -> F q)`, audited by progression (no compiler).
+    fn specs() -> Vec<CheckedSpec> {
+        let spec = Spec::from_formulas("t", [("f1", "G !(p & r)"), ("f2", "G(p -> F q)")]);
+        vec![crate::label::labeler::check_spec(&spec).unwrap()]
+    }
+
+    fn opts() -> AuditOptions {
+        AuditOptions {
+            engine: Engine::Progression,
+            ..Default::default()
+        }
+    }
+
+    /// `n` sessions of 6 steps, interleaved; step 3 is `p & r` (a violation of f1), step 6 is
+    /// `p` (f2 violated at the end); sessions `s{k}`, k % 4 == 0, end with a marker; `s2`'s 4th
+    /// line is bad (`"labels": 5`). `tail` is appended.
+    fn file(name: &str, n: usize, tail: &str) -> std::path::PathBuf {
+        let mut s = String::new();
+        for step in 1..=6 {
+            for k in 0..n {
+                let labels = match step {
+                    3 => "[\"p\", \"r\"]",
+                    6 => "[\"p\"]",
+                    _ => "[\"q\"]",
+                };
+                if k == 2 && step == 4 {
+                    s.push_str("{\"session\": \"s2\", \"labels\": 5}\n");
+                    continue;
+                }
+                s.push_str(&format!("{{\"session\": \"s{k}\", \"labels\": {labels}}}\n"));
+                if step == 6 && k % 4 == 0 {
+                    s.push_str(&format!("{{\"session\": \"s{k}\", \"session_end\": true}}\n"));
+                }
+            }
+        }
+        s.push_str(tail);
+        let dir = std::env::temp_dir().join(format!("trac-parallel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, s).unwrap();
+        p
+    }
+
+    /// The sink's whole story (traces in the order they ended, notices) and the file's end.
+    fn story(c: &Collect, end: &FileEnd) -> String {
+        format!(
+            "{:?}\n{:?}\n{} {} {} {} {:?}",
+            c.traces,
+            c.notices.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+            end.violations,
+            end.steps,
+            end.traces,
+            end.bad_input,
+            end.session_failures
+                .iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+        )
+    }
+
+    /// Audits `path` sequentially and with `jobs` workers and batches of `batch` events.
+    fn both(path: &Path, jobs: usize, batch: usize) -> (String, String, FileEnd) {
+        let specs = specs();
+        let make = || AuditPlan::new(&specs, &opts()).ok();
+        let checks = Checks {
+            specs: specs.clone().into(),
+            ..Checks::default()
+        };
+        let ropts = trace::ReadOptions::default();
+        let mut seq = Collect::default();
+        let plan = make().unwrap();
+        let end = audit_file(plan, checks.clone(), path, &ropts, None, &mut seq);
+        let mut par = Collect::default();
+        let pend = audit_batched(&make, checks, path, &ropts, jobs, batch, &mut par).unwrap();
+        (story(&seq, &end), story(&par, &pend), pend)
+    }
+
+    #[test]
+    fn workers_give_the_sinks_calls_of_one_thread() {
+        let path = file("many.jsonl", 50, "");
+        for (jobs, batch) in [(2, 7), (3, 5), (3, 64), (8, 1)] {
+            let (seq, par, end) = both(&path, jobs, batch);
+            assert_eq!(seq, par, "jobs {jobs}, batch {batch}");
+            // Hand-derived: 50 sessions, one f1 violation each at step 3, and an f2 violation
+            // at the end of each but s2 (its bad line ended it before step 6); s2's 3 steps.
+            assert_eq!(end.violations, 50 + 49);
+            assert_eq!((end.traces, end.steps), (50, 49 * 6 + 3));
+            assert!(end.bad_input);
+            assert_eq!(end.session_failures.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_failure_of_the_file_ends_every_open_session_as_with_one_thread() {
+        let path = file("stopped.jsonl", 30, "not json\n");
+        for (jobs, batch) in [(2, 7), (3, 4)] {
+            let (seq, par, end) = both(&path, jobs, batch);
+            assert_eq!(seq, par, "jobs {jobs}, batch {batch}");
+            // Sessions with markers ended; the others end with the error: no f2 verdict.
+            assert!(end.error.is_some());
+            assert_eq!(end.violations, 30 + 8);
+        }
+    }
+
+    #[test]
+    fn one_session_and_small_files_run_on_the_calling_thread() {
+        // Fewer events than a batch, and an empty file: the sequential audit itself.
+        let path = file("small.jsonl", 3, "");
+        let (seq, par, _) = both(&path, 3, 4096);
+        assert_eq!(seq, par);
+        let empty = file("empty.jsonl", 0, "");
+        let (seq, par, end) = both(&empty, 3, 2);
+        assert_eq!(seq, par);
+        assert_eq!(end.traces, 1);
+        // Only end markers of sessions never opened: no worker opens a session, the file is
+        // one empty trace (not audited), as with one thread.
+        let markers = file("markers.jsonl", 0, &"{\"session\": \"a\", \"session_end\": true}\n{\"session\": \"b\", \"session_end\": true}\n".repeat(3));
+        let (seq, par, end) = both(&markers, 2, 2);
+        assert_eq!(seq, par);
+        assert_eq!((end.traces, end.steps), (1, 0));
+    }
+}
