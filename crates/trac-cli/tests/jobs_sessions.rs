@@ -49,7 +49,9 @@ fn sessions_file(name: &str, tail: &str) -> String {
                 "{{\"session\": \"s{k}\", \"output\": \"step {step}\", \"labels\": {labels}}}\n"
             ));
             if step == 10 && k % 3 == 0 {
-                s.push_str(&format!("{{\"session\": \"s{k}\", \"session_end\": true}}\n"));
+                s.push_str(&format!(
+                    "{{\"session\": \"s{k}\", \"session_end\": true}}\n"
+                ));
             }
         }
     }
@@ -110,7 +112,10 @@ fn sessions_of_one_file_on_threads_print_what_one_thread_prints() {
         // s5's bad line (line 6 × 700 + 6): exit code 2, the other sessions audited on.
         assert_eq!(seq.status.code(), Some(2), "{format:?}");
         let err = String::from_utf8_lossy(&seq.stderr);
-        assert!(err.contains("sessions.jsonl:4206:"), "s5's bad line in {err}");
+        assert!(
+            err.contains("sessions.jsonl:4206:"),
+            "s5's bad line in {err}"
+        );
         assert!(
             err.contains("the other sessions were audited to their end"),
             "{err}"
@@ -154,7 +159,10 @@ fn a_malformed_line_stops_the_file_as_with_one_thread() {
         let seq = same_with_jobs(&args, &path);
         assert_eq!(seq.status.code(), Some(2), "{format:?}");
         let err = String::from_utf8_lossy(&seq.stderr);
-        assert!(err.contains("were audited; their verdicts are reported"), "{err}");
+        assert!(
+            err.contains("were audited; their verdicts are reported"),
+            "{err}"
+        );
     }
 }
 

@@ -495,7 +495,14 @@ impl<T> Driver<T> {
         let tally = self.tally();
         let file = Arc::clone(&self.file);
         let file_error = self.file_error.take();
-        let closing = Closing::check(sink, &file, &tally, file_error.as_ref(), facts, &self.checks);
+        let closing = Closing::check(
+            sink,
+            &file,
+            &tally,
+            file_error.as_ref(),
+            facts,
+            &self.checks,
+        );
         self.close_all(sink, &closing, |_, _| {});
         let mut end = std::mem::take(&mut self.end);
         closing.conclude(sink, &file, &tally, file_error, facts, &mut end);
@@ -582,12 +589,12 @@ impl Closing {
         let cov = &tally.coverage;
         // Sessions stopped by their own failure are not in `cov`: the others are checked,
         // unless there are none.
-        let (not_audited, unaudited) = if file_error.is_none() && (tally.failed == 0 || cov.steps > 0)
-        {
-            coverage_notices(sink, file, cov, facts, checks)
-        } else {
-            (None, 0)
-        };
+        let (not_audited, unaudited) =
+            if file_error.is_none() && (tally.failed == 0 || cov.steps > 0) {
+                coverage_notices(sink, file, cov, facts, checks)
+            } else {
+                (None, 0)
+            };
         let line = file_error.and_then(|e| e.line());
         let error = match (file_error, &not_audited) {
             (Some(e), _) => Some(EndError::Read(Arc::clone(e))),

@@ -194,9 +194,8 @@ pub(crate) fn audit_batched<S: Sink>(
         let plan = make_plan().ok_or(ParallelError::Plan)?;
         let mut driver = Driver::new(plan, checks, &path.display().to_string());
         driver.set_source(reader.name(), false);
-        let rest = std::iter::from_fn(|| file_error.take().map(Err)).chain(
-            (&mut reader).map(|r| r.map(|e| (e, None)).map_err(ReadFailure::Trace)),
-        );
+        let rest = std::iter::from_fn(|| file_error.take().map(Err))
+            .chain((&mut reader).map(|r| r.map(|e| (e, None)).map_err(ReadFailure::Trace)));
         if let Err(m) = driver.read(sink, first.into_iter().chain(rest)) {
             return Ok(driver.abort(m));
         }
@@ -344,7 +343,9 @@ impl Worker {
         let Ok(closing) = close.recv() else {
             return;
         };
-        driver.close_all(&mut rec, &closing, |rec, n| rec.ops.push(Op::Mark(firsts[n])));
+        driver.close_all(&mut rec, &closing, |rec, n| {
+            rec.ops.push(Op::Mark(firsts[n]))
+        });
         let _ = reply.send(Reply::Closed(std::mem::take(&mut rec.ops)));
     }
 }
@@ -435,7 +436,8 @@ impl<T> Merger<T> {
         let (facts, file_error) = read.join().map_err(|_| ParallelError::Worker)?;
         if tally.opened == 0 {
             // No session was opened: the sequential end of an empty file (one empty trace).
-            let mut driver = Driver::new(make_plan().ok_or(ParallelError::Plan)?, checks.clone(), "");
+            let mut driver =
+                Driver::new(make_plan().ok_or(ParallelError::Plan)?, checks.clone(), "");
             driver.set_source(&self.file, false);
             if let Some(f) = file_error {
                 driver.fail(sink, f);
@@ -443,9 +445,17 @@ impl<T> Merger<T> {
             return Ok(driver.finish(sink, &facts));
         }
         let file_error = file_error.map(Arc::new);
-        let closing = Closing::check(sink, &self.file, &tally, file_error.as_ref(), &facts, checks);
+        let closing = Closing::check(
+            sink,
+            &self.file,
+            &tally,
+            file_error.as_ref(),
+            &facts,
+            checks,
+        );
         for tx in &self.closers {
-            tx.send(closing.clone()).map_err(|_| ParallelError::Worker)?;
+            tx.send(closing.clone())
+                .map_err(|_| ParallelError::Worker)?;
         }
         let mut closed = Vec::with_capacity(self.replies.len());
         for rx in &self.replies {
@@ -469,8 +479,10 @@ impl<T> Merger<T> {
         lists: Vec<Vec<Op>>,
         stops: &[bool],
     ) -> Option<usize> {
-        let mut lists: Vec<std::iter::Peekable<std::vec::IntoIter<Op>>> =
-            lists.into_iter().map(|l| l.into_iter().peekable()).collect();
+        let mut lists: Vec<std::iter::Peekable<std::vec::IntoIter<Op>>> = lists
+            .into_iter()
+            .map(|l| l.into_iter().peekable())
+            .collect();
         loop {
             // The worker whose next mark is the smallest index.
             let next = lists
@@ -481,7 +493,7 @@ impl<T> Merger<T> {
                     _ => None,
                 })
                 .min();
-            let Some((_, w)) = next else { return None };
+            let (_, w) = next?;
             let list = &mut lists[w];
             list.next();
             while let Some(op) = list.next_if(|op| !matches!(op, Op::Mark(_))) {
@@ -578,9 +590,13 @@ mod tests {
                     s.push_str("{\"session\": \"s2\", \"labels\": 5}\n");
                     continue;
                 }
-                s.push_str(&format!("{{\"session\": \"s{k}\", \"labels\": {labels}}}\n"));
+                s.push_str(&format!(
+                    "{{\"session\": \"s{k}\", \"labels\": {labels}}}\n"
+                ));
                 if step == 6 && k % 4 == 0 {
-                    s.push_str(&format!("{{\"session\": \"s{k}\", \"session_end\": true}}\n"));
+                    s.push_str(&format!(
+                        "{{\"session\": \"s{k}\", \"session_end\": true}}\n"
+                    ));
                 }
             }
         }
