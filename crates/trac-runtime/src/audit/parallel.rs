@@ -140,7 +140,7 @@ enum Reply {
 }
 
 /// The worker `hash(session) mod workers` that audits `session`.
-fn route(session: &Option<String>, workers: usize) -> usize {
+fn route(session: Option<&str>, workers: usize) -> usize {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     session.hash(&mut h);
     (h.finish() % workers as u64) as usize
@@ -235,10 +235,13 @@ pub(crate) fn audit_batched<S: Sink>(
 
 /// The session of an item (an event's, or a session failure's; `None` for a failure of the
 /// file).
-fn session_of(item: &Item) -> Option<Option<String>> {
+fn session_of(item: &Item) -> Option<Option<&str>> {
     match item {
-        Ok((event, _)) => Some(event.session.clone()),
-        Err(failure) => failure.session(),
+        Ok((event, _)) => Some(event.session.as_deref()),
+        Err(failure) => failure
+            .trace_error()
+            .and_then(|e| e.session.as_ref())
+            .map(Option::as_deref),
     }
 }
 
@@ -366,7 +369,7 @@ fn read(
     while !items.is_empty() {
         let mut batches: Vec<Vec<(usize, Item)>> = (0..workers).map(|_| Vec::new()).collect();
         for item in items {
-            let w = route(&session_of(&item).unwrap_or_default(), workers);
+            let w = route(session_of(&item).flatten(), workers);
             batches[w].push((index, item));
             index += 1;
         }
