@@ -335,7 +335,8 @@ impl Worker {
                 }
             }
             let stop = mismatch.is_some();
-            let ops = std::mem::take(&mut rec.ops);
+            let cap = rec.ops.len();
+            let ops = std::mem::replace(&mut rec.ops, Vec::with_capacity(cap));
             if reply.send(Reply::Batch(ops, mismatch)).is_err() || stop {
                 return;
             }
