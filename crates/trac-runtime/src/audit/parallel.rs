@@ -16,6 +16,12 @@
 //!   workers' tallies are merged, the coverage checks run once, and the workers end their open
 //!   sessions, replayed in order of first appearance.
 //!
+//! Two calls differ from a sequential audit's, and no printer of trac reads them: [`Sink::step`]
+//! is given an event that carries only its `line` (the event stays on its worker: sending it
+//! back would cost an allocation freed on another thread per event), and [`Sink::verdicts`] is
+//! not called with no record. A sink that reads more of a step's event must be driven by
+//! [`audit_file`].
+//!
 //! Memory: at most 2 batches wait per channel, so O(N × [`BATCH`]) events are in flight;
 //! the reorder buffer is one batch's records. A cross-check mismatch stops the replay at its
 //! event, as it stops a sequential audit.
@@ -62,8 +68,8 @@ enum Op {
     Mark(usize),
     Start(Box<OwnedStart>),
     Verdicts(u64, Vec<VerdictRecord>),
-    /// The event is moved in after the driver's call returns.
-    Step(u64, Option<Box<Event>>),
+    /// A step, by its event's line (the event itself stays on the worker).
+    Step(u64, usize),
     End(u64, Box<TraceEnd>),
     Notice(Box<Notice>),
     Consumed(usize),
@@ -85,8 +91,6 @@ struct Recorder {
     next: u64,
     worker: u64,
     workers: u64,
-    /// The position of the last [`Op::Step`], whose event is moved in after the call.
-    pending_step: Option<usize>,
 }
 
 impl Sink for Recorder {
@@ -106,12 +110,14 @@ impl Sink for Recorder {
     }
 
     fn verdicts(&mut self, trace: &mut u64, records: Vec<VerdictRecord>) {
-        self.ops.push(Op::Verdicts(*trace, records));
+        // A call without records is not replayed (module docs).
+        if !records.is_empty() {
+            self.ops.push(Op::Verdicts(*trace, records));
+        }
     }
 
-    fn step(&mut self, trace: &mut u64, _event: &Event) {
-        self.pending_step = Some(self.ops.len());
-        self.ops.push(Op::Step(*trace, None));
+    fn step(&mut self, trace: &mut u64, event: &Event) {
+        self.ops.push(Op::Step(*trace, event.line));
     }
 
     fn end(&mut self, trace: u64, end: TraceEnd) {
@@ -305,7 +311,6 @@ impl Worker {
             next: 0,
             worker: self.index as u64,
             workers: self.workers as u64,
-            pending_step: None,
         };
         // The global index of each session's first event, by its open number.
         let mut firsts: Vec<usize> = Vec::new();
@@ -315,13 +320,7 @@ impl Worker {
                 rec.ops.push(Op::Mark(i));
                 match item {
                     Ok((event, labels)) => {
-                        let fed = driver.feed(&mut rec, &event, labels);
-                        if let Some(p) = rec.pending_step.take() {
-                            if let Op::Step(_, slot) = &mut rec.ops[p] {
-                                *slot = Some(Box::new(event));
-                            }
-                        }
-                        if let Err(m) = fed {
+                        if let Err(m) = driver.feed(&mut rec, &event, labels) {
                             mismatch = Some(m);
                         }
                     }
@@ -529,12 +528,17 @@ impl<T> Merger<T> {
                     sink.verdicts(t, records);
                 }
             }
-            Op::Step(id, Some(event)) => {
+            Op::Step(id, line) => {
                 if let Some(t) = self.traces.get_mut(&id) {
-                    sink.step(t, &event);
+                    sink.step(
+                        t,
+                        &Event {
+                            line,
+                            ..Event::default()
+                        },
+                    );
                 }
             }
-            Op::Step(_, None) => {}
             Op::End(id, end) => {
                 let Some(t) = self.traces.remove(&id) else {
                     return;
