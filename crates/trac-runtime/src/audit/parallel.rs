@@ -212,25 +212,38 @@ pub(crate) fn audit_batched<S: Sink>(
         let mut inputs = Vec::with_capacity(jobs);
         let mut closers = Vec::with_capacity(jobs);
         let mut replies = Vec::with_capacity(jobs);
+        let mut recycle = Vec::with_capacity(jobs);
+        // Emptied buffers go back where they were filled (fewer allocations freed on another
+        // thread, which glibc's allocator makes slow).
+        let (spare_in_tx, spare_in_rx) = sync_channel::<Vec<(usize, Item)>>(2 * jobs);
         for w in 0..jobs {
-            let (in_tx, in_rx) = sync_channel::<Vec<(usize, Item)>>(QUEUE);
-            let (close_tx, close_rx) = sync_channel::<Closing>(1);
-            let (reply_tx, reply_rx) = sync_channel::<Reply>(QUEUE);
+            let (in_tx, input) = sync_channel::<Vec<(usize, Item)>>(QUEUE);
+            let (close_tx, close) = sync_channel::<Closing>(1);
+            let (reply, reply_rx) = sync_channel::<Reply>(QUEUE);
+            let (recycle_tx, spare_ops) = sync_channel::<Vec<Op>>(QUEUE + 1);
             let worker = Worker {
                 index: w,
                 workers: jobs,
                 file: Arc::clone(&file),
+                input,
+                close,
+                reply,
+                spare_in: spare_in_tx.clone(),
+                spare_ops,
             };
-            scope.spawn(move || worker.run(make_plan, in_rx, close_rx, reply_tx));
+            scope.spawn(move || worker.run(make_plan));
             inputs.push(in_tx);
             closers.push(close_tx);
             replies.push(reply_rx);
+            recycle.push(recycle_tx);
         }
-        let read = scope.spawn(move || read(reader, first, inputs, batch));
+        drop(spare_in_tx);
+        let read = scope.spawn(move || read(reader, first, inputs, spare_in_rx, batch));
         let merger = Merger {
             file: Arc::clone(&file),
             replies,
             closers,
+            recycle,
             traces: FxHashMap::default(),
             end: FileEnd::default(),
             open: 0,
@@ -282,23 +295,27 @@ fn next_batch(
     (items, None)
 }
 
-/// A worker's place among the workers.
+/// A worker: its place among the workers and its channels.
 struct Worker {
     index: usize,
     workers: usize,
     file: Arc<str>,
+    /// Its events, by batch.
+    input: Receiver<Vec<(usize, Item)>>,
+    /// How its open sessions end, at the end of the file.
+    close: Receiver<Closing>,
+    reply: SyncSender<Reply>,
+    /// Emptied batches, back to the reader.
+    spare_in: SyncSender<Vec<(usize, Item)>>,
+    /// Emptied record buffers, back from the merger.
+    spare_ops: Receiver<Vec<Op>>,
 }
 
 impl Worker {
     /// Audits the batches of `input` with a [`Driver`] of its own, replying once per batch, then
     /// its tally, then (after the merger's [`Closing`]) the end of its open sessions.
-    fn run(
-        self,
-        make_plan: &(dyn Fn() -> Option<AuditPlan> + Sync),
-        input: Receiver<Vec<(usize, Item)>>,
-        close: Receiver<Closing>,
-        reply: SyncSender<Reply>,
-    ) {
+    fn run(self, make_plan: &(dyn Fn() -> Option<AuditPlan> + Sync)) {
+        let reply = &self.reply;
         let Some(plan) = make_plan() else {
             let _ = reply.send(Reply::NoPlan);
             return;
@@ -314,9 +331,9 @@ impl Worker {
         };
         // The global index of each session's first event, by its open number.
         let mut firsts: Vec<usize> = Vec::new();
-        for batch in input {
+        for mut batch in &self.input {
             let mut mismatch = None;
-            for (i, item) in batch {
+            for (i, item) in batch.drain(..) {
                 rec.ops.push(Op::Mark(i));
                 match item {
                     Ok((event, labels)) => {
@@ -333,9 +350,11 @@ impl Worker {
                     break;
                 }
             }
+            let _ = self.spare_in.try_send(batch);
             let stop = mismatch.is_some();
             let cap = rec.ops.len();
-            let ops = std::mem::replace(&mut rec.ops, Vec::with_capacity(cap));
+            let fresh = self.spare_ops.try_recv().unwrap_or_else(|_| Vec::with_capacity(cap));
+            let ops = std::mem::replace(&mut rec.ops, fresh);
             if reply.send(Reply::Batch(ops, mismatch)).is_err() || stop {
                 return;
             }
@@ -343,7 +362,7 @@ impl Worker {
         if reply.send(Reply::Tally(driver.tally())).is_err() {
             return;
         }
-        let Ok(closing) = close.recv() else {
+        let Ok(closing) = self.close.recv() else {
             return;
         };
         driver.close_all(&mut rec, &closing, |rec, n| {
@@ -361,17 +380,45 @@ fn read(
     mut reader: TraceReader<trace::Input>,
     first: Vec<Item>,
     inputs: Vec<SyncSender<Vec<(usize, Item)>>>,
+    spare: Receiver<Vec<(usize, Item)>>,
     size: usize,
 ) -> (ReaderFacts, Option<ReadFailure>) {
     let workers = inputs.len();
     let mut index = 0;
-    let (mut items, mut file_error) = (first, None);
-    while !items.is_empty() {
-        let mut batches: Vec<Vec<(usize, Item)>> = (0..workers).map(|_| Vec::new()).collect();
-        for item in items {
+    let mut file_error = None;
+    let mut first = Some(first);
+    loop {
+        let mut batches: Vec<Vec<(usize, Item)>> = (0..workers)
+            .map(|_| spare.try_recv().unwrap_or_default())
+            .collect();
+        let start = index;
+        let mut push = |item: Item, index: &mut usize| {
             let w = route(session_of(&item).flatten(), workers);
-            batches[w].push((index, item));
-            index += 1;
+            batches[w].push((*index, item));
+            *index += 1;
+        };
+        match first.take() {
+            Some(items) => items.into_iter().for_each(|i| push(i, &mut index)),
+            None => {
+                while index - start < size {
+                    let item = match reader.next() {
+                        None => break,
+                        Some(Ok(event)) => Ok((event, None)),
+                        Some(Err(e)) => {
+                            let failure = ReadFailure::Trace(e);
+                            if failure.session().is_none() {
+                                file_error = Some(failure);
+                                break;
+                            }
+                            Err(failure)
+                        }
+                    };
+                    push(item, &mut index);
+                }
+            }
+        }
+        if index == start {
+            break;
         }
         for (tx, batch) in inputs.iter().zip(batches) {
             // A worker that is gone was stopped by the merger (a mismatch): stop reading.
@@ -382,7 +429,6 @@ fn read(
         if file_error.is_some() {
             break;
         }
-        (items, file_error) = next_batch(&mut reader, size);
     }
     (ReaderFacts::of(&reader), file_error)
 }
@@ -392,6 +438,8 @@ struct Merger<T> {
     file: Arc<str>,
     replies: Vec<Receiver<Reply>>,
     closers: Vec<SyncSender<Closing>>,
+    /// Emptied record buffers, back to each worker.
+    recycle: Vec<SyncSender<Vec<Op>>>,
     /// The real sink's open traces, by the workers' ids.
     traces: FxHashMap<u64, T>,
     end: FileEnd,
@@ -479,33 +527,39 @@ impl<T> Merger<T> {
     fn replay<S: Sink<Trace = T>>(
         &mut self,
         sink: &mut S,
-        lists: Vec<Vec<Op>>,
+        mut lists: Vec<Vec<Op>>,
         stops: &[bool],
     ) -> Option<usize> {
-        let mut lists: Vec<std::iter::Peekable<std::vec::IntoIter<Op>>> = lists
-            .into_iter()
-            .map(|l| l.into_iter().peekable())
-            .collect();
-        loop {
+        let mut at = vec![0; lists.len()];
+        let stopped = loop {
             // The worker whose next mark is the smallest index.
             let next = lists
-                .iter_mut()
+                .iter()
+                .zip(&at)
                 .enumerate()
-                .filter_map(|(w, l)| match l.peek() {
+                .filter_map(|(w, (l, &p))| match l.get(p) {
                     Some(Op::Mark(i)) => Some((*i, w)),
                     _ => None,
                 })
                 .min();
-            let (_, w) = next?;
+            let Some((_, w)) = next else { break None };
             let list = &mut lists[w];
-            list.next();
-            while let Some(op) = list.next_if(|op| !matches!(op, Op::Mark(_))) {
+            let mut p = at[w] + 1;
+            while p < list.len() && !matches!(list[p], Op::Mark(_)) {
+                let op = std::mem::replace(&mut list[p], Op::Mark(0));
                 self.apply(sink, op);
+                p += 1;
             }
-            if stops.get(w) == Some(&true) && list.peek().is_none() {
-                return Some(w);
+            at[w] = p;
+            if stops.get(w) == Some(&true) && p == list.len() {
+                break Some(w);
             }
+        };
+        for (mut list, tx) in lists.into_iter().zip(&self.recycle) {
+            list.clear();
+            let _ = tx.try_send(list);
         }
+        stopped
     }
 
     /// Calls `sink` as the worker's driver called its recorder.
