@@ -265,7 +265,9 @@ pub(crate) struct RunEnd {
 }
 
 /// Audits `paths` in order, writing to `out` and standard error; `rebuild` builds the plan of
-/// `fa` again (for a worker thread). With `jobs` > 1 (and no
+/// `fa` again (for a worker thread). With one path and `session_jobs` > 1 (and no labeling
+/// pipeline), its sessions are audited on `session_jobs` threads
+/// ([`FileAudit::run_sessions_parallel`]). With `jobs` > 1 (and no
 /// labeling pipeline), up to `2 × jobs` files are audited at once on a rayon pool of `jobs`
 /// threads, each into its own buffers; their output, messages and kept traces are written in
 /// argument order as soon as every earlier file's are, so stdout, stderr and the exit code are
@@ -277,6 +279,7 @@ pub(crate) fn audit_files(
     rebuild: &(dyn Fn() -> Option<AuditPlan> + Sync),
     paths: &[PathBuf],
     jobs: usize,
+    session_jobs: usize,
     labeling: Option<&Labeling>,
     out: &mut dyn Write,
     progress: &mut Progress,
@@ -292,11 +295,12 @@ pub(crate) fn audit_files(
         run.bad_input |= end.bad_input;
         run.abort |= end.abort;
     };
-    // One file: its sessions on `jobs` threads (the library falls back to one for a pipe).
-    if jobs > 1 && paths.len() == 1 && labeling.is_none() {
+    // One file: its sessions on `session_jobs` threads (the library falls back to one for a
+    // pipe).
+    if session_jobs > 1 && paths.len() == 1 && labeling.is_none() {
         let end = fa.run_sessions_parallel(
             rebuild,
-            jobs,
+            session_jobs,
             &paths[0],
             out,
             &mut std::io::stderr(),
@@ -318,7 +322,7 @@ pub(crate) fn audit_files(
     }
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
         Ok(p) => p,
-        Err(_) => return audit_files(fa, rebuild, paths, 1, labeling, out, progress, kept),
+        Err(_) => return audit_files(fa, rebuild, paths, 1, 1, labeling, out, progress, kept),
     };
     let window = 2 * jobs;
     pool.in_place_scope(|s| {
