@@ -1,5 +1,5 @@
 //! `-j N` inside one trace file: its sessions audited on N worker threads, with the sink called
-//! exactly as a sequential audit ([`audit_file`]) calls it.
+//! as a sequential audit ([`audit_file`]) calls it (but for the two calls said below).
 //!
 //! Design (one audit loop, three stages, bounded channels):
 //! - a **reader** thread parses the file's lines ([`crate::trace::TraceReader`]), numbers each
@@ -12,7 +12,7 @@
 //!   it;
 //! - the **merger** (the calling thread, which owns the real sink) merges the workers' records
 //!   of each batch by index and replays them on the sink, so the sink sees the same calls, with
-//!   the same arguments, in the same order as in a sequential audit. At the end of the file the
+//!   the same arguments, in the same order as in a sequential audit (two exceptions below). At the end of the file the
 //!   workers' tallies are merged, the coverage checks run once, and the workers end their open
 //!   sessions, replayed in order of first appearance.
 //!
@@ -153,11 +153,13 @@ fn route(session: Option<&str>, workers: usize) -> usize {
 }
 
 /// Audits the trace file `path` as [`audit_file`] does (no labeling stage), its sessions spread
-/// over `jobs` worker threads; the calls on `sink` are the sequential audit's, in its order, so
-/// a printer's output is byte-identical. `make_plan` builds the plan on each worker's thread
-/// (and on the calling one when the audit falls back to sequential: standard input, a pipe, a
-/// file that cannot be opened, `jobs` ≤ 1). Threads: a reader, `jobs` workers, and the caller
-/// (the merger).
+/// over `jobs` worker threads; the calls on `sink` are the sequential audit's, in its order (but
+/// for the two of the module docs), so a printer's output is byte-identical. `make_plan` builds
+/// the plan on each worker's thread (and on the calling one when the audit falls back to
+/// sequential: standard input, a pipe, a file that cannot be opened, `jobs` ≤ 1, a file of one
+/// batch or whose first batch is one session). Threads: a reader, `jobs` workers, and the caller
+/// (the merger). [`FileEnd::peak_open`] counts the traces started and not ended as the sink
+/// saw them (a session whose first line is bad counts one more than in a sequential audit).
 ///
 /// # Errors
 /// [`ParallelError`]: `make_plan` returned `None`, or a worker stopped early; the sink may have
