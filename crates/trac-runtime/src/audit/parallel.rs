@@ -217,7 +217,7 @@ pub(crate) fn audit_batched<S: Sink>(
         let mut recycle = Vec::with_capacity(jobs);
         // Emptied buffers go back where they were filled (fewer allocations freed on another
         // thread, which glibc's allocator makes slow).
-        let (spare_in_tx, spare_in_rx) = sync_channel::<Vec<(usize, Item)>>(2 * jobs);
+        let (spare_in_tx, spare_in_rx) = sync_channel::<Vec<(usize, Item)>>((QUEUE + 2) * jobs);
         for w in 0..jobs {
             let (in_tx, input) = sync_channel::<Vec<(usize, Item)>>(QUEUE);
             let (close_tx, close) = sync_channel::<Closing>(1);
@@ -335,16 +335,23 @@ impl Worker {
         let mut firsts: Vec<usize> = Vec::new();
         for mut batch in &self.input {
             let mut mismatch = None;
-            for (i, item) in batch.drain(..) {
+            // The events stay in the batch, which goes back to the reader: they are freed on
+            // the thread that allocated them.
+            for (i, item) in batch.iter_mut() {
+                let i = *i;
                 rec.ops.push(Op::Mark(i));
                 match item {
                     Ok((event, labels)) => {
-                        if let Err(m) = driver.feed(&mut rec, &event, labels) {
+                        if let Err(m) = driver.feed(&mut rec, event, labels.take()) {
                             mismatch = Some(m);
                         }
                     }
-                    Err(failure) => {
-                        driver.fail(&mut rec, failure);
+                    Err(_) => {
+                        // Taken out of the batch (a failure is rare).
+                        if let Err(failure) = std::mem::replace(item, Ok((Event::default(), None)))
+                        {
+                            driver.fail(&mut rec, failure);
+                        }
                     }
                 }
                 firsts.resize(driver.opened(), i);
@@ -355,7 +362,10 @@ impl Worker {
             let _ = self.spare_in.try_send(batch);
             let stop = mismatch.is_some();
             let cap = rec.ops.len();
-            let fresh = self.spare_ops.try_recv().unwrap_or_else(|_| Vec::with_capacity(cap));
+            let fresh = self
+                .spare_ops
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(cap));
             let ops = std::mem::replace(&mut rec.ops, fresh);
             if reply.send(Reply::Batch(ops, mismatch)).is_err() || stop {
                 return;
@@ -391,7 +401,12 @@ fn read(
     let mut first = Some(first);
     loop {
         let mut batches: Vec<Vec<(usize, Item)>> = (0..workers)
-            .map(|_| spare.try_recv().unwrap_or_default())
+            .map(|_| {
+                // Its events are dropped here, where they were allocated.
+                let mut v = spare.try_recv().unwrap_or_default();
+                v.clear();
+                v
+            })
             .collect();
         let start = index;
         let mut push = |item: Item, index: &mut usize| {
