@@ -150,6 +150,38 @@ fn violated_at(out: &str, property: &str, step: usize) -> usize {
 }
 
 #[test]
+fn end_of_trace_violations_come_in_the_order_of_one_thread() {
+    // Under LTLf, `G(q -> F p)` is violated at the end of every session that reaches its end
+    // (the `q` of step 10 has no `p` after it); `G(p -> F q)` holds (step 10's `q` follows
+    // step 9's `p`). Two thirds of the sessions have no end marker: they end at the end of the
+    // file, in order of first appearance.
+    let spec = file(
+        "ltlf.ron",
+        r#"(name: "ends", properties: [
+            (id: "qp", formula: "G(q -> F p)", semantics: Ltlf),
+            (id: "pq", formula: "G(p -> F q)", semantics: Ltlf),
+        ])"#,
+    );
+    let path = sessions_file("ltlf.jsonl", "");
+    for format in FORMATS {
+        let mut args: Vec<&str> = vec!["--spec", &spec];
+        args.extend_from_slice(format);
+        same_with_jobs(&args, &path);
+    }
+    let seq = same_with_jobs(&["--spec", &spec, "--format", "jsonl"], &path);
+    let out = String::from_utf8_lossy(&seq.stdout);
+    // Hand-derived: qp violated at the end (step 10) of each session but s5 (ended by its bad
+    // line, no end verdicts); pq holds (a `q` follows every `p`).
+    assert_eq!(
+        violated_at(&out, "qp", 10),
+        SESSIONS - 1,
+        "{}",
+        &out[..out.len().min(2000)]
+    );
+    assert_eq!(violated_at(&out, "pq", 10), 0);
+}
+
+#[test]
 fn a_malformed_line_stops_the_file_as_with_one_thread() {
     // The last line is not JSON: a failure of the file, which ends every open session with it.
     let path = sessions_file("stopped.jsonl", "not json\n");
