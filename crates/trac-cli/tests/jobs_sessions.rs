@@ -1,7 +1,8 @@
 //! `trac audit -j N` on ONE file of many sessions: its sessions are audited on N threads
 //! (`trac_runtime::audit::parallel`), and stdout, stderr and the exit code are the `-j 1`
-//! run's, byte for byte, in every format. The files are larger than one batch of the parallel
-//! audit (4096 events), so the parallel path runs.
+//! run's, byte for byte, in every format (text, jsonl, json, sarif, html, `--summary`). The
+//! files are larger than one batch of the parallel audit (4096 events), so the parallel path
+//! runs.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -95,10 +96,12 @@ fn same_with_jobs(args: &[&str], path: &str) -> Output {
     seq
 }
 
-const FORMATS: [&[&str]; 4] = [
+const FORMATS: [&[&str]; 6] = [
     &["--format", "text"],
     &["--format", "jsonl"],
     &["--format", "json"],
+    &["--format", "sarif"],
+    &["--format", "html"],
     &["--summary"],
 ];
 
