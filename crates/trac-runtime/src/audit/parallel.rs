@@ -6,19 +6,21 @@
 //!   event (its global index) and routes it to worker `hash(session) mod N`, in batches of
 //!   [`BATCH`] events (every worker gets one message per batch, maybe empty);
 //! - each **worker** runs the ordinary [`Driver`] over its share of sessions, with its own
-//!   [`AuditPlan`] built on its thread (the monitors of complete progression are not `Send`; a
-//!   plan's compiled tables come from the compiler's shared cache, so nothing is compiled twice).
+//!   [`AuditPlan`] built on its thread (a plan is not `Send`: complete progression's monitor
+//!   holds the compiler oracle's `Box<dyn VerdictSession>`; a plan's compiled tables come from
+//!   the compiler's shared cache, so nothing is compiled twice).
 //!   Its sink records every call ([`Op`]) behind a mark with the index of the event that caused
 //!   it;
 //! - the **merger** (the calling thread, which owns the real sink) merges the workers' records
 //!   of each batch by index and replays them on the sink, so the sink sees the same calls, with
-//!   the same arguments, in the same order as in a sequential audit (two exceptions below). At the end of the file the
-//!   workers' tallies are merged, the coverage checks run once, and the workers end their open
-//!   sessions, replayed in order of first appearance.
+//!   the same arguments, in the same order as in a sequential audit (two exceptions below). At
+//!   the end of the file the workers' tallies are merged, the coverage checks run once, and the
+//!   workers end their open sessions, replayed in order of first appearance.
 //!
 //! Two calls differ from a sequential audit's, and no printer of trac reads them: [`Sink::step`]
-//! is given an event that carries only its `line` (the event stays on its worker: sending it
-//! back would cost an allocation freed on another thread per event), and [`Sink::verdicts`] is
+//! is given an event that carries only its `line` (the event itself goes back to the reader, to
+//! be freed on the thread that allocated it: glibc's allocator is slow at frees on another
+//! thread), and [`Sink::verdicts`] is
 //! not called with no record. A sink that reads more of a step's event must be driven by
 //! [`audit_file`].
 //!
@@ -26,9 +28,13 @@
 //! the reorder buffer is one batch's records. A cross-check mismatch stops the replay at its
 //! event, as it stops a sequential audit.
 //!
-//! Not parallel (audited as by [`audit_file`]): standard input and pipes (events arrive over
-//! time), a file that cannot be opened, `jobs` ≤ 1. A labeling stage is never parallel (callers
-//! use [`audit_file`] for it). A file of one session gets no speedup (one worker does its work).
+//! Not parallel (audited as by [`audit_file`], on the calling thread): standard input and pipes
+//! (events arrive over time), a file that cannot be opened, `jobs` ≤ 1, a file of fewer than
+//! [`BATCH`] events, and one whose first [`BATCH`] events are all of one session (one session
+//! cannot be spread). A labeling stage is never parallel (callers use [`audit_file`] for it).
+//! Measured (BENCHMARKS.md, issue 27): on a loaded 2-core machine the threads cost 1.6–1.75× the
+//! CPU of a sequential audit and did not shorten the wall time, so the CLI uses this only with
+//! an explicit `-j N`.
 
 use crate::audit::driver::{
     audit_opened, step_per_notice, Checks, Closing, CrossCheckFailure, Driver, FileEnd, Item,
