@@ -1,6 +1,8 @@
 //! `-j N` inside one trace file: its sessions audited on N worker threads, with the sink called
 //! as a sequential audit ([`audit_file`]) calls it (but for the two calls said below).
 //!
+//! [`audit_file`]: crate::audit::driver::audit_file
+//!
 //! Design (one audit loop, three stages, bounded channels):
 //! - a **reader** thread parses the file's lines ([`crate::trace::TraceReader`]), numbers each
 //!   event (its global index) and routes it to worker `hash(session) mod N`, in batches of
@@ -9,7 +11,7 @@
 //!   [`AuditPlan`] built on its thread (a plan is not `Send`: complete progression's monitor
 //!   holds the compiler oracle's `Box<dyn VerdictSession>`; a plan's compiled tables come from
 //!   the compiler's shared cache, so nothing is compiled twice).
-//!   Its sink records every call ([`Op`]) behind a mark with the index of the event that caused
+//!   Its sink records every call (`Op`) behind a mark with the index of the event that caused
 //!   it;
 //! - the **merger** (the calling thread, which owns the real sink) merges the workers' records
 //!   of each batch by index and replays them on the sink, so the sink sees the same calls, with
@@ -28,10 +30,10 @@
 //! the reorder buffer is one batch's records. A cross-check mismatch stops the replay at its
 //! event, as it stops a sequential audit.
 //!
-//! Not parallel (audited as by [`audit_file`], on the calling thread): standard input and pipes
-//! (events arrive over time), a file that cannot be opened, `jobs` ≤ 1, a file of fewer than
-//! [`BATCH`] events, and one whose first [`BATCH`] events are all of one session (one session
-//! cannot be spread). A labeling stage is never parallel (callers use [`audit_file`] for it).
+//! Not parallel (audited as by [`audit_file`], on the calling thread): standard input and
+//! pipes (events arrive over time), a file that cannot be opened, `jobs` ≤ 1, a file of fewer
+//! than [`BATCH`] events, and one whose first [`BATCH`] events are all of one session (one
+//! session cannot be spread). A labeling stage is never parallel (callers use [`audit_file`] for it).
 //! Measured (BENCHMARKS.md, issue 27): on a loaded 2-core machine the threads cost 1.6–1.75× the
 //! CPU of a sequential audit and did not shorten the wall time, so the CLI uses this only with
 //! an explicit `-j N`.
@@ -158,9 +160,10 @@ fn route(session: Option<&str>, workers: usize) -> usize {
     (h.finish() % workers as u64) as usize
 }
 
-/// Audits the trace file `path` as [`audit_file`] does (no labeling stage), its sessions spread
-/// over `jobs` worker threads; the calls on `sink` are the sequential audit's, in its order (but
-/// for the two of the module docs), so a printer's output is byte-identical. `make_plan` builds
+/// Audits the trace file `path` as [`audit_file`](crate::audit::driver::audit_file) does (no
+/// labeling stage), its sessions spread over `jobs` worker threads; the calls on `sink` are the
+/// sequential audit's, in its order (but for the two of the module docs), so a printer's output
+/// is byte-identical. `make_plan` builds
 /// the plan on each worker's thread (and on the calling one when the audit falls back to
 /// sequential: standard input, a pipe, a file that cannot be opened, `jobs` ≤ 1, a file of one
 /// batch or whose first batch is one session). Threads: a reader, `jobs` workers, and the caller
