@@ -1,6 +1,7 @@
 //! The files of `trac audit`: each audited by the library's driver with the printer as its sink
 //! ([`FileAudit::run`]), one after the other or, with `-j N`, on a rayon pool with their output
-//! put back in argument order ([`audit_files`]).
+//! put back in argument order ([`audit_files`]). One file with `-j N`: its sessions on N
+//! threads by the library ([`FileAudit::run_sessions_parallel`]).
 //!
 //! Memory: an open session costs its auditor (monitor states, bounded witness windows) and its
 //! outcome so far; a session that ends (`"session_end": true`) is finished at once, and the
@@ -16,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use trac_runtime::audit::driver::{audit_file, Checks, Item, LabelStage, SharedReader};
 use trac_runtime::audit::sink::{Notice, ReadFailure, Sink, TraceEnd, TraceStart};
-use trac_runtime::audit::{AuditPlan, VerdictRecord};
+use trac_runtime::audit::{audit_file_parallel, AuditPlan, VerdictRecord};
 use trac_runtime::trace;
 
 /// What the audit of every file shares: the plan, the printer, and the coverage checks.
@@ -170,9 +171,55 @@ impl FileAudit<'_> {
             stage,
             &mut sink,
         );
+        sink.file_end(path, &end)
+    }
+
+    /// Audits the one trace file `path` as [`FileAudit::run`] does (no labeling pipeline), its
+    /// sessions spread over `jobs` threads by the library
+    /// ([`trac_runtime::audit::audit_file_parallel`]); the output is [`FileAudit::run`]'s, byte
+    /// for byte. `rebuild` builds the plan on each worker thread.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_sessions_parallel(
+        &self,
+        rebuild: &(dyn Fn() -> Option<AuditPlan> + Sync),
+        jobs: usize,
+        path: &Path,
+        out: &mut dyn Write,
+        err: &mut dyn Write,
+        progress: &mut Progress,
+        kept: &mut Kept,
+    ) -> FileEnd {
+        progress.start_file(&path.display().to_string());
+        let mut sink = PrintSink {
+            printer: self.printer,
+            out,
+            err,
+            progress,
+            kept,
+            text: self.text,
+        };
+        let checks = self.checks.clone();
+        match audit_file_parallel(rebuild, checks, path, &self.read_options, jobs, &mut sink) {
+            Ok(end) => sink.file_end(path, &end),
+            Err(e) => {
+                let _ = writeln!(sink.err, "error: {}: {e}", path.display());
+                FileEnd {
+                    bad_input: true,
+                    abort: true,
+                    ..FileEnd::default()
+                }
+            }
+        }
+    }
+}
+
+impl PrintSink<'_> {
+    /// After the audit of `path`: the cross-check mismatch that stopped it, if any, or the
+    /// progress bar's end of the file; how the file ended.
+    fn file_end(self, path: &Path, end: &trac_runtime::audit::FileEnd) -> FileEnd {
         let PrintSink {
             out, err, progress, ..
-        } = sink;
+        } = self;
         if let Some(m) = &end.mismatch {
             progress.finish();
             let _ = writeln!(err, "error: {m}");
@@ -218,7 +265,9 @@ pub(crate) struct RunEnd {
 }
 
 /// Audits `paths` in order, writing to `out` and standard error; `rebuild` builds the plan of
-/// `fa` again (for a worker thread). With `jobs` > 1 (and no
+/// `fa` again (for a worker thread). With one path and `session_jobs` > 1 (and no labeling
+/// pipeline), its sessions are audited on `session_jobs` threads
+/// ([`FileAudit::run_sessions_parallel`]). With `jobs` > 1 (and no
 /// labeling pipeline), up to `2 × jobs` files are audited at once on a rayon pool of `jobs`
 /// threads, each into its own buffers; their output, messages and kept traces are written in
 /// argument order as soon as every earlier file's are, so stdout, stderr and the exit code are
@@ -230,6 +279,7 @@ pub(crate) fn audit_files(
     rebuild: &(dyn Fn() -> Option<AuditPlan> + Sync),
     paths: &[PathBuf],
     jobs: usize,
+    session_jobs: usize,
     labeling: Option<&Labeling>,
     out: &mut dyn Write,
     progress: &mut Progress,
@@ -245,6 +295,21 @@ pub(crate) fn audit_files(
         run.bad_input |= end.bad_input;
         run.abort |= end.abort;
     };
+    // One file: its sessions on `session_jobs` threads (the library falls back to one for a
+    // pipe).
+    if session_jobs > 1 && paths.len() == 1 && labeling.is_none() {
+        let end = fa.run_sessions_parallel(
+            rebuild,
+            session_jobs,
+            &paths[0],
+            out,
+            &mut std::io::stderr(),
+            progress,
+            kept,
+        );
+        add(end, &mut run);
+        return run;
+    }
     if jobs <= 1 || paths.len() <= 1 || labeling.is_some() {
         for path in paths {
             let end = fa.run(path, labeling, out, &mut std::io::stderr(), progress, kept);
@@ -257,7 +322,7 @@ pub(crate) fn audit_files(
     }
     let pool = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
         Ok(p) => p,
-        Err(_) => return audit_files(fa, rebuild, paths, 1, labeling, out, progress, kept),
+        Err(_) => return audit_files(fa, rebuild, paths, 1, 1, labeling, out, progress, kept),
     };
     let window = 2 * jobs;
     pool.in_place_scope(|s| {

@@ -140,7 +140,10 @@ struct AuditArgs {
     max_line_bytes: usize,
     /// Audit up to N trace files at once (default: the number of cores). The report, messages
     /// and exit code are the same as with `-j 1`: each file's output is written in argument
-    /// order. Standard input, pipes and LLM labeling are audited one file at a time.
+    /// order. Standard input, pipes and LLM labeling are audited one file at a time. With one
+    /// trace file and `-j N` given, its sessions are audited on N threads (same output, byte
+    /// for byte, in every format); a file of fewer than 4096 events or whose first 4096 events
+    /// are one session stays on one thread.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     jobs: Option<std::num::NonZeroUsize>,
     /// Trace files: JSON Lines events, plain-text action logs, chat logs (OpenAI, Anthropic) or
@@ -675,6 +678,9 @@ fn audit(args: &AuditArgs) -> ExitCode {
     } else {
         1
     };
+    // One file's sessions on threads only when `-j N` is given: on a loaded 2-core machine the
+    // reader, workers and merger cost more CPU than they save (BENCHMARKS.md, issue 27).
+    let session_jobs = if args.jobs.is_some() { jobs } else { 1 };
     let rebuild = || {
         AuditPlan::new(&specs, &opts).ok().map(|mut p| {
             p.set_witnesses(witnesses);
@@ -686,6 +692,7 @@ fn audit(args: &AuditArgs) -> ExitCode {
         &rebuild,
         &args.traces,
         jobs,
+        session_jobs,
         labeling.active(),
         &mut *out,
         &mut progress,

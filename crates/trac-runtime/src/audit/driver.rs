@@ -492,55 +492,160 @@ impl<T> Driver<T> {
             }
             self.sessions.insert(0, Box::new(s));
         }
-        let mut cov = std::mem::take(&mut self.ended_cov);
+        let tally = self.tally();
+        let file = Arc::clone(&self.file);
+        let file_error = self.file_error.take();
+        let closing = Closing::check(
+            sink,
+            &file,
+            &tally,
+            file_error.as_ref(),
+            facts,
+            &self.checks,
+        );
+        self.close_all(sink, &closing, |_, _| {});
+        let mut end = std::mem::take(&mut self.end);
+        closing.conclude(sink, &file, &tally, file_error, facts, &mut end);
+        end
+    }
+
+    /// What the end-of-file checks need of this driver: the coverage of every session read
+    /// (ended or open, not those stopped by their own failure), and the counts of sessions.
+    pub(crate) fn tally(&self) -> Tally {
+        let mut coverage = self.ended_cov.clone();
         for s in self.sessions.values() {
-            cov.merge(s.auditor.coverage());
+            coverage.merge(s.auditor.coverage());
         }
-        let session_errors = self.failed.len();
+        Tally {
+            coverage,
+            failed: self.failed.len(),
+            opened: self.opened,
+        }
+    }
+
+    /// Sessions opened so far (by an event, or by a failure on their first line): each open
+    /// session's number in [`Driver::close_all`]'s `mark`.
+    pub(crate) fn opened(&self) -> usize {
+        self.opened
+    }
+
+    /// Ends every open session, in order of first appearance, with `closing`'s error (if any).
+    /// `mark(sink, n)` is called before the end of the session opened `n`-th (0-based).
+    pub(crate) fn close_all<S: Sink<Trace = T>>(
+        &mut self,
+        sink: &mut S,
+        closing: &Closing,
+        mut mark: impl FnMut(&mut S, usize),
+    ) {
+        for (n, s) in std::mem::take(&mut self.sessions) {
+            mark(sink, n);
+            self.close(sink, *s, closing.error.clone(), closing.line);
+        }
+    }
+}
+
+/// What the end-of-file checks need of the driver(s) of one file (several with a parallel
+/// audit: their tallies are [merged](Tally::merge)).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tally {
+    /// Coverage of the sessions read (not those stopped by their own failure).
+    pub coverage: Coverage,
+    /// Sessions stopped by their own failure.
+    pub failed: usize,
+    /// Sessions opened.
+    pub opened: usize,
+}
+
+impl Tally {
+    /// Adds the tally of another driver of the same file (of other sessions).
+    pub fn merge(&mut self, other: &Tally) {
+        self.coverage.merge(&other.coverage);
+        self.failed += other.failed;
+        self.opened += other.opened;
+    }
+}
+
+/// How a file's open sessions end, decided by its coverage at the end of the file.
+#[derive(Clone, Debug)]
+pub(crate) struct Closing {
+    /// The error every open session ends with (the file's failure, or why it was not audited).
+    pub error: Option<EndError>,
+    /// Its line, when it has one.
+    pub line: Option<usize>,
+    not_audited: Option<String>,
+    unaudited: usize,
+}
+
+impl Closing {
+    /// Checks the coverage of a file (its notices go to `sink`), before its open sessions end.
+    pub fn check<S: Sink>(
+        sink: &mut S,
+        file: &str,
+        tally: &Tally,
+        file_error: Option<&Arc<ReadFailure>>,
+        facts: &ReaderFacts,
+        checks: &Checks,
+    ) -> Closing {
+        let cov = &tally.coverage;
         // Sessions stopped by their own failure are not in `cov`: the others are checked,
         // unless there are none.
         let (not_audited, unaudited) =
-            if self.file_error.is_none() && (session_errors == 0 || cov.steps > 0) {
-                coverage_notices(sink, &self.file, &cov, facts, &self.checks)
+            if file_error.is_none() && (tally.failed == 0 || cov.steps > 0) {
+                coverage_notices(sink, file, cov, facts, checks)
             } else {
                 (None, 0)
             };
-        let line = self.file_error.as_ref().and_then(|e| e.line());
-        let error = match (&self.file_error, &not_audited) {
+        let line = file_error.and_then(|e| e.line());
+        let error = match (file_error, &not_audited) {
             (Some(e), _) => Some(EndError::Read(Arc::clone(e))),
             (None, Some(why)) => Some(EndError::NotAudited(why.clone())),
             (None, None) => None,
         };
-        for s in std::mem::take(&mut self.sessions).into_values() {
-            self.close(sink, *s, error.clone(), line);
+        Closing {
+            error,
+            line,
+            not_audited,
+            unaudited,
         }
-        let file = self.file.to_string();
-        if session_errors > 0 {
-            self.end.bad_input = true;
+    }
+
+    /// The notices after the open sessions ended, and the rest of `end` (whose counts of steps,
+    /// violations and traces are those of every session ended).
+    pub fn conclude<S: Sink>(
+        self,
+        sink: &mut S,
+        file: &str,
+        tally: &Tally,
+        file_error: Option<Arc<ReadFailure>>,
+        facts: &ReaderFacts,
+        end: &mut FileEnd,
+    ) {
+        let file = file.to_string();
+        if tally.failed > 0 {
+            end.bad_input = true;
             // Only where other sessions were audited on (a file of one session has none).
-            if self.file_error.is_none() && self.opened > session_errors {
+            if file_error.is_none() && tally.opened > tally.failed {
                 sink.notice(Notice::OtherSessionsAudited { file: file.clone() });
             }
         }
-        if let Some(e) = &self.file_error {
-            self.end.bad_input = true;
+        if let Some(e) = &file_error {
+            end.bad_input = true;
             sink.notice(Notice::FileFailed(Arc::clone(e)));
-            if self.end.steps > 0 {
+            if end.steps > 0 {
                 sink.notice(Notice::StepsBeforeFailure {
                     file,
-                    steps: self.end.steps,
+                    steps: end.steps,
                 });
             }
-        } else if let Some(why) = &not_audited {
-            self.end.bad_input = true;
+        } else if let Some(why) = &self.not_audited {
+            end.bad_input = true;
             sink.notice(Notice::NotAudited(why.clone()));
-        } else if unaudited > 0 {
-            self.end.bad_input = true;
+        } else if self.unaudited > 0 {
+            end.bad_input = true;
         }
-        self.end.error = self.file_error;
-        self.end.not_audited = not_audited;
-        self.end.unknown_fields = facts.unknown_fields.clone();
-        self.end
+        end.error = file_error;
+        end.not_audited = self.not_audited;
+        end.unknown_fields = facts.unknown_fields.clone();
     }
 }
 
@@ -632,7 +737,7 @@ fn coverage_notices<S: Sink>(
 
 /// The `--step-per turn|call` notice for a trace of `format`, which has no messages to group
 /// into turns or split into calls (text, JSON Lines): each record is a step whatever the option.
-fn step_per_notice(
+pub(crate) fn step_per_notice(
     file: &str,
     opts: &trace::ReadOptions,
     format: trace::TraceFormat,
@@ -659,9 +764,23 @@ pub fn audit_file<S: Sink>(
     labeling: Option<&dyn LabelStage>,
     sink: &mut S,
 ) -> FileEnd {
+    let opened = trace::open_with(path, opts);
+    audit_opened(plan, checks, path, opened, opts, labeling, sink)
+}
+
+/// [`audit_file`] of a trace already opened (or that could not be opened).
+pub(crate) fn audit_opened<S: Sink>(
+    plan: AuditPlan,
+    checks: Checks,
+    path: &Path,
+    opened: Result<TraceReader<trace::Input>, trace::TraceError>,
+    opts: &trace::ReadOptions,
+    labeling: Option<&dyn LabelStage>,
+    sink: &mut S,
+) -> FileEnd {
     let mut driver: Driver<S::Trace> = Driver::new(plan, checks, &path.display().to_string());
     let mut facts = ReaderFacts::default();
-    match trace::open_with(path, opts) {
+    match opened {
         Err(e) => {
             driver.fail(sink, ReadFailure::Trace(e));
         }

@@ -11,6 +11,8 @@
 //! - [`sink`]: where verdicts, trace ends and notices go ([`Sink`], [`Collect`]).
 //! - [`specs`]: the policy of an audit of several specs (shared propositions, namespaced ids).
 //! - [`report`]: whole-trace reports ([`TraceReport`]) of a trace read at once.
+//! - [`parallel`]: `-j N` inside one file: its sessions on N threads, the sink called as by
+//!   a sequential audit ([`audit_file_parallel`]).
 //! - [`jsonl`]: the JSON Lines records of an audit (shared by the CLI and the Python package).
 //!
 //! A bad trace line stops the audit but keeps everything computed before it: the report holds
@@ -20,6 +22,7 @@ pub mod auditor;
 pub mod coverage;
 pub mod driver;
 pub mod jsonl;
+pub mod parallel;
 pub mod plan;
 pub mod records;
 pub mod report;
@@ -29,6 +32,7 @@ pub mod specs;
 pub use auditor::Auditor;
 pub use coverage::Coverage;
 pub use driver::{audit_file, Checks, CrossCheckFailure, Driver, FileEnd, LabelStage, ReaderFacts};
+pub use parallel::{audit_file_parallel, ParallelError};
 pub use plan::{AuditError, AuditOptions, AuditPlan, Fallback};
 pub use records::{InstanceEnd, PropertyEnd, PropertyInfo, VerdictRecord};
 pub use report::{audit_events, audit_path, PropertyReport, TraceReport};
