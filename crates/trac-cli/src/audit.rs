@@ -61,6 +61,8 @@ struct PrintSink<'a> {
     progress: &'a mut Progress,
     kept: &'a mut Kept,
     text: bool,
+    /// The printer reads steps' lines ([`Printer::step_lines`]).
+    lines: bool,
 }
 
 impl Sink for PrintSink<'_> {
@@ -76,7 +78,9 @@ impl Sink for PrintSink<'_> {
     }
 
     fn step(&mut self, o: &mut TraceOutcome, event: &trace::Event) {
-        o.lines.push(event.line);
+        if self.lines {
+            o.lines.push(event.line);
+        }
     }
 
     fn verdicts(&mut self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
@@ -160,6 +164,7 @@ impl FileAudit<'_> {
             progress,
             kept,
             text: self.text,
+            lines: self.printer.step_lines(),
         };
         let stage = labeling.map(|l| l as &dyn LabelStage);
         let end = audit_file(

@@ -245,6 +245,13 @@ pub(crate) trait Printer: Sync {
         o.records.extend(recs);
     }
 
+    /// Whether this printer reads the line of each step ([`TraceOutcome::line_of`]; default
+    /// `true`); when it does not, no step's line is recorded (an interleaved session costs 16
+    /// bytes per step otherwise).
+    fn step_lines(&self) -> bool {
+        true
+    }
+
     /// Whether this printer shows witnesses and past-time citations (default `true`); when it
     /// does not, the audit does not record them ([`trac_runtime::audit::AuditPlan::set_witnesses`]).
     fn witnesses(&self) -> bool {

@@ -231,6 +231,8 @@ impl Printer for Summary {
         for r in recs {
             if r.verdict == Verdict::Violated && !o.records.iter().any(|k| k.property == r.property)
             {
+                // Most sessions violate few properties: no room for four records at the first.
+                o.records.reserve_exact(1);
                 o.records.push(r);
             }
         }
@@ -238,6 +240,11 @@ impl Printer for Summary {
 
     /// Rows show counts and first steps: no witness is recorded.
     fn witnesses(&self) -> bool {
+        false
+    }
+
+    /// Rows have no line numbers.
+    fn step_lines(&self) -> bool {
         false
     }
 
