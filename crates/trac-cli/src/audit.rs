@@ -2,8 +2,9 @@
 //! ([`FileAudit::run`]), one after the other or, with `-j N`, on a rayon pool with their output
 //! put back in argument order ([`audit_files`]).
 //!
-//! Memory: an open session costs its auditor (monitor states, bounded witness windows) and its
-//! outcome so far; a session that ends (`"session_end": true`) is finished at once, and the
+//! Memory: an open session costs its auditor (monitor states, bounded witness windows; an idle
+//! one is compacted to its monitors' run states where it holds nothing else, see
+//! `trac_runtime::audit::driver::Compaction`) and its outcome so far; a session that ends (`"session_end": true`) is finished at once, and the
 //! printer keeps of it only what its format writes at the end ([`Printer::keep`]): nothing for
 //! text and JSON Lines, packed rows for the summary, the outcome for JSON, SARIF and HTML.
 

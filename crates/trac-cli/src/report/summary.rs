@@ -231,9 +231,14 @@ impl Printer for Summary {
         for r in recs {
             if r.verdict == Verdict::Violated && !o.records.iter().any(|k| k.property == r.property)
             {
-                // Most sessions violate few properties: no room for four records at the first.
+                // Most sessions violate few properties: no room for four records at the first,
+                // and nothing kept that a row does not show (property, step, value).
                 o.records.reserve_exact(1);
-                o.records.push(r);
+                o.records.push(VerdictRecord {
+                    residual: String::new(),
+                    timestamp: None,
+                    ..r
+                });
             }
         }
     }

@@ -17,7 +17,9 @@
 //!
 //! Cost per event: O(1) to find its session (a hash of its id, then its open number) plus the
 //! auditor's step. Memory: the open sessions' auditors and what the sink keeps of them; an ended
-//! session's auditor is recycled ([`AuditPlan::reset`]) for a later session.
+//! session's auditor is recycled ([`AuditPlan::reset`]) for a later session. With
+//! [`Driver::set_compaction`] (on in [`audit_file`]), idle sessions keep only their monitors'
+//! run states ([`Compaction`]).
 
 use crate::audit::auditor::Auditor;
 use crate::audit::compact::{Compact, LabelIds};
