@@ -304,9 +304,10 @@ fn collected(c: &Collect) -> (Vec<(String, String, usize, Verdict)>, Vec<String>
     (recs, ends)
 }
 
-/// The audit of `ALTERNATING` (`G !(p & r)`, `G(p -> X q)`), with `compaction`; witnesses on
-/// or off. Returns what the sink saw and how many sessions were full at the last event.
+/// The audit of `trace` (`G !(p & r)`, `G(p -> X q)`), with `compaction`; witnesses on or
+/// off. Returns what the sink saw and how many sessions were full at the last event.
 fn alternating(
+    trace: &str,
     compaction: Option<trac_runtime::audit::driver::Compaction>,
     witnesses: bool,
 ) -> (Collect, usize) {
@@ -320,7 +321,7 @@ fn alternating(
     let mut sink = Collect::default();
     let mut driver = Driver::new(plan, checks, "f");
     driver.set_compaction(compaction);
-    let reader = TraceReader::from_reader(Cursor::new(ALTERNATING), "f", TraceFormat::Jsonl);
+    let reader = TraceReader::from_reader(Cursor::new(trace.to_string()), "f", TraceFormat::Jsonl);
     driver
         .read(&mut sink, reader.map(|r| Ok((r?, None))))
         .unwrap();
@@ -335,10 +336,10 @@ fn compacted_sessions_give_the_same_records_as_full_ones() {
         max_full: 0,
         idle_events: 1,
     };
-    let (compacted, full) = alternating(Some(every_event), false);
+    let (compacted, full) = alternating(ALTERNATING, Some(every_event), false);
     // `a` read the 7th event, `b` the 8th: `a` was compacted by the last sweep.
     assert_eq!(full, 1, "one of the two sessions is compacted at the end");
-    let (plain, full) = alternating(None, false);
+    let (plain, full) = alternating(ALTERNATING, None, false);
     assert_eq!(full, 2);
     let (recs, ends) = collected(&compacted);
     // Hand-derived: a = {p},{q},{p,r},{}: f1 violated at 3 (p & r), f2 at 4 (p at 3, no q at
@@ -362,8 +363,8 @@ fn compacted_sessions_give_the_same_records_as_full_ones() {
     }
     // With witnesses, a monitor that recorded witness entries is not compacted, and the
     // records (witnesses included) are again those of an audit without compaction.
-    let (with, _) = alternating(Some(every_event), true);
-    let (without, _) = alternating(None, true);
+    let (with, _) = alternating(ALTERNATING, Some(every_event), true);
+    let (without, _) = alternating(ALTERNATING, None, true);
     let records = |c: &Collect| -> Vec<String> {
         c.traces
             .iter()
@@ -372,4 +373,29 @@ fn compacted_sessions_give_the_same_records_as_full_ones() {
     };
     assert_eq!(records(&with), records(&without));
     assert_eq!(collected(&with), collected(&without));
+}
+
+#[test]
+fn a_compacted_session_ends_at_its_marker_as_a_full_one() {
+    let every_event = trac_runtime::audit::driver::Compaction {
+        max_full: 0,
+        idle_events: 1,
+    };
+    // `a` is compacted after `b`'s last event, then its marker comes: it is rebuilt and ended
+    // there (before the file's end), and `b`, compacted at the marker, at the file's end.
+    let trace = format!("{ALTERNATING}{{\"session\": \"a\", \"session_end\": true}}\n");
+    let (compacted, full) = alternating(&trace, Some(every_event), false);
+    assert_eq!(full, 0, "a ended, b compacted");
+    let (plain, _) = alternating(&trace, None, false);
+    assert_eq!(collected(&compacted), collected(&plain));
+    let ends: Vec<(&str, usize, usize)> = compacted
+        .traces
+        .iter()
+        .map(|t| {
+            let e = t.end.as_ref().unwrap();
+            (t.name.as_str(), e.steps, e.violations())
+        })
+        .collect();
+    // Hand-derived (see `compacted_sessions_give_the_same_records_as_full_ones`).
+    assert_eq!(ends, vec![("f#a", 4, 2), ("f#b", 4, 2)]);
 }
