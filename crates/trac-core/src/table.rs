@@ -1316,7 +1316,7 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
             && self.instance.is_none()
             && self.past.is_none()
             && self.past_cited.is_empty();
-        bare.then(|| RunState {
+        bare.then_some(RunState {
             state: self.state,
             aux: self.aux,
             steps: self.steps,

@@ -279,9 +279,12 @@ const ALTERNATING: &str = r#"{"session": "a", "labels": ["p"]}
 {"session": "b", "labels": ["q"]}
 "#;
 
+/// `(trace, property, step, verdict)` of a record.
+type Rec = (String, String, usize, Verdict);
+
 /// Every record as `(trace, property, step, verdict)`, and every end with its properties' end
 /// states and the coverage (labels sorted), as text.
-fn collected(c: &Collect) -> (Vec<(String, String, usize, Verdict)>, Vec<String>) {
+fn collected(c: &Collect) -> (Vec<Rec>, Vec<String>) {
     let mut recs = Vec::new();
     let mut ends = Vec::new();
     for t in &c.traces {

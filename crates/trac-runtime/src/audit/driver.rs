@@ -204,7 +204,7 @@ impl Slot {
     fn full<'a>(
         &'a mut self,
         plan: &AuditPlan,
-        spare: &mut Vec<Box<Auditor>>,
+        spare: &mut Spares,
         labels: &LabelIds,
     ) -> (&'a mut Auditor, bool) {
         let rebuilt = if let Slot::Compact(c) = self {
@@ -223,7 +223,7 @@ impl Slot {
 }
 
 /// A fresh auditor of `plan`: a recycled one from `spare`, or a new one.
-fn fresh(plan: &AuditPlan, spare: &mut Vec<Box<Auditor>>) -> Box<Auditor> {
+fn fresh(plan: &AuditPlan, spare: &mut Spares) -> Box<Auditor> {
     match spare.pop() {
         Some(mut a) => {
             plan.reset(&mut a);
@@ -235,6 +235,11 @@ fn fresh(plan: &AuditPlan, spare: &mut Vec<Box<Auditor>>) -> Box<Auditor> {
 
 /// Auditors of ended sessions kept for new ones ([`AuditPlan::reset`] reuses their buffers).
 const SPARE_AUDITORS: usize = 16;
+
+/// Spare auditors, boxed as [`Slot::Full`] holds them: a box moves between a session and the
+/// spares without copying the auditor or allocating.
+#[allow(clippy::vec_box)]
+type Spares = Vec<Box<Auditor>>;
 
 /// When a [`Driver`] compacts idle sessions ([`Driver::set_compaction`]): once `max_full`
 /// sessions hold a full auditor, the sessions that read no event of the last
@@ -281,7 +286,7 @@ pub struct Driver<T> {
     ended_cov: Coverage,
     /// Sessions stopped by a failure of their own: their later events are skipped.
     failed: FxHashSet<Option<String>>,
-    spare: Vec<Box<Auditor>>,
+    spare: Spares,
     /// The failure that stopped the file.
     file_error: Option<Arc<ReadFailure>>,
     end: FileEnd,
