@@ -6,8 +6,8 @@
 //! bytes, violation maps, coverage with its label strings, buffers). An auditor whose monitors
 //! are compiled tables holding nothing but their run state (no witness entries, no past-time
 //! evaluator, not parametric, no derived atoms) is exactly described by its steps, its coverage
-//! counts, the labels it saw and, per property, its [`RunState`] and violation count: ≈ 200
-//! bytes for three properties. [`Auditor::restore`] on a fresh auditor of the same plan gives
+//! counts, the labels it saw and, per property, its [`RunState`] and violation count: ≈ 250
+//! bytes for three properties, malloc headers included. [`Auditor::restore`] on a fresh auditor of the same plan gives
 //! back an auditor that steps and ends exactly as the original would (same records, same end
 //! states, same coverage).
 
