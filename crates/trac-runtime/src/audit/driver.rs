@@ -243,7 +243,7 @@ type Spares = Vec<Box<Auditor>>;
 
 /// When a [`Driver`] compacts idle sessions ([`Driver::set_compaction`]): once `max_full`
 /// sessions hold a full auditor, the sessions that read no event of the last
-/// `idle_events` events are compacted to their monitors' run states ([`Compact`]; ≈ 200 bytes
+/// `idle_events` events are compacted to their monitors' run states ([`Compact`]; ≈ 250 bytes
 /// for three properties instead of ≈ 2 KB), and rebuilt when their next event comes or at
 /// their end, with the same records, end states and coverage. Sessions whose auditor holds more
 /// than run states (witness entries, past-time state, parametric or progression monitors,
