@@ -3,8 +3,9 @@
 //! put back in argument order ([`audit_files`]). One file with `-j N`: its sessions on N
 //! threads by the library ([`FileAudit::run_sessions_parallel`]).
 //!
-//! Memory: an open session costs its auditor (monitor states, bounded witness windows) and its
-//! outcome so far; a session that ends (`"session_end": true`) is finished at once, and the
+//! Memory: an open session costs its auditor (monitor states, bounded witness windows; an idle
+//! one is compacted to its monitors' run states where it holds nothing else, see
+//! `trac_runtime::audit::driver::Compaction`) and its outcome so far; a session that ends (`"session_end": true`) is finished at once, and the
 //! printer keeps of it only what its format writes at the end ([`Printer::keep`]): nothing for
 //! text and JSON Lines, packed rows for the summary, the outcome for JSON, SARIF and HTML.
 
@@ -62,6 +63,8 @@ struct PrintSink<'a> {
     progress: &'a mut Progress,
     kept: &'a mut Kept,
     text: bool,
+    /// The printer reads steps' lines ([`Printer::step_lines`]).
+    lines: bool,
 }
 
 impl Sink for PrintSink<'_> {
@@ -77,7 +80,9 @@ impl Sink for PrintSink<'_> {
     }
 
     fn step(&mut self, o: &mut TraceOutcome, event: &trace::Event) {
-        o.lines.push(event.line);
+        if self.lines {
+            o.lines.push(event.line);
+        }
     }
 
     fn verdicts(&mut self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
@@ -161,6 +166,7 @@ impl FileAudit<'_> {
             progress,
             kept,
             text: self.text,
+            lines: self.printer.step_lines(),
         };
         let stage = labeling.map(|l| l as &dyn LabelStage);
         let end = audit_file(
@@ -197,6 +203,7 @@ impl FileAudit<'_> {
             progress,
             kept,
             text: self.text,
+            lines: self.printer.step_lines(),
         };
         let checks = self.checks.clone();
         match audit_file_parallel(rebuild, checks, path, &self.read_options, jobs, &mut sink) {

@@ -951,6 +951,19 @@ pub struct TableMonitor<S = Vec<u32>, T = String> {
     fused: OnceLock<Option<Arc<FusedStep>>>,
 }
 
+/// The run state of a [`TableMonitor`] ([`TableMonitor::run_state`]): what a monitor that
+/// records no witness, citation or instance holds besides its table. 24 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunState {
+    state: u32,
+    aux: u32,
+    steps: usize,
+    verdict: Verdict,
+    run_empty: bool,
+    first_run: bool,
+    announce: bool,
+}
+
 /// How a table monitor writes a residual formula (Spot syntax) of its table for a parametric
 /// instance: `rename(residual, var, value)` replaces the propositions `base(var)` by
 /// `base(value)`. trac-core has no parser, so the default ([`rename_residual_text`]) works on
@@ -1310,6 +1323,44 @@ impl<S: AsRef<[u32]>, T: AsRef<str>> TableMonitor<S, T> {
     /// Whether a [`PastWitness`] explains this monitor's verdicts ([`TableMonitor::with_past`]).
     pub fn has_past(&self) -> bool {
         self.past.is_some()
+    }
+
+    /// The monitor's whole state when it is nothing but its run state ([`RunState`]: main and
+    /// auxiliary states, verdict, steps, run flags): `None` when it also holds witness entries,
+    /// past-time citations or a past-time evaluator, shadows, or a parametric instance's value.
+    /// A monitor of the same table and policy, otherwise fresh, given this state by
+    /// [`TableMonitor::set_run_state`] is then indistinguishable from this one (compacting the
+    /// monitors of idle sessions; see `trac_runtime::audit::driver`). O(1).
+    pub fn run_state(&self) -> Option<RunState> {
+        let bare = self.explanation.len() == 0
+            && self.witness.len() == 0
+            && self.dropped == 0
+            && self.shadows.is_empty()
+            && self.instance.is_none()
+            && self.past.is_none()
+            && self.past_cited.is_empty();
+        bare.then_some(RunState {
+            state: self.state,
+            aux: self.aux,
+            steps: self.steps,
+            verdict: self.verdict,
+            run_empty: self.run_empty,
+            first_run: self.first_run,
+            announce: self.announce,
+        })
+    }
+
+    /// Gives this monitor the run state `s` taken from a monitor of the same table and policy by
+    /// [`TableMonitor::run_state`] (call it on a fresh monitor: witness windows and citations
+    /// are left as they are). O(1).
+    pub fn set_run_state(&mut self, s: RunState) {
+        self.state = s.state;
+        self.aux = s.aux;
+        self.steps = s.steps;
+        self.verdict = s.verdict;
+        self.run_empty = s.run_empty;
+        self.first_run = s.first_run;
+        self.announce = s.announce;
     }
 
     /// This monitor with `renamer` writing the residuals of its parametric instances (kept by

@@ -266,3 +266,139 @@ fn shared_ids_are_namespaced_and_conflicting_propositions_refused() {
     let err = AuditPlan::new(&same, &progression).err().unwrap();
     assert!(err.to_string().contains("duplicate property id"), "{err}");
 }
+
+/// Two interleaved sessions: `a` and `b` alternate, so with compaction after one idle event
+/// each is compacted while the other reads, and rebuilt at its next event.
+const ALTERNATING: &str = r#"{"session": "a", "labels": ["p"]}
+{"session": "b", "labels": ["p"]}
+{"session": "a", "labels": ["q"]}
+{"session": "b", "labels": ["r"]}
+{"session": "a", "labels": ["p", "r"]}
+{"session": "b", "labels": ["p", "r"]}
+{"session": "a", "labels": []}
+{"session": "b", "labels": ["q"]}
+"#;
+
+/// `(trace, property, step, verdict)` of a record.
+type Rec = (String, String, usize, Verdict);
+
+/// Every record as `(trace, property, step, verdict)`, and every end with its properties' end
+/// states and the coverage (labels sorted), as text.
+fn collected(c: &Collect) -> (Vec<Rec>, Vec<String>) {
+    let mut recs = Vec::new();
+    let mut ends = Vec::new();
+    for t in &c.traces {
+        for r in &t.records {
+            recs.push((t.name.clone(), r.property.clone(), r.step, r.verdict));
+        }
+        let e = t.end.as_ref().unwrap();
+        let mut labels: Vec<&String> = e.coverage.labels_seen.iter().collect();
+        labels.sort();
+        let cov = &e.coverage;
+        ends.push(format!(
+            "{} {} {:?} {:?} {:?}",
+            t.name,
+            e.steps,
+            e.ends,
+            (cov.steps, cov.with_labels, cov.understood, cov.with_text),
+            labels
+        ));
+    }
+    (recs, ends)
+}
+
+/// The audit of `trace` (`G !(p & r)`, `G(p -> X q)`), with `compaction`; witnesses on or
+/// off. Returns what the sink saw and how many sessions were full at the last event.
+fn alternating(
+    trace: &str,
+    compaction: Option<trac_runtime::audit::driver::Compaction>,
+    witnesses: bool,
+) -> (Collect, usize) {
+    let specs = vec![spec("s", &[("f1", "G !(p & r)"), ("f2", "G(p -> X q)")])];
+    let checks = Checks {
+        specs: specs.clone().into(),
+        ..Checks::default()
+    };
+    let mut plan = plan(&specs);
+    plan.set_witnesses(witnesses);
+    let mut sink = Collect::default();
+    let mut driver = Driver::new(plan, checks, "f");
+    driver.set_compaction(compaction);
+    let reader = TraceReader::from_reader(Cursor::new(trace.to_string()), "f", TraceFormat::Jsonl);
+    driver
+        .read(&mut sink, reader.map(|r| Ok((r?, None))))
+        .unwrap();
+    let full = driver.open_sessions().count();
+    driver.finish(&mut sink, &ReaderFacts::default());
+    (sink, full)
+}
+
+#[test]
+fn compacted_sessions_give_the_same_records_as_full_ones() {
+    let every_event = trac_runtime::audit::driver::Compaction {
+        max_full: 0,
+        idle_events: 1,
+    };
+    let (compacted, full) = alternating(ALTERNATING, Some(every_event), false);
+    // `a` read the 7th event, `b` the 8th: `a` was compacted by the last sweep.
+    assert_eq!(full, 1, "one of the two sessions is compacted at the end");
+    let (plain, full) = alternating(ALTERNATING, None, false);
+    assert_eq!(full, 2);
+    let (recs, ends) = collected(&compacted);
+    // Hand-derived: a = {p},{q},{p,r},{}: f1 violated at 3 (p & r), f2 at 4 (p at 3, no q at
+    // 4); b = {p},{r},{p,r},{q}: f2 violated at 2 (p at 1, no q at 2), f1 at 3.
+    let v = Verdict::Violated;
+    let r = |t: &str, p: &str, s| (t.to_string(), p.to_string(), s, v);
+    assert_eq!(
+        recs,
+        vec![
+            r("f#a", "f1", 3),
+            r("f#a", "f2", 4),
+            r("f#b", "f2", 2),
+            r("f#b", "f1", 3),
+        ]
+    );
+    assert_eq!((recs, ends), collected(&plain));
+    for t in &compacted.traces {
+        let e = t.end.as_ref().unwrap();
+        assert_eq!((e.steps, e.violations()), (4, 2), "{}", t.name);
+        assert_eq!(e.coverage.understood, 4);
+    }
+    // With witnesses, a monitor that recorded witness entries is not compacted, and the
+    // records (witnesses included) are again those of an audit without compaction.
+    let (with, _) = alternating(ALTERNATING, Some(every_event), true);
+    let (without, _) = alternating(ALTERNATING, None, true);
+    let records = |c: &Collect| -> Vec<String> {
+        c.traces
+            .iter()
+            .map(|t| format!("{:?}", t.records))
+            .collect()
+    };
+    assert_eq!(records(&with), records(&without));
+    assert_eq!(collected(&with), collected(&without));
+}
+
+#[test]
+fn a_compacted_session_ends_at_its_marker_as_a_full_one() {
+    let every_event = trac_runtime::audit::driver::Compaction {
+        max_full: 0,
+        idle_events: 1,
+    };
+    // `a` is compacted after `b`'s last event, then its marker comes: it is rebuilt and ended
+    // there (before the file's end), and `b`, compacted at the marker, at the file's end.
+    let trace = format!("{ALTERNATING}{{\"session\": \"a\", \"session_end\": true}}\n");
+    let (compacted, full) = alternating(&trace, Some(every_event), false);
+    assert_eq!(full, 0, "a ended, b compacted");
+    let (plain, _) = alternating(&trace, None, false);
+    assert_eq!(collected(&compacted), collected(&plain));
+    let ends: Vec<(&str, usize, usize)> = compacted
+        .traces
+        .iter()
+        .map(|t| {
+            let e = t.end.as_ref().unwrap();
+            (t.name.as_str(), e.steps, e.violations())
+        })
+        .collect();
+    // Hand-derived (see `compacted_sessions_give_the_same_records_as_full_ones`).
+    assert_eq!(ends, vec![("f#a", 4, 2), ("f#b", 4, 2)]);
+}

@@ -42,6 +42,11 @@ impl Printer for Json {
         }
     }
 
+    /// JSON records have no line numbers.
+    fn step_lines(&self) -> bool {
+        false
+    }
+
     fn trace_end(&self, out: &mut dyn Write, o: &TraceOutcome) {
         if self.lines {
             let mut line = Vec::with_capacity(256);

@@ -50,6 +50,9 @@ pub(crate) struct TraceOutcome {
     /// Per property id, every verdict reached counted over the steps (HTML only, whose
     /// `retain` keeps a bounded number of `records`).
     pub timelines: Vec<(String, html::Timeline)>,
+    /// `(property, step, value)` of each property's first violation, the property as its
+    /// index in the report's order (`--summary` only, whose `retain` keeps no record).
+    pub first_violations: Vec<(usize, usize, Option<String>)>,
     /// Per property, its state at the end of the trace.
     pub ends: Vec<PropertyEnd>,
     /// The trace error that ended the audit early, or why the trace was not audited.
@@ -73,6 +76,7 @@ impl TraceOutcome {
             lines: StepLines::default(),
             records: Vec::new(),
             timelines: Vec::new(),
+            first_violations: Vec::new(),
             ends: Vec::new(),
             error: None,
             error_line: None,
@@ -243,6 +247,13 @@ pub(crate) trait Printer: Sync {
     /// none, so a long trace's memory does not grow with its verdicts.
     fn retain(&self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
         o.records.extend(recs);
+    }
+
+    /// Whether this printer reads the line of each step ([`TraceOutcome::line_of`]; default
+    /// `true`); when it does not, no step's line is recorded (an interleaved session costs 16
+    /// bytes per step otherwise).
+    fn step_lines(&self) -> bool {
+        true
     }
 
     /// Whether this printer shows witnesses and past-time citations (default `true`); when it

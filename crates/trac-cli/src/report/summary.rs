@@ -225,13 +225,21 @@ fn pad(out: &mut Vec<u8>, n: usize) {
 }
 
 impl Printer for Summary {
-    /// The summary reads each property's first violation only (so `o.records` holds
-    /// violations alone, at most one per property).
+    /// The summary reads each property's first violation only: kept as its step and value in
+    /// `o.first_violations` (no record is kept; an open session of many costs 40 bytes per
+    /// property violated, not a record).
     fn retain(&self, o: &mut TraceOutcome, recs: Vec<VerdictRecord>) {
         for r in recs {
-            if r.verdict == Verdict::Violated && !o.records.iter().any(|k| k.property == r.property)
-            {
-                o.records.push(r);
+            if r.verdict != Verdict::Violated {
+                continue;
+            }
+            let Some(k) = self.ids.iter().position(|id| *id == r.property) else {
+                continue;
+            };
+            if !o.first_violations.iter().any(|f| f.0 == k) {
+                // Most sessions violate few properties: no room for four at the first.
+                o.first_violations.reserve_exact(1);
+                o.first_violations.push((k, r.step, r.value));
             }
         }
     }
@@ -241,13 +249,18 @@ impl Printer for Summary {
         false
     }
 
+    /// Rows have no line numbers.
+    fn step_lines(&self) -> bool {
+        false
+    }
+
     /// The trace's rows (one per property) and its error line, if any.
     fn keep(&self, o: TraceOutcome, kept: &mut Kept) {
         kept.traces += 1;
         let rows = &mut kept.rows;
         let mut count = String::new();
         let mut first = String::new();
-        for id in &self.ids {
+        for (k, id) in self.ids.iter().enumerate() {
             let end = o.ends.iter().find(|e| &e.property == id);
             let until;
             count.clear();
@@ -273,15 +286,11 @@ impl Printer for Summary {
                 }
             };
             first.clear();
-            match o
-                .records
-                .iter()
-                .find(|r| &r.property == id && r.verdict == Verdict::Violated)
-            {
-                Some(r) => {
+            match o.first_violations.iter().find(|f| f.0 == k) {
+                Some((_, step, value)) => {
                     use std::fmt::Write as _;
-                    let _ = write!(first, "step {}", r.step);
-                    if let Some(v) = &r.value {
+                    let _ = write!(first, "step {step}");
+                    if let Some(v) = value {
                         let _ = write!(first, " ({v})");
                     }
                 }

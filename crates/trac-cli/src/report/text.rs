@@ -25,6 +25,11 @@ impl Text {
 }
 
 impl Printer for Text {
+    /// Text reports name steps, not lines.
+    fn step_lines(&self) -> bool {
+        false
+    }
+
     fn verdicts(&self, out: &mut dyn Write, o: &TraceOutcome, recs: &[VerdictRecord]) {
         if !o.streamed {
             return;

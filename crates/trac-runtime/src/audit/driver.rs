@@ -17,9 +17,12 @@
 //!
 //! Cost per event: O(1) to find its session (a hash of its id, then its open number) plus the
 //! auditor's step. Memory: the open sessions' auditors and what the sink keeps of them; an ended
-//! session's auditor is recycled ([`AuditPlan::reset`]) for a later session.
+//! session's auditor is recycled ([`AuditPlan::reset`]) for a later session. With
+//! [`Driver::set_compaction`] (on in [`audit_file`]), idle sessions keep only their monitors'
+//! run states ([`Compaction`]).
 
 use crate::audit::auditor::Auditor;
+use crate::audit::compact::{Compact, LabelIds};
 use crate::audit::coverage::Coverage;
 use crate::audit::jsonl;
 use crate::audit::plan::AuditPlan;
@@ -153,16 +156,117 @@ pub trait LabelStage {
     fn uses_model(&self) -> bool;
 }
 
-/// One open session: its auditor and what the sink keeps of it.
+/// One open session: its auditor (full, or compacted while idle) and what the sink keeps of it.
 #[derive(Clone)]
 struct Open<T> {
     name: String,
-    auditor: Auditor,
+    auditor: Slot,
     trace: T,
+    /// The driver's count of events when this session last read one (for compaction).
+    last: usize,
+}
+
+/// An open session's auditor: full (boxed: an open session's box is sized by the compact one),
+/// or compacted ([`Compact`]).
+#[derive(Clone)]
+enum Slot {
+    Full(Box<Auditor>),
+    Compact(Compact),
+}
+
+impl Slot {
+    /// Steps read.
+    fn steps(&self) -> usize {
+        match self {
+            Slot::Full(a) => a.steps(),
+            Slot::Compact(c) => c.steps(),
+        }
+    }
+
+    /// Steps understood.
+    fn understood(&self) -> usize {
+        match self {
+            Slot::Full(a) => a.coverage().understood,
+            Slot::Compact(c) => c.understood(),
+        }
+    }
+
+    /// Adds the session's coverage to `cov`.
+    fn merge_coverage(&self, cov: &mut Coverage, labels: &LabelIds) {
+        match self {
+            Slot::Full(a) => cov.merge(a.coverage()),
+            Slot::Compact(c) => c.merge_coverage(cov, labels),
+        }
+    }
+
+    /// The full auditor, rebuilt from `spare` (or `plan`) if compacted; `rebuilt` says whether
+    /// it was.
+    fn full<'a>(
+        &'a mut self,
+        plan: &AuditPlan,
+        spare: &mut Spares,
+        labels: &LabelIds,
+    ) -> (&'a mut Auditor, bool) {
+        let rebuilt = if let Slot::Compact(c) = self {
+            let mut a = fresh(plan, spare);
+            a.restore(c, labels);
+            *self = Slot::Full(a);
+            true
+        } else {
+            false
+        };
+        match self {
+            Slot::Full(a) => (a, rebuilt),
+            Slot::Compact(_) => unreachable!("made full above"),
+        }
+    }
+}
+
+/// A fresh auditor of `plan`: a recycled one from `spare`, or a new one.
+fn fresh(plan: &AuditPlan, spare: &mut Spares) -> Box<Auditor> {
+    match spare.pop() {
+        Some(mut a) => {
+            plan.reset(&mut a);
+            a
+        }
+        None => Box::new(plan.auditor()),
+    }
 }
 
 /// Auditors of ended sessions kept for new ones ([`AuditPlan::reset`] reuses their buffers).
 const SPARE_AUDITORS: usize = 16;
+
+/// Spare auditors, boxed as [`Slot::Full`] holds them: a box moves between a session and the
+/// spares without copying the auditor or allocating.
+#[allow(clippy::vec_box)]
+type Spares = Vec<Box<Auditor>>;
+
+/// When a [`Driver`] compacts idle sessions ([`Driver::set_compaction`]): once `max_full`
+/// sessions hold a full auditor, the sessions that read no event of the last
+/// `idle_events` events are compacted to their monitors' run states ([`Compact`]; ≈ 250 bytes
+/// for three properties instead of ≈ 2 KB), and rebuilt when their next event comes or at
+/// their end, with the same records, end states and coverage. Sessions whose auditor holds more
+/// than run states (witness entries, past-time state, parametric or progression monitors,
+/// derived atoms) stay full. At most `idle_events` sessions are busy at a time, so a sweep
+/// leaves at most that many full ones that could be compacted; sweeps cost O(full sessions)
+/// each and their thresholds double, so O(1) per event amortized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compaction {
+    /// Full auditors from which on idle sessions are compacted.
+    pub max_full: usize,
+    /// A session that read none of the last `idle_events` events is idle.
+    pub idle_events: usize,
+}
+
+impl Default for Compaction {
+    /// 4,096 full auditors (≈ 8 MB with three properties), idle after 4,096 events.
+    fn default() -> Self {
+        Compaction {
+            max_full: 4096,
+            idle_events: 4096,
+        }
+    }
+}
 
 /// The audit of one file (or one stream of events) against one [`AuditPlan`], split by session.
 /// `T` is the sink's [`Sink::Trace`]. A clone is an independent copy of every open session
@@ -182,10 +286,21 @@ pub struct Driver<T> {
     ended_cov: Coverage,
     /// Sessions stopped by a failure of their own: their later events are skipped.
     failed: FxHashSet<Option<String>>,
-    spare: Vec<Auditor>,
+    spare: Spares,
     /// The failure that stopped the file.
     file_error: Option<Arc<ReadFailure>>,
     end: FileEnd,
+    /// Idle sessions are compacted (`None`: never).
+    compaction: Option<Compaction>,
+    /// The numbering of the labels of compacted sessions.
+    labels: LabelIds,
+    /// Events fed so far (the clock of idleness).
+    ticks: usize,
+    /// The open numbers of sessions made full since the last sweep or left full by it (some
+    /// may have ended since).
+    full: Vec<usize>,
+    /// The length of `full` that starts the next sweep.
+    sweep_at: usize,
 }
 
 impl<T> Driver<T> {
@@ -204,7 +319,54 @@ impl<T> Driver<T> {
             spare: Vec::new(),
             file_error: None,
             end: FileEnd::default(),
+            compaction: None,
+            labels: LabelIds::default(),
+            ticks: 0,
+            full: Vec::new(),
+            sweep_at: 0,
         }
+    }
+
+    /// Compacts idle sessions as `compaction` says (`None`, the default of [`Driver::new`]:
+    /// never; [`audit_file`] uses [`Compaction::default`]). Reports are the same either way;
+    /// [`Driver::open_sessions`] and [`Driver::session`] see only the sessions not compacted.
+    pub fn set_compaction(&mut self, compaction: Option<Compaction>) {
+        self.compaction = compaction;
+        self.sweep_at = compaction.map_or(0, |c| c.max_full);
+    }
+
+    /// Compacts the idle sessions when more than the threshold hold full auditors (see
+    /// [`Compaction`]).
+    fn sweep(&mut self) {
+        let Some(c) = self.compaction else { return };
+        if self.full.len() < self.sweep_at {
+            return;
+        }
+        let mut kept = Vec::new();
+        for i in std::mem::take(&mut self.full) {
+            let Some(s) = self.sessions.get_mut(&i) else {
+                continue;
+            };
+            let Slot::Full(a) = &s.auditor else { continue };
+            let compacted = if s.last + c.idle_events <= self.ticks {
+                a.compact(&mut self.labels)
+            } else {
+                None
+            };
+            match compacted {
+                Some(compact) => {
+                    if let Slot::Full(a) = std::mem::replace(&mut s.auditor, Slot::Compact(compact))
+                    {
+                        if self.spare.len() < SPARE_AUDITORS {
+                            self.spare.push(a);
+                        }
+                    }
+                }
+                None => kept.push(i),
+            }
+        }
+        self.sweep_at = 2 * c.max_full.max(kept.len());
+        self.full = kept;
     }
 
     /// Names the file as its reader does (`<stdin>` for standard input) and says whether it is a
@@ -230,29 +392,28 @@ impl<T> Driver<T> {
     }
 
     /// The open sessions, in order of first appearance: their trace names and auditors (the
-    /// residuals of their monitors, a supervisor's look-ahead).
+    /// residuals of their monitors, a supervisor's look-ahead). Sessions compacted while idle
+    /// ([`Driver::set_compaction`]) are left out.
     pub fn open_sessions(&self) -> impl Iterator<Item = (&str, &Auditor)> {
-        self.sessions
-            .values()
-            .map(|s| (s.name.as_str(), &s.auditor))
+        self.sessions.values().filter_map(|s| match &s.auditor {
+            Slot::Full(a) => Some((s.name.as_str(), &**a)),
+            Slot::Compact(_) => None,
+        })
     }
 
-    /// The auditor of open session `session`, if it is open.
+    /// The auditor of open session `session`, if it is open (and not compacted while idle).
     pub fn session(&self, session: Option<&str>) -> Option<&Auditor> {
         let i = self.index.get(&session.map(str::to_string))?;
-        self.sessions.get(i).map(|s| &s.auditor)
+        match &self.sessions.get(i)?.auditor {
+            Slot::Full(a) => Some(a),
+            Slot::Compact(_) => None,
+        }
     }
 
     /// Opens session `key`: a fresh (or recycled) auditor, the sink's trace, its step-0
     /// verdicts.
     fn open<S: Sink<Trace = T>>(&mut self, sink: &mut S, key: Option<&str>) -> Open<T> {
-        let auditor = match self.spare.pop() {
-            Some(mut a) => {
-                self.plan.reset(&mut a);
-                a
-            }
-            None => self.plan.auditor(),
-        };
+        let auditor = fresh(&self.plan, &mut self.spare);
         let name = jsonl::session_trace_name(&self.file, key);
         let trace = sink.start(&TraceStart {
             name: &name,
@@ -262,8 +423,9 @@ impl<T> Driver<T> {
         });
         Open {
             name,
-            auditor,
+            auditor: Slot::Full(auditor),
             trace,
+            last: self.ticks,
         }
     }
 
@@ -287,11 +449,15 @@ impl<T> Driver<T> {
     /// Opens session `key` with its step-0 verdicts and indexes it; returns its open number.
     fn open_indexed<S: Sink<Trace = T>>(&mut self, sink: &mut S, key: &Option<String>) -> usize {
         let mut s = self.open(sink, key.as_deref());
-        let recs = s.auditor.initial();
+        let (auditor, _) = s.auditor.full(&self.plan, &mut self.spare, &self.labels);
+        let recs = auditor.initial();
         sink.verdicts(&mut s.trace, recs);
         let i = self.opened;
         self.index.insert(key.clone(), i);
         self.sessions.insert(i, Box::new(s));
+        if self.compaction.is_some() {
+            self.full.push(i);
+        }
         self.end.peak_open = self.end.peak_open.max(self.sessions.len());
         self.opened += 1;
         i
@@ -305,12 +471,16 @@ impl<T> Driver<T> {
         s: Open<T>,
         error: Option<EndError>,
         error_line: Option<usize>,
-    ) -> Auditor {
+    ) -> Box<Auditor> {
         let Open {
-            mut auditor,
+            auditor: mut slot,
             mut trace,
             ..
         } = s;
+        slot.full(&self.plan, &mut self.spare, &self.labels);
+        let Slot::Full(mut auditor) = slot else {
+            unreachable!("made full above")
+        };
         if error.is_none() {
             let recs = auditor.end_of_trace();
             if !recs.is_empty() {
@@ -359,15 +529,21 @@ impl<T> Driver<T> {
             None if marker => return Ok(()),
             None => self.open_indexed(sink, &event.session),
         };
+        self.ticks += 1;
         let s = &mut **self.sessions.get_mut(&i).expect("indexed");
+        s.last = self.ticks;
+        let (auditor, rebuilt) = s.auditor.full(&self.plan, &mut self.spare, &self.labels);
+        if rebuilt {
+            self.full.push(i);
+        }
         if !marker {
             let recs = match labels {
-                Some(l) => s.auditor.step_labeled(event, l),
-                None => s.auditor.step(event),
+                Some(l) => auditor.step_labeled(event, l),
+                None => auditor.step(event),
             };
             sink.step(&mut s.trace, event);
             sink.verdicts(&mut s.trace, recs);
-            if let Some((property, value, mismatch)) = s.auditor.mismatch() {
+            if let Some((property, value, mismatch)) = auditor.mismatch() {
                 return Err(CrossCheckFailure {
                     trace: s.name.clone(),
                     property,
@@ -377,9 +553,10 @@ impl<T> Driver<T> {
             }
         }
         sink.consumed(event.raw.len() + 1);
-        if event.ends_session() && s.auditor.coverage().understood > 0 {
+        if event.ends_session() && auditor.coverage().understood > 0 {
             self.end_open(sink, &event.session, i);
         }
+        self.sweep();
         Ok(())
     }
 
@@ -387,7 +564,7 @@ impl<T> Driver<T> {
     fn end_open<S: Sink<Trace = T>>(&mut self, sink: &mut S, key: &Option<String>, i: usize) {
         self.index.remove(key);
         let s = *self.sessions.remove(&i).expect("indexed");
-        self.ended_cov.merge(s.auditor.coverage());
+        s.auditor.merge_coverage(&mut self.ended_cov, &self.labels);
         let auditor = self.close(sink, s, None, None);
         if self.spare.len() < SPARE_AUDITORS {
             self.spare.push(auditor);
@@ -403,7 +580,7 @@ impl<T> Driver<T> {
         let Some(&i) = self.index.get(&key) else {
             return;
         };
-        if self.sessions[&i].auditor.coverage().understood > 0 {
+        if self.sessions[&i].auditor.understood() > 0 {
             self.end_open(sink, &key, i);
         }
     }
@@ -439,7 +616,8 @@ impl<T> Driver<T> {
                 // Its first line is the bad one: still a trace, reported.
                 self.opened += 1;
                 let mut s = self.open(sink, session.as_deref());
-                let recs = s.auditor.initial();
+                let (auditor, _) = s.auditor.full(&self.plan, &mut self.spare, &self.labels);
+                let recs = auditor.initial();
                 sink.verdicts(&mut s.trace, recs);
                 s
             }
@@ -487,7 +665,8 @@ impl<T> Driver<T> {
         if self.sessions.is_empty() && self.opened == 0 {
             let mut s = self.open(sink, None);
             if self.file_error.is_none() {
-                let recs = s.auditor.initial();
+                let (auditor, _) = s.auditor.full(&self.plan, &mut self.spare, &self.labels);
+                let recs = auditor.initial();
                 sink.verdicts(&mut s.trace, recs);
             }
             self.sessions.insert(0, Box::new(s));
@@ -514,7 +693,7 @@ impl<T> Driver<T> {
     pub(crate) fn tally(&self) -> Tally {
         let mut coverage = self.ended_cov.clone();
         for s in self.sessions.values() {
-            coverage.merge(s.auditor.coverage());
+            s.auditor.merge_coverage(&mut coverage, &self.labels);
         }
         Tally {
             coverage,
@@ -539,7 +718,11 @@ impl<T> Driver<T> {
     ) {
         for (n, s) in std::mem::take(&mut self.sessions) {
             mark(sink, n);
-            self.close(sink, *s, closing.error.clone(), closing.line);
+            let auditor = self.close(sink, *s, closing.error.clone(), closing.line);
+            // Compacted sessions are rebuilt one after the other from the same spare.
+            if self.spare.len() < SPARE_AUDITORS {
+                self.spare.push(auditor);
+            }
         }
     }
 }
@@ -779,6 +962,7 @@ pub(crate) fn audit_opened<S: Sink>(
     sink: &mut S,
 ) -> FileEnd {
     let mut driver: Driver<S::Trace> = Driver::new(plan, checks, &path.display().to_string());
+    driver.set_compaction(Some(Compaction::default()));
     let mut facts = ReaderFacts::default();
     match opened {
         Err(e) => {

@@ -4,6 +4,7 @@
 //! - [`plan`]: what an audit builds once per set of specs ([`AuditPlan`], [`AuditOptions`]).
 //! - [`auditor`]: the streaming audit of one trace ([`Auditor`]: one event in, the verdicts
 //!   reached at that step out).
+//! - [`compact`]: idle sessions' auditors compacted to their monitors' run states.
 //! - [`records`]: verdict records with witnesses, and the properties' states at the end.
 //! - [`coverage`]: what an audit could read of a trace, and which properties it could decide.
 //! - [`driver`]: the one audit loop: events in, split by session, verdicts out to a sink (pull
@@ -19,6 +20,7 @@
 //! the verdicts so far, the end-of-trace verdicts of the prefix read, and the error.
 
 pub mod auditor;
+pub mod compact;
 pub mod coverage;
 pub mod driver;
 pub mod jsonl;

@@ -39,8 +39,8 @@
 //! an explicit `-j N`.
 
 use crate::audit::driver::{
-    audit_opened, step_per_notice, Checks, Closing, CrossCheckFailure, Driver, FileEnd, Item,
-    ReaderFacts, Tally,
+    audit_opened, step_per_notice, Checks, Closing, Compaction, CrossCheckFailure, Driver, FileEnd,
+    Item, ReaderFacts, Tally,
 };
 use crate::audit::plan::AuditPlan;
 use crate::audit::records::VerdictRecord;
@@ -210,6 +210,7 @@ pub(crate) fn audit_batched<S: Sink>(
         // A file of one batch, or whose first batch is one session: as today, on this thread.
         let plan = make_plan().ok_or(ParallelError::Plan)?;
         let mut driver = Driver::new(plan, checks, &path.display().to_string());
+        driver.set_compaction(Some(Compaction::default()));
         driver.set_source(reader.name(), false);
         let rest = std::iter::from_fn(|| file_error.take().map(Err))
             .chain((&mut reader).map(|r| r.map(|e| (e, None)).map_err(ReadFailure::Trace)));
@@ -333,6 +334,8 @@ impl Worker {
         };
         // The coverage checks run on the merger, against the real checks.
         let mut driver: Driver<u64> = Driver::new(plan, Checks::default(), &self.file);
+        // Each worker's idle sessions are compacted as in a one-thread audit (same records).
+        driver.set_compaction(Some(Compaction::default()));
         driver.set_source(&self.file, false);
         let mut rec = Recorder {
             ops: Vec::new(),
