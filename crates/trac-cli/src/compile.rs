@@ -92,7 +92,6 @@ pub enum Emit {
     Ron,
 }
 
-/// The engine options of `trac audit`.
 /// The value of `--max-states`: a number of states, `0` for no limit. A negative number is
 /// given to this parser (`allow_negative_numbers`), so that `-1` gets this message rather than
 /// clap's tip to write `-- -1`, which would make it a trace file.
@@ -111,6 +110,7 @@ pub fn max_states(n: usize) -> usize {
     }
 }
 
+/// The engine options of `trac audit`.
 #[derive(clap::Args)]
 pub struct EngineArgs {
     /// The monitoring engine: compiled monitor tables (complete verdicts), formula progression,

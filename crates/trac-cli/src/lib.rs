@@ -138,14 +138,14 @@ struct AuditArgs {
     #[arg(long, value_name = "BYTES", default_value_t = trace::DEFAULT_MAX_LINE_BYTES,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     max_line_bytes: usize,
-    /// Audit up to N trace files at once (default: the number of cores). The report, messages
+    /// Audit up to N trace files at once (1 to 256; default: the number of cores). The report, messages
     /// and exit code are the same as with `-j 1`: each file's output is written in argument
     /// order. Standard input, pipes and LLM labeling are audited one file at a time. With one
     /// trace file and `-j N` given, its sessions are audited on N threads (same output, byte
     /// for byte, in every format); a file of fewer than 4096 events or whose first 4096 events
     /// are one session stays on one thread.
-    #[arg(short = 'j', long = "jobs", value_name = "N")]
-    jobs: Option<std::num::NonZeroUsize>,
+    #[arg(short = 'j', long = "jobs", value_name = "N", allow_negative_numbers = true, value_parser = parse_jobs)]
+    jobs: Option<usize>,
     /// Trace files: JSON Lines events, plain-text action logs, chat logs (OpenAI, Anthropic) or
     /// OTLP JSON spans; `-` reads standard input. Pipes are read as events arrive.
     #[arg(required = true, value_name = "TRACE")]
@@ -541,6 +541,18 @@ fn slow_build_hint(engine: &str) -> std::sync::mpsc::Sender<()> {
     tx
 }
 
+/// The most threads `-j N` starts: more than the cores of any machine trac runs on, few enough
+/// that the thread pool can always be started (`-j 99999999999` tried to start that many).
+pub const MAX_JOBS: usize = 256;
+
+/// The value of `-j N`: 1 to [`MAX_JOBS`] threads.
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_JOBS).contains(&n) => Ok(n),
+        _ => Err(format!("expected 1 to {MAX_JOBS} threads")),
+    }
+}
+
 /// A note on stderr per property whose table is over the state budget (`--max-states`), so
 /// the compiled engine runs it by complete progression: same verdicts, slower steps.
 pub(crate) fn print_fallbacks(plan: &AuditPlan) {
@@ -670,8 +682,8 @@ fn audit(args: &AuditArgs) -> ExitCode {
     // `-j N`: files on N threads when they are all regular files and no labeling pipeline runs
     // (an LLM labeler has its own concurrency); the output is the sequential run's, in order.
     let jobs = match args.jobs {
-        Some(n) => n.get(),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
     };
     let jobs = if audit::parallel_safe(&args.traces) {
         jobs

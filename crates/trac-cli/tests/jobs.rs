@@ -191,7 +191,22 @@ fn exit_codes_of_parallel_audits() {
     assert_eq!(code(&[&clean, &bad, &clean2]), Some(1));
     assert_eq!(code(&[&bad, &broken, &clean]), Some(2));
     assert_eq!(code(&[&broken, &clean]), Some(2));
-    // `-j 0` is a usage error.
-    let o = trac(&["audit", "-j", "0", "--formula", "G p", &clean]);
-    assert_eq!(o.status.code(), Some(2));
+    // `-j 0` and more threads than can be started are usage errors (`-j 99999999999` started
+    // thousands of threads before the bound), with the accepted range.
+    for j in ["0", "257", "99999999999", "-3", "x"] {
+        let o = trac(&["audit", "-j", j, "--formula", "G p", &clean, &clean2]);
+        assert_eq!(o.status.code(), Some(2), "-j {j}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("expected 1 to 256 threads"), "-j {j}: {err}");
+    }
+    let o = trac(&[
+        "audit",
+        "-j",
+        "256",
+        "--formula",
+        "G !(p & r)",
+        &clean,
+        &clean2,
+    ]);
+    assert_eq!(o.status.code(), Some(0));
 }
