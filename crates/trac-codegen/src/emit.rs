@@ -67,7 +67,9 @@ fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
         (Some(_), Some(arg)) if property.var.as_ref() == Some(arg) => {
             quote!(v.#field.contains(value))
         }
-        (Some(_), Some(arg)) if tuple_vars(property).is_some_and(|vs| vs.contains(&arg.as_str())) => {
+        (Some(_), Some(arg))
+            if tuple_vars(property).is_some_and(|vs| vs.contains(&arg.as_str())) =>
+        {
             // `key[k]`: the value of variable `k`, `None` for values not seen yet (false).
             let vs = tuple_vars(property).unwrap_or_default();
             let k = Literal::usize_unsuffixed(vs.iter().position(|x| x == arg).unwrap_or(0));

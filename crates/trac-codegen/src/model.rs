@@ -205,9 +205,10 @@ fn check_sliced(arena: &Arena, f: Formula, var: &str) -> Result<(), String> {
             continue; // `to = "x"`: read by `emit::comparison_expr`, not sliced.
         }
         let parts = trac_ltl::formula::AtomName::parse(name);
-        let multi = parts.arg.as_deref().is_some_and(|a| {
-            a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var)
-        });
+        let multi = parts
+            .arg
+            .as_deref()
+            .is_some_and(|a| a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var));
         let derived = trac_ltl::parser::split_exists(name).is_some()
             || parts
                 .arg

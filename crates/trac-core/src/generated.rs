@@ -670,14 +670,19 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTupleMonitor<S, T> {
             key.clear();
             key.extend(n.key.iter().map(Option::as_deref));
             n.event = n.monitor.step_bits(bits(&key).as_ref());
-            if n.key.iter().any(Option::is_none) && n.event.is_some() {
-                if self.template_event != Some(Verdict::Violated) {
-                    self.template_event = n.event;
-                }
+            if n.key.iter().any(Option::is_none)
+                && n.event.is_some()
+                && self.template_event != Some(Verdict::Violated)
+            {
+                self.template_event = n.event;
             }
         }
         let whole = self.verdict();
-        self.reached = if self.nodes.iter().any(|n| n.event == Some(Verdict::Violated)) {
+        self.reached = if self
+            .nodes
+            .iter()
+            .any(|n| n.event == Some(Verdict::Violated))
+        {
             Some(Verdict::Violated)
         } else if whole == Verdict::Satisfied && before != Verdict::Satisfied {
             Some(Verdict::Satisfied)
@@ -694,7 +699,12 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTupleMonitor<S, T> {
     /// instantiations per step.
     pub fn step(&mut self, input: &StepInput<'_>) -> Option<Verdict> {
         let labels = input.labels;
-        let names: Vec<String> = self.nodes[0].monitor.table().prop_names().map(String::from).collect();
+        let names: Vec<String> = self.nodes[0]
+            .monitor
+            .table()
+            .prop_names()
+            .map(String::from)
+            .collect();
         let vars = self.vars.clone();
         let bases = self.bases.clone();
         self.step_with(
@@ -741,7 +751,11 @@ fn tuple_holds(name: &str, vars: &[String], key: &[Option<&str>], labels: &Label
         // A side without a value stays a bare variable: undecided, so false (but `x = x`).
         return crate::names::comparison_value(&name) == Some(true);
     }
-    if vars.iter().zip(key).any(|(v, x)| x.is_none() && mentions(&name, v)) {
+    if vars
+        .iter()
+        .zip(key)
+        .any(|(v, x)| x.is_none() && mentions(&name, v))
+    {
         return false;
     }
     labels.contains(&name)

@@ -627,11 +627,11 @@ fn send_to_given_violations_by_hand() {
         };
         let mut auditor = Auditor::new(std::slice::from_ref(&spec), &opts).expect("auditor");
         let mut got = Vec::new();
-        let mut step = 0;
-        for event in trac_runtime::trace::open(&agent_tools_chat()).expect("trace opens") {
+        let events = trac_runtime::trace::open(&agent_tools_chat()).expect("trace opens");
+        for (i, event) in events.enumerate() {
+            let step = i + 1;
             let event = event.expect("event");
             let labels = auditor.label(&event);
-            step += 1;
             m.step(&xt::AgentToolsValuation::from_labels(&labels));
             m.for_each_event(|id, value, v| {
                 if id == "send-to-given" {
