@@ -503,6 +503,9 @@ struct TupleNode<S, T> {
 ///
 /// The caller gives the valuation of the table's propositions per key
 /// ([`ParamTupleMonitor::step_with`]); [`ParamTupleMonitor::step`] computes it from labels.
+/// As with [`ParamTableMonitor`]'s template, a verdict of a partial tuple is reached with no
+/// value ([`ParamTupleMonitor::template_event`]) and is not reported again for the full tuples
+/// made from it later (the audit also reports those, as inherited, with their values).
 /// Values written in the formula (constants beside a variable) are not handled here: the
 /// code generator refuses such properties. Memory: one [`TableMonitor`] state per key, i.e.
 /// Π (values seen of `xk` + 1); no witness is recorded.

@@ -4,7 +4,7 @@
 //! through labels. Two variables compared (`to = u`, issue 27): hand-derived steps and pairs.
 
 use trac_core::generated::Values;
-use trac_core::{LabelSet, StepInput, Verdict};
+use trac_core::{LabelSet, Monitor, StepInput, Verdict};
 
 trac_macros::trac_monitor! {
     /// Mail sent to one address only.
@@ -129,4 +129,51 @@ fn two_variables_and_a_comparison_through_labels() {
         let r = m.step_labels(&input);
         assert_eq!(r.send_to_given, GIVEN[i], "step {}", i + 1);
     }
+}
+
+trac_macros::trac_monitor! {
+    /// Every `a(x)` after some `b(y)`: a tuple whose `y` has no value yet can fail.
+    pub struct Before {
+        props { a(x): "a of {x}", b(y): "b of {y}" }
+        a_after_b: "forall x, y: G(a(x) -> O b(y))",
+    }
+}
+
+/// TRAC_R, by hand: a violation of the tuples not seen yet (`x, *`: no `b` value yet) is
+/// reached with no value, as the one-variable template's; `(1, 2)` is satisfied from step 2
+/// on (`O b(2)` holds for good), while the tuples not seen yet keep failing.
+#[test]
+fn a_tuple_with_a_variable_not_seen_yet_can_fail() {
+    let trace: [&[&str]; 4] = [&["a(1)"], &["b(2)"], &["a(1)"], &["a(3)"]];
+    let want = [
+        Some(Verdict::Violated),
+        None,
+        Some(Verdict::Violated),
+        Some(Verdict::Violated),
+    ];
+    let mut m = Before::new();
+    for (i, step) in trace.iter().enumerate() {
+        let labels: LabelSet = step.iter().copied().collect();
+        let r = m.step(&BeforeValuation::from_labels(&labels));
+        assert_eq!(r.a_after_b, want[i], "step {}", i + 1);
+        let mut events = Vec::new();
+        m.for_each_event(|_, value, v| events.push((value.map(str::to_string), v)));
+        // `(1, 2)` is made at step 2, when `b(2)` makes `O b(2)` hold for good.
+        let satisfied = (Some("1, 2".to_string()), Verdict::Satisfied);
+        let want_events = if i == 1 { vec![satisfied] } else { Vec::new() };
+        assert_eq!(events, want_events, "step {}", i + 1);
+        // `(*, 2)` is satisfied at step 2 too (no `a` of a value not seen yet can fail it).
+        let template = if i == 1 {
+            Some(Verdict::Satisfied)
+        } else {
+            want[i]
+        };
+        assert_eq!(m.a_after_b().template_event(), template, "step {}", i + 1);
+    }
+    let t = m.a_after_b();
+    assert_eq!(
+        t.instance("1, 2").map(|m| m.verdict()),
+        Some(Verdict::Satisfied)
+    );
+    assert!(t.instance("1, 3").is_none(), "3 is a value of `x` only");
 }
