@@ -651,7 +651,7 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTupleMonitor<S, T> {
     /// with every value of the step's parametric propositions of variable `k`; `bits(key)` is
     /// the valuation of the table's propositions for a key (per variable, its value or `None`),
     /// as for [`TableMonitor::step_bits`]. Returns [`ParamTupleMonitor::reached`]. Allocates
-    /// only for values not seen before.
+    /// only for values not seen before (and per step for more than 4 variables).
     pub fn step_with<B: AsRef<[u64]>>(
         &mut self,
         values: impl Fn(usize, &mut dyn FnMut(&str)),
@@ -667,12 +667,23 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTupleMonitor<S, T> {
             });
         }
         self.create_fresh();
-        let mut key: Vec<Option<&str>> = Vec::with_capacity(self.vars.len());
+        // The key as `&str`s: on the stack for up to 4 variables (no allocation per step).
+        let n_vars = self.vars.len();
+        let mut small: [Option<&str>; 4] = [None; 4];
+        let mut big: Vec<Option<&str>> = Vec::new();
         self.template_event = None;
         for n in &mut self.nodes {
-            key.clear();
-            key.extend(n.key.iter().map(Option::as_deref));
-            n.event = n.monitor.step_bits(bits(&key).as_ref());
+            let key: &mut [Option<&str>] = if n_vars <= small.len() {
+                &mut small[..n_vars]
+            } else {
+                big.clear();
+                big.resize(n_vars, None);
+                &mut big
+            };
+            for (k, x) in key.iter_mut().zip(&n.key) {
+                *k = x.as_deref();
+            }
+            n.event = n.monitor.step_bits(bits(key).as_ref());
             if n.key.iter().any(Option::is_none)
                 && n.event.is_some()
                 && self.template_event != Some(Verdict::Violated)
