@@ -24,6 +24,24 @@ fn docs(lines: &[String]) -> TokenStream {
     quote!(#(#lines)*)
 }
 
+/// The variables of a property quantifying several (`forall to, u: ..`), in order; `None` for
+/// one variable or none (those run [`trac_core::generated::ParamTableMonitor`], these
+/// [`trac_core::generated::ParamTupleMonitor`]).
+fn tuple_vars(property: &Property) -> Option<Vec<&str>> {
+    let var = property.var.as_deref()?;
+    let vars: Vec<&str> = trac_core::names::split_list(var).collect();
+    (vars.len() > 1).then_some(vars)
+}
+
+/// The type of a parametric property's monitor.
+fn param_type(k: &syn::Path, property: &Property) -> TokenStream {
+    if tuple_vars(property).is_some() {
+        quote!(#k::generated::ParamTupleMonitor<&'static [u32], &'static str>)
+    } else {
+        quote!(#k::generated::ParamTableMonitor<&'static [u32], &'static str>)
+    }
+}
+
 /// The expression of a table proposition's truth value, `v` being the valuation and `value`
 /// the instance's value for a parametric property.
 fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
@@ -49,6 +67,14 @@ fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
         (Some(_), Some(arg)) if property.var.as_ref() == Some(arg) => {
             quote!(v.#field.contains(value))
         }
+        (Some(_), Some(arg))
+            if tuple_vars(property).is_some_and(|vs| vs.contains(&arg.as_str())) =>
+        {
+            // `key[k]`: the value of variable `k`, `None` for values not seen yet (false).
+            let vs = tuple_vars(property).unwrap_or_default();
+            let k = Literal::usize_unsuffixed(vs.iter().position(|x| x == arg).unwrap_or(0));
+            quote!(key[#k].is_some_and(|x| v.#field.contains(x)))
+        }
         (Some(_), Some(arg)) => quote!(v.#field.contains(#arg)),
         // Excluded by the checks; a proposition that never holds keeps this total.
         _ => quote!(false),
@@ -62,6 +88,25 @@ fn prop_expr(model: &Model, property: &Property, name: &str) -> TokenStream {
 fn comparison_expr(property: &Property, (l, r): (&str, &str)) -> TokenStream {
     if l == r {
         return quote!(true);
+    }
+    if let Some(vs) = tuple_vars(property) {
+        // Several variables: a side is `key[k]` (`None`: no value yet) or `Some("value")`;
+        // a comparison with a side without a value does not hold.
+        let side = |s: &str| -> TokenStream {
+            match vs.iter().position(|x| *x == s) {
+                Some(k) => {
+                    let k = Literal::usize_unsuffixed(k);
+                    quote!(key[#k])
+                }
+                None => {
+                    let v = trac_core::names::parse_value(s)
+                        .map_or_else(|| s.to_string(), |v| v.into_owned());
+                    quote!(::core::option::Option::Some(#v))
+                }
+            }
+        };
+        let (l, r) = (side(l), side(r));
+        return quote!(#l.is_some() && #l == #r);
     }
     let side = |s: &str| -> TokenStream {
         if property.var.as_deref() == Some(s) {
@@ -447,7 +492,8 @@ fn monitor(cx: &Cx<'_>) -> TokenStream {
         let f = &p.field;
         let d = format!(" The monitor of `{}`.", p.id);
         if p.var.is_some() {
-            quote!(#[doc = #d] #f: #k::generated::ParamTableMonitor<&'static [u32], &'static str>,)
+            let ty = param_type(k, p);
+            quote!(#[doc = #d] #f: #ty,)
         } else {
             quote!(#[doc = #d] #f: #k::generated::StaticTableMonitor,)
         }
@@ -795,6 +841,16 @@ fn ctor_body(cx: &Cx<'_>) -> TokenStream {
         let policy = quote!(#k::ResetPolicy { on_violation: reset, on_satisfaction: #on_sat });
         match &p.var {
             None => quote!(#f: #k::generated::static_monitor(t[#i], #policy),),
+            Some(_) if tuple_vars(p).is_some() => {
+                let vs = tuple_vars(p).unwrap_or_default();
+                quote! {
+                    #f: #k::generated::ParamTupleMonitor::new(
+                        ::std::sync::Arc::new(t[#i].clone()),
+                        &[#(#vs),*],
+                        #policy,
+                    ),
+                }
+            }
             Some(var) if p.specials.is_empty() => quote! {
                 #f: #k::generated::ParamTableMonitor::new(
                     ::std::sync::Arc::new(t[#i].clone()),
@@ -858,6 +914,23 @@ fn step_body(cx: &Cx<'_>) -> TokenStream {
         }
         match &p.var {
             None => quote!(#f: self.#f.step_bits(&#bits),),
+            Some(_) if tuple_vars(p).is_some() => {
+                let vs = tuple_vars(p).unwrap_or_default();
+                let arms = vs.iter().enumerate().map(|(k, var)| {
+                    let each = param_bases(table, var).into_iter().filter_map(|b| {
+                        let field = &model.props.iter().find(|p| p.name == b)?.field;
+                        Some(quote!(v.#field.for_each(&mut *each);))
+                    });
+                    let k = Literal::usize_unsuffixed(k);
+                    quote!(#k => { #(#each)* })
+                });
+                quote! {
+                    #f: self.#f.step_with(
+                        |k: usize, each: &mut dyn FnMut(&str)| match k { #(#arms)* _ => {} },
+                        |key: &[::core::option::Option<&str>]| #bits,
+                    ),
+                }
+            }
             Some(var) => {
                 let bases = param_bases(table, var);
                 let each = bases.iter().map(|b| {
@@ -1056,7 +1129,7 @@ fn accessors(cx: &Cx<'_>) -> Vec<TokenStream> {
             let f = &p.field;
             let fm = format_ident!("{}_mut", f);
             let ty = if p.var.is_some() {
-                quote!(#k::generated::ParamTableMonitor<&'static [u32], &'static str>)
+                param_type(k, p)
             } else {
                 quote!(#k::generated::StaticTableMonitor)
             };

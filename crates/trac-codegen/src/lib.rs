@@ -45,7 +45,9 @@
 //!   `p2_before_p1_mut()`) returning its [`StaticTableMonitor`](trac_core::generated::StaticTableMonitor),
 //!   which implements [`Monitor`](trac_core::Monitor), or for a `forall` property its
 //!   [`ParamTableMonitor`](trac_core::generated::ParamTableMonitor) (one table, one state per
-//!   value). A monitor with exactly one non-parametric property implements `Monitor` itself.
+//!   value), for `forall` over several variables its
+//!   [`ParamTupleMonitor`](trac_core::generated::ParamTupleMonitor) (one state per partial
+//!   value tuple). A monitor with exactly one non-parametric property implements `Monitor` itself.
 //!
 //! # Errors
 //! Every problem is reported, at the span it concerns: a formula that does not parse at its

@@ -196,6 +196,36 @@ fn compile_table(
 /// the values written in the formula.
 type Compiled = (Table, Vec<(String, Table)>);
 
+/// Refuses the atoms of `f` that generated monitors cannot slice by `var`: a proposition with
+/// several parameters, a pattern or an `exists` mentioning it.
+fn check_sliced(arena: &Arena, f: Formula, var: &str) -> Result<(), String> {
+    for s in arena.atoms(f) {
+        let name = arena.sym_name(s);
+        if trac_core::names::comparison_sides(name).is_some() {
+            continue; // `to = "x"`: read by `emit::comparison_expr`, not sliced.
+        }
+        let parts = trac_ltl::formula::AtomName::parse(name);
+        let multi = parts
+            .arg
+            .as_deref()
+            .is_some_and(|a| a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var));
+        let derived = trac_ltl::parser::split_exists(name).is_some()
+            || parts
+                .arg
+                .as_deref()
+                .is_some_and(|a| a.contains(['*', '?', '|']));
+        if multi
+            || (derived && trac_ltl::parser::instantiate_exists(name, var, "v").is_some())
+            || (derived && name != trac_core::names::instantiate_name(name, var, "v"))
+        {
+            return Err(format!(
+                "`{name}` mentions `{var}` in a proposition with several parameters, a pattern or an `exists`: generated monitors do not slice such atoms (audit the property with `trac audit`)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Compiles one property's body (and its special instances) into tables.
 fn compile(
     arena: &mut Arena,
@@ -203,41 +233,33 @@ fn compile(
     var: Option<&str>,
     semantics: Semantics,
 ) -> Result<Compiled, String> {
-    if let Some(var) = var {
-        // Generated monitors (`ParamTableMonitor`) slice by one variable given by one-argument
-        // propositions; the runtime's audit (`trac_runtime::engine::parametric`) runs the rest.
-        if var.contains(", ") {
-            return Err(format!(
-                "`forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
-            ));
-        }
-        for s in arena.atoms(f) {
-            let name = arena.sym_name(s);
-            if trac_core::names::comparison_sides(name).is_some() {
-                continue; // `to = "x"`: read by `emit::comparison_expr`, not sliced.
-            }
-            let parts = trac_ltl::formula::AtomName::parse(name);
-            let multi = parts.arg.as_deref().is_some_and(|a| {
-                a.contains(", ") && trac_core::names::split_list(a).any(|x| x == var)
-            });
-            let derived = trac_ltl::parser::split_exists(name).is_some()
-                || parts
-                    .arg
-                    .as_deref()
-                    .is_some_and(|a| a.contains(['*', '?', '|']));
-            if multi
-                || (derived && trac_ltl::parser::instantiate_exists(name, var, "v").is_some())
-                || (derived && name != trac_core::names::instantiate_name(name, var, "v"))
-            {
-                return Err(format!(
-                    "`{name}` mentions `{var}` in a proposition with several parameters, a pattern or an `exists`: generated monitors do not slice such atoms (audit the property with `trac audit`)"
-                ));
-            }
-        }
+    let vars: Vec<&str> = var
+        .map(|v| trac_core::names::split_list(v).collect())
+        .unwrap_or_default();
+    for var in &vars {
+        check_sliced(arena, f, var)?;
     }
     let table = compile_table(arena, f, semantics)?;
     let mut specials = Vec::new();
-    if let Some(var) = var {
+    if vars.len() > 1 {
+        // `ParamTupleMonitor` has no special tables: refuse what would need them.
+        let slicing = trac_core::parametric::Slicing::new(table.prop_names(), var.unwrap_or(""));
+        for (k, x) in vars.iter().enumerate() {
+            let cs = slicing.constants_beside(k);
+            if !cs.is_empty() {
+                return Err(format!(
+                    "`{x}` sits where the formula also writes the value `{}`: generated monitors with several variables have no tables for such values (audit the property with `trac audit`)",
+                    cs[0]
+                ));
+            }
+        }
+        if slicing.may_merge() {
+            return Err(format!(
+                "two variables of `forall {}` are arguments of the same proposition at the same place: generated monitors with several variables do not slice such atoms (audit the property with `trac audit`)",
+                var.unwrap_or("")
+            ));
+        }
+    } else if let Some(var) = var {
         for c in trac_core::generated::special_values(table.prop_names(), var) {
             let g = arena.instantiate(f, var, &c);
             let t = compile_table(arena, g, semantics)
@@ -519,28 +541,18 @@ fn inline_property(
         }
     };
     property.var = parsed.var.clone();
-    let (mut ok, used_var) = check_atoms(&arena, &parsed, declared, (&id, &src, span), errors);
-    if let Some(var) = parsed.var.as_ref().filter(|v| v.contains(", ")) {
+    let (mut ok, unused) = check_atoms(&arena, &parsed, declared, (&id, &src, span), errors);
+    for var in &unused {
         errors.push(
             span,
-            format!(
-                "property `{id}`: `forall {var}` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)"
+            atom_message(
+                &id,
+                &src,
+                var,
+                format!("quantified variable `{var}` is not used in the formula"),
             ),
         );
         ok = false;
-    } else if let Some(var) = &parsed.var {
-        if !used_var {
-            errors.push(
-                span,
-                atom_message(
-                    &id,
-                    &src,
-                    var,
-                    format!("quantified variable `{var}` is not used in the formula"),
-                ),
-            );
-            ok = false;
-        }
     }
     if ok {
         match compile(&mut arena, parsed.body, parsed.var.as_deref(), semantics) {
@@ -555,16 +567,21 @@ fn inline_property(
 }
 
 /// Checks the atoms of an inline property against the declared propositions; returns whether
-/// they are all fine and whether the quantified variable is used.
+/// they are all fine and the quantified variables not used in any atom.
 fn check_atoms(
     arena: &Arena,
     parsed: &trac_ltl::ParsedProperty,
     declared: &Declared<'_>,
     (id, src, span): (&str, &str, Span),
     errors: &mut Errors,
-) -> (bool, bool) {
+) -> (bool, Vec<String>) {
     let mut ok = true;
-    let mut used_var = false;
+    let vars: Vec<&str> = parsed
+        .var
+        .as_deref()
+        .map(|v| trac_core::names::split_list(v).collect())
+        .unwrap_or_default();
+    let mut unused: Vec<String> = vars.iter().map(|v| v.to_string()).collect();
     for sym in arena.atoms(parsed.body) {
         let parts = arena.sym_parts(sym).clone();
         if parts.base == trac_core::names::COMPARISON_BASE {
@@ -575,8 +592,8 @@ fn check_atoms(
             errors.push(span, atom_message(id, src, &parts.name, message));
             ok = false;
         };
-        if parts.arg.is_some() && parts.arg == parsed.var {
-            used_var = true;
+        if let Some(arg) = &parts.arg {
+            unused.retain(|v| v != arg);
         }
         let Some(p) = declared.props.get(parts.base.as_str()) else {
             bad(format!(
@@ -595,7 +612,7 @@ fn check_atoms(
                 p.name, p.name, p.name
             )),
             (Some(_), Some(arg)) => {
-                if Some(arg) != parsed.var.as_ref() && declared.params.contains(&arg.as_str()) {
+                if !vars.contains(&arg.as_str()) && declared.params.contains(&arg.as_str()) {
                     bad(format!(
                         "variable `{arg}` in `{}` is not quantified: write `forall {arg}: ...`",
                         parts.name
@@ -605,7 +622,7 @@ fn check_atoms(
             (None, None) => {}
         }
     }
-    (ok, used_var)
+    (ok, unused)
 }
 
 fn file_model(model: &mut Model, lit: &LitStr, errors: &mut Errors) {

@@ -53,7 +53,7 @@ fn errors_keep_the_types() {
 }
 
 #[test]
-fn several_forall_variables_are_refused_with_a_reason() {
+fn several_forall_variables_expand_to_a_tuple_monitor() {
     let out = trac_codegen::expand(quote! {
         pub struct Calls {
             props { call(tool): "calls {tool}", modify(rid): "modifies {rid}" }
@@ -61,8 +61,32 @@ fn several_forall_variables_are_refused_with_a_reason() {
         }
     });
     let text = out.to_string();
+    assert!(!text.contains("compile_error"), "{text}");
+    assert!(text.contains("ParamTupleMonitor"), "{text}");
+}
+
+#[test]
+fn several_forall_variables_beyond_the_tuple_monitor_are_refused_with_a_reason() {
+    // A value written where a variable sits (`call(rm)` beside `call(tool)`).
+    let out = trac_codegen::expand(quote! {
+        pub struct Calls {
+            props { call(tool): "calls {tool}", modify(rid): "modifies {rid}" }
+            pair: "forall tool, rid: G(call(tool) & modify(rid) -> !call(rm))",
+        }
+    });
+    let text = out.to_string();
     assert!(text.contains("compile_error"), "{text}");
-    assert!(text.contains("has several variables"), "{text}");
+    assert!(text.contains("also writes the value `rm`"), "{text}");
+    // Two variables at the same place of one proposition (`tool = rid` merges the atoms).
+    let out = trac_codegen::expand(quote! {
+        pub struct Calls {
+            props { call(tool): "calls {tool}" }
+            pair: "forall tool, rid: G(call(tool) -> X !call(rid))",
+        }
+    });
+    let text = out.to_string();
+    assert!(text.contains("compile_error"), "{text}");
+    assert!(text.contains("same place"), "{text}");
 }
 
 #[test]

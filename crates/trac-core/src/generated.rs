@@ -480,6 +480,307 @@ impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTableMonitor<S, T> {
     }
 }
 
+/// One monitor of a [`ParamTupleMonitor`]: a partial value tuple and its monitor.
+#[derive(Clone, Debug)]
+struct TupleNode<S, T> {
+    /// Per variable, its value, or `None`: every value of it not seen yet.
+    key: Vec<Option<String>>,
+    /// The key as reports show it: the values joined by `, ` (`*` for none).
+    value: String,
+    monitor: TableMonitor<S, T>,
+    event: Option<Verdict>,
+}
+
+/// A monitor for `forall x1, ..., xn: φ` (several variables) running one compiled table of `φ`,
+/// sliced per value tuple as `trac_runtime::engine::parametric::ParametricMonitor` does
+/// (Chen & Roşu's trace slicing): monitors keyed by *partial* tuples, each place a value seen
+/// or `None` (every value of that variable not seen yet); the template is `(None, ..., None)`.
+/// When a value `v` first appears for `xk`, every monitor whose key has `None` at `k` gets a
+/// copy with `xk := v` (its state before this step), variables in order, values sorted: the
+/// keys are the cross product of the values seen per variable, with `None`. A key's atoms
+/// that mention a variable without a value are false, and so is a comparison with such a
+/// variable (also `x = y` with neither seen, as the runtime's template reads it).
+///
+/// The caller gives the valuation of the table's propositions per key
+/// ([`ParamTupleMonitor::step_with`]); [`ParamTupleMonitor::step`] computes it from labels.
+/// As with [`ParamTableMonitor`]'s template, a verdict of a partial tuple is reached with no
+/// value ([`ParamTupleMonitor::template_event`]) and is not reported again for the full tuples
+/// made from it later (the audit also reports those, as inherited, with their values).
+/// Values written in the formula (constants beside a variable) are not handled here: the
+/// code generator refuses such properties. Memory: one [`TableMonitor`] state per key, i.e.
+/// Π (values seen of `xk` + 1); no witness is recorded.
+#[derive(Clone, Debug)]
+pub struct ParamTupleMonitor<S = Vec<u32>, T = String> {
+    vars: Vec<String>,
+    /// Per variable, the base names of the one-argument propositions `p(xk)`, sorted.
+    bases: Vec<Vec<String>>,
+    /// `nodes[0]` is the template; the others in the order they were made.
+    nodes: Vec<TupleNode<S, T>>,
+    /// Per variable, the values seen.
+    seen: Vec<std::collections::HashSet<String>>,
+    /// Per variable, the values first seen at the current step.
+    fresh: Vec<Vec<String>>,
+    reached: Option<Verdict>,
+    template_event: Option<Verdict>,
+}
+
+impl<S: AsRef<[u32]> + Clone, T: AsRef<str> + Clone> ParamTupleMonitor<S, T> {
+    /// A monitor for `forall vars: φ` where `table` is the compiled table of `φ` and `vars`
+    /// the quantified variables in the order of the `forall`.
+    pub fn new(table: Arc<Table<S, T>>, vars: &[&str], policy: ResetPolicy) -> Self {
+        let bases = vars
+            .iter()
+            .map(|v| parametric_bases(table.prop_names(), v))
+            .collect();
+        let n = vars.len();
+        ParamTupleMonitor {
+            vars: vars.iter().map(|v| v.to_string()).collect(),
+            bases,
+            nodes: vec![TupleNode {
+                key: vec![None; n],
+                value: vec!["*"; n].join(", "),
+                monitor: TableMonitor::new(table, policy),
+                event: None,
+            }],
+            seen: vec![Default::default(); n],
+            fresh: vec![Vec::new(); n],
+            reached: None,
+            template_event: None,
+        }
+    }
+
+    /// The quantified variables, in order.
+    pub fn vars(&self) -> &[String] {
+        &self.vars
+    }
+
+    /// Per variable, the base names of its parametric propositions (`send` for `send(to)`).
+    pub fn bases(&self) -> &[Vec<String>] {
+        &self.bases
+    }
+
+    /// The monitor of the tuples of values not seen yet (every variable).
+    pub fn template(&self) -> &TableMonitor<S, T> {
+        &self.nodes[0].monitor
+    }
+
+    /// Every monitor with its key, written `v1, v2` (`*` for a variable without a value), in
+    /// the order they were made (the template first).
+    pub fn monitors(&self) -> impl Iterator<Item = (&str, &TableMonitor<S, T>)> {
+        self.nodes.iter().map(|n| (n.value.as_str(), &n.monitor))
+    }
+
+    /// The monitor of a full tuple (`"a, b"`: values joined by `, `), if its values were seen.
+    pub fn instance(&self, value: &str) -> Option<&TableMonitor<S, T>> {
+        self.nodes
+            .iter()
+            .find(|n| n.value == value && n.key.iter().all(Option::is_some))
+            .map(|n| &n.monitor)
+    }
+
+    /// The verdict decided before the first step (the template's), if any.
+    pub fn initial(&self) -> Option<Verdict> {
+        self.nodes[0].monitor.initial()
+    }
+
+    /// The verdicts the full tuples reached at the last step, with their values (`a, b`).
+    pub fn events(&self) -> impl Iterator<Item = (&str, Verdict)> {
+        self.nodes
+            .iter()
+            .filter(|n| n.key.iter().all(Option::is_some))
+            .filter_map(|n| n.event.map(|v| (n.value.as_str(), v)))
+    }
+
+    /// The verdict of `forall vars: φ`: the conjunction over every monitor (full and partial
+    /// tuples): ⊥ if one is violated, ⊤ if all are satisfied, ? otherwise.
+    pub fn verdict(&self) -> Verdict {
+        conjunction(self.nodes.iter().map(|n| n.monitor.verdict()))
+    }
+
+    /// The finite-trace (LTLf) verdict: ⊥ if that of a monitor is, ⊤ otherwise.
+    pub fn ltlf(&self) -> Verdict {
+        conjunction(self.nodes.iter().map(|n| n.monitor.ltlf()))
+    }
+
+    /// The verdict a monitor of a partial tuple (values not seen yet) reached at the last
+    /// step, ⊥ first, if any.
+    pub fn template_event(&self) -> Option<Verdict> {
+        self.template_event
+    }
+
+    /// The verdict of the whole property reached at the last step: ⊥ if a monitor was
+    /// violated at that step, else ⊤ if the property became satisfied for every tuple at that
+    /// step, else `None`.
+    pub fn reached(&self) -> Option<Verdict> {
+        self.reached
+    }
+
+    /// Makes the copies for the values first seen at this step (see the type's docs).
+    fn create_fresh(&mut self) {
+        for k in 0..self.vars.len() {
+            let mut fresh = std::mem::take(&mut self.fresh[k]);
+            fresh.sort();
+            fresh.dedup();
+            for v in fresh.drain(..) {
+                let parents: Vec<usize> = (0..self.nodes.len())
+                    .filter(|&i| self.nodes[i].key[k].is_none())
+                    .collect();
+                for i in parents {
+                    let mut key = self.nodes[i].key.clone();
+                    key[k] = Some(v.clone());
+                    let value = key
+                        .iter()
+                        .map(|x| x.as_deref().unwrap_or("*"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let monitor = self.nodes[i].monitor.clone();
+                    self.nodes.push(TupleNode {
+                        key,
+                        value,
+                        monitor,
+                        event: None,
+                    });
+                }
+                self.seen[k].insert(v);
+            }
+            self.fresh[k] = fresh;
+        }
+    }
+
+    /// Reads one step from a typed valuation (generated code): `values(k, each)` calls `each`
+    /// with every value of the step's parametric propositions of variable `k`; `bits(key)` is
+    /// the valuation of the table's propositions for a key (per variable, its value or `None`),
+    /// as for [`TableMonitor::step_bits`]. Returns [`ParamTupleMonitor::reached`]. Allocates
+    /// only for values not seen before (and per step for more than 4 variables).
+    pub fn step_with<B: AsRef<[u64]>>(
+        &mut self,
+        values: impl Fn(usize, &mut dyn FnMut(&str)),
+        bits: impl Fn(&[Option<&str>]) -> B,
+    ) -> Option<Verdict> {
+        let before = self.verdict();
+        for k in 0..self.vars.len() {
+            let (seen, fresh) = (&self.seen[k], &mut self.fresh[k]);
+            values(k, &mut |v: &str| {
+                if !seen.contains(v) && !fresh.iter().any(|f| f == v) {
+                    fresh.push(v.to_string());
+                }
+            });
+        }
+        self.create_fresh();
+        // The key as `&str`s: on the stack for up to 4 variables (no allocation per step).
+        let n_vars = self.vars.len();
+        let mut small: [Option<&str>; 4] = [None; 4];
+        let mut big: Vec<Option<&str>> = Vec::new();
+        self.template_event = None;
+        for n in &mut self.nodes {
+            let key: &mut [Option<&str>] = if n_vars <= small.len() {
+                &mut small[..n_vars]
+            } else {
+                big.clear();
+                big.resize(n_vars, None);
+                &mut big
+            };
+            for (k, x) in key.iter_mut().zip(&n.key) {
+                *k = x.as_deref();
+            }
+            n.event = n.monitor.step_bits(bits(key).as_ref());
+            if n.key.iter().any(Option::is_none)
+                && n.event.is_some()
+                && self.template_event != Some(Verdict::Violated)
+            {
+                self.template_event = n.event;
+            }
+        }
+        let whole = self.verdict();
+        self.reached = if self
+            .nodes
+            .iter()
+            .any(|n| n.event == Some(Verdict::Violated))
+        {
+            Some(Verdict::Violated)
+        } else if whole == Verdict::Satisfied && before != Verdict::Satisfied {
+            Some(Verdict::Satisfied)
+        } else {
+            None
+        };
+        self.reached
+    }
+
+    /// Reads one step from a label set: the values of variable `k` are the arguments of the
+    /// labels `p(v)` of its bases; a key's valuation has `p(x)` true iff `x` has a value `v`
+    /// and the label `p(v)` is there, a comparison true iff both sides have values and they
+    /// are equal. Returns [`ParamTupleMonitor::reached`]. O(monitors × propositions) name
+    /// instantiations per step.
+    pub fn step(&mut self, input: &StepInput<'_>) -> Option<Verdict> {
+        let labels = input.labels;
+        let names: Vec<String> = self.nodes[0]
+            .monitor
+            .table()
+            .prop_names()
+            .map(String::from)
+            .collect();
+        let vars = self.vars.clone();
+        let bases = self.bases.clone();
+        self.step_with(
+            |k, each| {
+                for b in &bases[k] {
+                    Values::from_labels(labels, b).for_each(&mut *each);
+                }
+            },
+            |key| {
+                let mut words = vec![0u64; names.len().div_ceil(64).max(1)];
+                for (i, name) in names.iter().enumerate() {
+                    if tuple_holds(name, &vars, key, labels) {
+                        words[i / 64] |= 1 << (i % 64);
+                    }
+                }
+                words
+            },
+        )
+    }
+
+    /// Back to the state before the first step, forgetting every value.
+    pub fn reset(&mut self) {
+        self.nodes.truncate(1);
+        self.nodes[0].monitor.reset();
+        self.nodes[0].event = None;
+        self.seen.iter_mut().for_each(|s| s.clear());
+        self.fresh.iter_mut().for_each(Vec::clear);
+        self.reached = None;
+        self.template_event = None;
+    }
+}
+
+/// Whether the table proposition `name` holds for `key` (per variable of `vars`, its value or
+/// `None`) on `labels`: an atom mentioning a variable without a value is false, so is a
+/// comparison with such a side.
+fn tuple_holds(name: &str, vars: &[String], key: &[Option<&str>], labels: &LabelSet) -> bool {
+    let mut name = name.to_string();
+    for (var, value) in vars.iter().zip(key) {
+        if let Some(value) = value {
+            name = crate::names::instantiate_name(&name, var, value);
+        }
+    }
+    if crate::names::comparison_sides(&name).is_some() {
+        // A side without a value stays a bare variable: undecided, so false (but `x = x`).
+        return crate::names::comparison_value(&name) == Some(true);
+    }
+    if vars
+        .iter()
+        .zip(key)
+        .any(|(v, x)| x.is_none() && mentions(&name, v))
+    {
+        return false;
+    }
+    labels.contains(&name)
+}
+
+/// Whether the atom `name` has `var` as an argument (or a comparison side).
+fn mentions(name: &str, var: &str) -> bool {
+    crate::names::split_atom_name(name)
+        .is_some_and(|(_, args)| crate::names::split_list(args).any(|a| a == var))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use trac_core::generated::ParamTableMonitor;
+use trac_core::generated::{ParamTableMonitor, ParamTupleMonitor};
 use trac_core::labels::{LabelSet, StepInput};
 use trac_core::table::{Table, TableMonitor};
 use trac_runtime::audit::{AuditOptions, Auditor};
@@ -22,6 +22,7 @@ mod by_macro {
     trac_macros::trac_monitor!(pub struct Scienceworld from "../../examples/specs/scienceworld.ron");
     trac_macros::trac_monitor!(pub struct Trucks from "../../examples/specs/trucks.ron");
     trac_macros::trac_monitor!(pub struct AgentRules from "../../examples/specs/agent-rules.ron");
+    trac_macros::trac_monitor!(pub struct AgentTools from "../../examples/specs/agent-tools.ron");
 }
 
 /// What a monitor says after one step.
@@ -93,6 +94,7 @@ fn record(
 
 mod xt {
     pub use trac_generated::agent_rules::{AgentRules, AgentRulesValuation};
+    pub use trac_generated::agent_tools::{AgentTools, AgentToolsValuation};
     pub use trac_generated::scienceworld::{Scienceworld, ScienceworldValuation};
     pub use trac_generated::textworld::{Textworld, TextworldValuation};
     pub use trac_generated::trucks::{Trucks, TrucksValuation};
@@ -105,12 +107,16 @@ generated!(xt::Scienceworld, xt::ScienceworldValuation);
 generated!(xt::Trucks, xt::TrucksValuation);
 generated!(by_macro::AgentRules, by_macro::AgentRulesValuation);
 generated!(xt::AgentRules, xt::AgentRulesValuation);
+generated!(by_macro::AgentTools, by_macro::AgentToolsValuation);
+generated!(xt::AgentTools, xt::AgentToolsValuation);
 
 /// The runtime-compiled monitors of a spec's properties.
 #[derive(Clone)]
 enum Runtime {
     Plain(String, TableMonitor),
     Param(String, ParamTableMonitor),
+    /// Several variables (`forall to, u: ..`).
+    Tuple(String, ParamTupleMonitor),
 }
 
 fn runtime(spec: &CheckedSpec, reset: bool) -> Vec<Runtime> {
@@ -134,6 +140,10 @@ fn runtime(spec: &CheckedSpec, reset: bool) -> Vec<Runtime> {
             let id = p.decl.id.clone();
             match &p.var {
                 None => Runtime::Plain(id, TableMonitor::new(table, policy)),
+                Some(v) if v.contains(", ") => {
+                    let vars: Vec<&str> = v.split(", ").collect();
+                    Runtime::Tuple(id, ParamTupleMonitor::new(table, &vars, policy))
+                }
                 Some(v) => {
                     let specials = trac_core::generated::special_values(table.prop_names(), v)
                         .into_iter()
@@ -178,6 +188,16 @@ fn step_runtime(ms: &mut [Runtime], input: &StepInput<'_>) -> Record {
                 r.reached.push(m.reached());
                 for (value, v) in got {
                     r.events.push((id.clone(), Some(value), v));
+                }
+                r.current.push(m.verdict());
+                let t = m.template();
+                r.residuals.push(t.table().residual(t.state()).to_string());
+                r.ltlf.push(m.ltlf());
+            }
+            Runtime::Tuple(id, m) => {
+                r.reached.push(m.step(input));
+                for (value, v) in m.events() {
+                    r.events.push((id.clone(), Some(value.to_string()), v));
                 }
                 r.current.push(m.verdict());
                 let t = m.template();
@@ -334,6 +354,15 @@ fn agree_all(name: &str, traces: &[PathBuf], plain: usize) -> (usize, usize) {
                     &mut by_macro::AgentRules::with_reset(reset),
                     &mut by_macro::AgentRules::with_reset(reset),
                     &mut xt::AgentRules::with_reset(reset),
+                ),
+                "agent-tools" => agree_on_trace(
+                    spec,
+                    &rt,
+                    t,
+                    reset,
+                    &mut by_macro::AgentTools::with_reset(reset),
+                    &mut by_macro::AgentTools::with_reset(reset),
+                    &mut xt::AgentTools::with_reset(reset),
                 ),
                 other => panic!("no generated monitor for {other}"),
             };
@@ -538,5 +567,87 @@ fn the_verdict_suite() {
             got.push(letter(rt.verdict()));
         }
         assert_eq!(got, want, "{id} on {trace:?} (runtime-compiled)");
+    }
+}
+
+/// A chat log for `examples/specs/agent-tools.ron` (as `trac-cli`'s
+/// `agent_tool_rules_compare_captured_values`, two more addresses): `send-to-given`, `forall
+/// to, u: G(send(to) & O gave(u) -> to = u)`, sliced per value pair.
+fn agent_tools_chat() -> PathBuf {
+    let call = |id: &str, name: &str, args: &str| {
+        format!(
+            r#"{{"role": "assistant", "content": null, "tool_calls": [{{"id": "{id}", "type": "function", "function": {{"name": "{name}", "arguments": {args:?}}}}}]}}"#
+        )
+    };
+    let msgs = [
+        // 1: the user gives mia.li@x.org.
+        r#"{"role": "user", "content": "Mail the report to mia.li@x.org please."}"#.to_string(),
+        // 2: to the address given: (mia, mia) has `to = u`.
+        call("c1", "send_email", r#"{"to": "mia.li@x.org"}"#),
+        r#"{"role": "tool", "tool_call_id": "c1", "content": "sent"}"#.to_string(),
+        // 4: (bob, mia) breaks the rule.
+        call("c2", "send_email", r#"{"to": "bob@y.org"}"#),
+        // 5: the user gives bob@y.org too: now (mia, bob) and (bob, bob) exist.
+        r#"{"role": "user", "content": "Also bob@y.org."}"#.to_string(),
+        // 6: to bob: (bob, bob) fine; (bob, mia) fails again: under TRAC_R a new failing
+        // position (the restart keeps the past: `O gave(mia)` still holds); under plain TRAC
+        // it stays violated, unreported.
+        call("c3", "send_sms", r#"{"to": "bob@y.org"}"#),
+        // 7: to mia: (mia, bob) breaks it (bob was given at step 5).
+        call("c4", "send_sms", r#"{"to": "mia.li@x.org"}"#),
+    ];
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("agree-agent-tools.jsonl");
+    std::fs::write(&path, msgs.join("\n") + "\n").expect("write the chat log");
+    path
+}
+
+#[test]
+fn agree_on_an_agent_tools_chat() {
+    // Several `forall` variables in generated code (issue 27): macro, xtask, runtime-compiled
+    // `ParamTupleMonitor` and the audit agree at every step.
+    let (steps, verdicts) = agree_all("agent-tools", &[agent_tools_chat()], 1);
+    assert_eq!(steps, 14, "7 steps, under TRAC_R and plain TRAC");
+    assert!(verdicts > 0);
+}
+
+/// The violations of `send-to-given` the audit reports on [`agent_tools_chat`], derived by
+/// hand: step 4 `(bob, mia)`; step 6 `(bob, mia)` again under TRAC_R only (each failing
+/// position counts; plain TRAC reports a violated instance once); step 7 `(mia, bob)` (`bob`
+/// given at step 5).
+#[test]
+fn send_to_given_violations_by_hand() {
+    let spec = load_spec("agent-tools");
+    for reset in [true, false] {
+        let mut m = xt::AgentTools::with_reset(reset);
+        #[allow(clippy::needless_update)]
+        let opts = AuditOptions {
+            reset,
+            compiler: Some(trac_compile::Compiler::shared()),
+            ..AuditOptions::default()
+        };
+        let mut auditor = Auditor::new(std::slice::from_ref(&spec), &opts).expect("auditor");
+        let mut got = Vec::new();
+        let events = trac_runtime::trace::open(&agent_tools_chat()).expect("trace opens");
+        for (i, event) in events.enumerate() {
+            let step = i + 1;
+            let event = event.expect("event");
+            let labels = auditor.label(&event);
+            m.step(&xt::AgentToolsValuation::from_labels(&labels));
+            m.for_each_event(|id, value, v| {
+                if id == "send-to-given" {
+                    got.push((step, value.map(str::to_string), v));
+                }
+            });
+        }
+        let v = |s: usize, value: &str| (s, Some(value.to_string()), Verdict::Violated);
+        let mut want = vec![v(4, "bob@y.org, mia.li@x.org")];
+        if reset {
+            want.push(v(6, "bob@y.org, mia.li@x.org"));
+        }
+        want.push(v(7, "mia.li@x.org, bob@y.org"));
+        assert_eq!(got, want, "reset {reset}");
+        if !reset {
+            assert_eq!(m.verdicts()[2], Verdict::Violated);
+        }
     }
 }

@@ -5,7 +5,9 @@
 #[rustfmt::skip] // formatted by prettyplease
 pub mod agent_rules;
 
-// Not generated: `examples/specs/agent-tools.ron`: property `send-to-given`: `forall to, u` has several variables: generated monitors quantify one variable (audit such a property with `trac audit`)
+/// The monitor of `examples/specs/agent-tools.ron`.
+#[rustfmt::skip] // formatted by prettyplease
+pub mod agent_tools;
 
 /// The monitor of `examples/specs/airline.ron`.
 #[rustfmt::skip] // formatted by prettyplease
