@@ -140,6 +140,25 @@ impl LabelStage for Labeling {
 }
 
 impl FileAudit<'_> {
+    /// The printer as the driver's sink, writing to `out` and `err`.
+    fn sink<'s>(
+        &'s self,
+        out: &'s mut dyn Write,
+        err: &'s mut dyn Write,
+        progress: &'s mut Progress,
+        kept: &'s mut Kept,
+    ) -> PrintSink<'s> {
+        PrintSink {
+            printer: self.printer,
+            out,
+            err,
+            progress,
+            kept,
+            text: self.text,
+            lines: self.printer.step_lines(),
+        }
+    }
+
     /// Audits the trace file `path` with the library's driver
     /// ([`trac_runtime::audit::driver::audit_file`]: one trace per session, named
     /// `FILE#SESSION`). Writes the report's streamed parts to `out` and messages to `err`, and
@@ -159,15 +178,7 @@ impl FileAudit<'_> {
             model: labeling.is_some_and(|l| l.uses_model()),
             ..self.checks.clone()
         };
-        let mut sink = PrintSink {
-            printer: self.printer,
-            out,
-            err,
-            progress,
-            kept,
-            text: self.text,
-            lines: self.printer.step_lines(),
-        };
+        let mut sink = self.sink(out, err, progress, kept);
         let stage = labeling.map(|l| l as &dyn LabelStage);
         let end = audit_file(
             self.plan.clone(),
@@ -196,15 +207,7 @@ impl FileAudit<'_> {
         kept: &mut Kept,
     ) -> FileEnd {
         progress.start_file(&path.display().to_string());
-        let mut sink = PrintSink {
-            printer: self.printer,
-            out,
-            err,
-            progress,
-            kept,
-            text: self.text,
-            lines: self.printer.step_lines(),
-        };
+        let mut sink = self.sink(out, err, progress, kept);
         let checks = self.checks.clone();
         match audit_file_parallel(rebuild, checks, path, &self.read_options, jobs, &mut sink) {
             Ok(end) => sink.file_end(path, &end),

@@ -1,31 +1,13 @@
 //! `trac audit -j N`: several files audited at once give the sequential run's output, byte for
 //! byte (stdout, stderr, exit code), in every format; and the exit codes of parallel runs.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("run trac")
-}
-
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("trac-cli-jobs-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod support;
+use std::path::Path;
+use std::process::Output;
+use support::{temp_file, trac};
 
 fn file(name: &str, content: &str) -> String {
-    let p = dir().join(name);
-    std::fs::File::create(&p)
-        .unwrap()
-        .write_all(content.as_bytes())
-        .unwrap();
-    p.to_str().unwrap().to_string()
+    temp_file(name, content).to_str().unwrap().to_string()
 }
 
 /// Twelve files of every kind: clean, violating, interleaved sessions with and without
@@ -67,7 +49,13 @@ fn mixed_files() -> Vec<String> {
     ));
     files.push(file("empty.jsonl", ""));
     files.push(file("nolabels.jsonl", "{\"output\": \"hello\"}\n"));
-    files.push(dir().join("missing.jsonl").to_str().unwrap().to_string());
+    files.push(
+        temp_file("present.jsonl", "")
+            .with_file_name("missing.jsonl")
+            .to_str()
+            .unwrap()
+            .to_string(),
+    );
     files.push(file(
         "last.jsonl",
         "{\"labels\": [\"p\"]}\n{\"labels\": [\"p\", \"r\"]}\n",

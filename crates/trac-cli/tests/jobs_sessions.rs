@@ -4,23 +4,12 @@
 //! files are larger than one batch of the parallel audit (4096 events), so the parallel path
 //! runs.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn trac(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_trac-cli"))
-        .args(args)
-        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-        .output()
-        .expect("run trac")
-}
+mod support;
+use std::process::Output;
+use support::{temp_file, trac};
 
 fn file(name: &str, content: &str) -> String {
-    let d = std::env::temp_dir().join(format!("trac-cli-jobs-sessions-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    let p: PathBuf = d.join(name);
-    std::fs::write(&p, content).unwrap();
-    p.to_str().unwrap().to_string()
+    temp_file(name, content).to_str().unwrap().to_string()
 }
 
 /// Sessions in the generated files.
