@@ -115,6 +115,36 @@ fn abbreviation_cases() -> Vec<(&'static str, Steps, Expected)> {
                 ),
             ],
         ),
+        // Three `a` in the window and `need` = 2: the latest two are cited, and the reason
+        // says so (before, it counted 3 and listed 2 without a word).
+        (
+            "G(count[3](a) <= 1)",
+            vec![&["a"], &["a"], &["a"]],
+            vec![
+                (
+                    2,
+                    vec![citation(
+                        "count[3](a) <= 1",
+                        2,
+                        false,
+                        2,
+                        vec![cited(1, "a held"), cited(2, "a held")],
+                        "`a` held at 2 of the steps 1..2 (the last 3)",
+                    )],
+                ),
+                (
+                    3,
+                    vec![citation(
+                        "count[3](a) <= 1",
+                        3,
+                        false,
+                        2,
+                        vec![cited(2, "a held"), cited(3, "a held")],
+                        "`a` held at 3 of the steps 1..3 (the last 3) (the latest 2 cited)",
+                    )],
+                ),
+            ],
+        ),
         // The run so far: `a` at steps 1 and 3.
         (
             "G(count(a) <= 1)",

@@ -171,15 +171,21 @@ impl UnitState {
                     ),
                     None => (self.total, format!("of the steps 1..{t}")),
                 };
-                // Enough steps to show the count reaches `need`, or all of them when it does not.
+                // Enough steps to show the count reaches `need`, or all of them when it does not;
+                // the reason says when fewer are cited than it counts (the latest ones).
                 let skip = self.seen.len().saturating_sub(need);
-                let steps = self
+                let steps: Vec<CitedStep> = self
                     .seen
                     .iter()
                     .skip(skip)
                     .map(|s| cited(s, "held"))
                     .collect();
-                (steps, format!("`{body}` held at {n} {range}"))
+                let shown = if steps.len() < n {
+                    format!(" (the latest {} cited)", steps.len())
+                } else {
+                    String::new()
+                };
+                (steps, format!("`{body}` held at {n} {range}{shown}"))
             }
             Kind::Back { n, .. } => match self.seen.iter().find(|s| s.step + n == t) {
                 None => (
