@@ -96,9 +96,14 @@ pub enum Emit {
 /// given to this parser (`allow_negative_numbers`), so that `-1` gets this message rather than
 /// clap's tip to write `-- -1`, which would make it a trace file.
 fn parse_max_states(s: &str) -> Result<usize, String> {
-    s.trim()
-        .parse()
-        .map_err(|_| "expected a number of states ≥ 0 (0: no limit)".to_string())
+    let s = s.trim();
+    s.parse().map_err(|_| {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            format!("too large: at most {} states (0: no limit)", usize::MAX)
+        } else {
+            "expected a number of states ≥ 0 (0: no limit)".to_string()
+        }
+    })
 }
 
 /// The state budget `--max-states N` gives (`0`: none).

@@ -395,6 +395,14 @@ fn max_states_takes_a_number_of_states_and_one_state_is_singular() {
         assert_eq!(err.lines().next(), Some(msg), "{err}");
         assert!(!err.contains("tip:"), "{err}");
     }
+    // A number past usize: too large, not "expected a number".
+    let o = trac(&["compile", "G a", "--max-states", "99999999999999999999"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("'--max-states <N>': too large: at most "),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let o = trac(&["compile", "G(count[4](a) <= 2)", "--max-states", "1"]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

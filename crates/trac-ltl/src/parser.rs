@@ -1213,10 +1213,12 @@ impl<'s> Lexer<'s> {
                 i..end,
             ));
         }
-        let n: u64 = self.src[i..i + digits].parse().unwrap_or(u64::MAX);
+        let written = &self.src[i..i + digits];
+        // A number past u64 is still shown as written, not as the saturated value.
+        let n: u64 = written.parse().unwrap_or(u64::MAX);
         if n > u64::from(MAX_BOUND) {
             return Err(ParseError::new(
-                format!("{what} too large: {n} (at most {MAX_BOUND})"),
+                format!("{what} too large: {written} (at most {MAX_BOUND})"),
                 i..i + digits,
             ));
         }

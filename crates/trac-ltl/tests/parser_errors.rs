@@ -112,6 +112,12 @@ fn messages_and_spans() {
         "a count too large: 300 (at most 256)",
         12..15,
     );
+    // Past u64: shown as written, not as the saturated 18446744073709551615.
+    check(
+        "count[99999999999999999999](a) > 1",
+        "a window too large: 99999999999999999999 (at most 256)",
+        6..26,
+    );
     check("count(a) >=", "expected a number (a count)", 11..11);
     check("count[0](a) >= 1", "a window of 0 steps", 5..7);
     check(

@@ -209,6 +209,11 @@ fn label_examples_say_whether_they_hold_once_and_have_a_text() {
         errors("(name: \"x\",\n propositions: [\n  (name: \"a\", param: Some(\"x\"), examples: [(text: \"t\", holds: false, values: [\"v\"])]),\n ],\n properties: [])"),
         "s.ron:3:44: proposition `a`: example 1 says `holds: false` but gives `values` (the values it holds for): keep one of them"
     );
+    // `values: []` written and no `holds`: not "says neither".
+    assert_eq!(
+        errors("(name: \"x\",\n propositions: [\n  (name: \"a\", param: Some(\"x\"), examples: [(text: \"t\", values: [])]),\n ],\n properties: [])"),
+        "s.ron:3:44: proposition `a`: example 1 gives empty `values` and no `holds`: list the values it holds for, or write `holds: false`"
+    );
     assert_eq!(
         errors("(name: \"x\",\n propositions: [\n  (name: \"a\", examples: [(text: \" \", holds: false)]),\n ],\n properties: [])"),
         "s.ron:3:26: proposition `a`: example 1 has an empty `text`"

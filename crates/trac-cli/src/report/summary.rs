@@ -59,12 +59,20 @@ pub(crate) struct Rows {
     errors: Vec<String>,
 }
 
+/// The widest cell the summary's columns are aligned to (characters); wider cells stand out.
+const MAX_ALIGN: usize = 200;
+
 impl Rows {
     /// Adds one row. O(cells' bytes), amortized.
     fn push(&mut self, cells: [&str; 5]) {
         for (k, c) in cells.iter().enumerate() {
             if k < 4 {
-                self.width[k] = self.width[k].max(chars(c));
+                // A cell wider than MAX_ALIGN is printed whole but not aligned to: one 300,000-
+                // character session id padded every row of a summary to 14.7 MB.
+                let w = chars(c);
+                if w <= MAX_ALIGN {
+                    self.width[k] = self.width[k].max(w);
+                }
             }
             self.text.push_str(c);
             self.ends.push(self.text.len());
@@ -384,6 +392,17 @@ mod tests {
         assert_eq!(got[2][2], "satisfied");
         assert_eq!(a.width, [3, 2, 9, 2]);
         assert_eq!(a.errors, ["error: x"]);
+    }
+
+    /// A cell wider than `MAX_ALIGN` is kept whole but sets no column width.
+    #[test]
+    fn a_huge_cell_is_kept_but_not_aligned_to() {
+        let long = "s".repeat(MAX_ALIGN + 1);
+        let mut a = Rows::default();
+        a.push(["t#1", "f1", "violated", "2", "step 3"]);
+        a.push([&long, "f1", "pending", "0", "-"]);
+        assert_eq!(a.width, [3, 2, 8, 1]);
+        assert_eq!(cells(&mut a)[1][0], long);
     }
 
     /// Rows kept in memory, and an append of spilled rows after rows in memory, come back in

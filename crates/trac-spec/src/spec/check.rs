@@ -172,6 +172,13 @@ impl<'a> CheckCx<'a> {
             } else if !ex.holds && !ex.values.is_empty() {
                 "says `holds: false` but gives `values` (the values it holds for): keep one of them"
                     .to_string()
+            } else if src.is_some()
+                && !written("holds")
+                && written("values")
+                && ex.values.is_empty()
+            {
+                "gives empty `values` and no `holds`: list the values it holds for, or write `holds: false`"
+                    .to_string()
             } else if src.is_some() && !written("holds") && ex.values.is_empty() {
                 // Taken as a positive example before, which a typo made silently.
                 "says neither `holds` nor `values`: write `holds: true` (the proposition holds at such a step) or `holds: false`"
