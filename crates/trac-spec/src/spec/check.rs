@@ -309,14 +309,21 @@ impl<'a> CheckCx<'a> {
     /// The `examples` of a property: each has actions, and a violation step among them.
     fn check_rule_examples(&mut self, decl: &PropertyDecl, item: Option<&Item>) {
         for (k, ex) in decl.examples.iter().enumerate() {
-            let problem = match ex.violation {
-                _ if ex.actions.is_empty() => "has no actions".to_string(),
-                Some(v) if v == 0 || v > ex.actions.len() => format!(
-                    "says `violation: Some({v})`, but its steps are 1 to {}",
-                    ex.actions.len()
-                ),
-                _ => continue,
-            };
+            let problem =
+                match ex.violation {
+                    _ if ex.actions.is_empty() => "has no actions".to_string(),
+                    _ if ex.actions.iter().any(|a| a.trim().is_empty()) => {
+                        format!(
+                    "has an empty action (step {}): every step of an example needs its text",
+                    ex.actions.iter().position(|a| a.trim().is_empty()).unwrap_or(0) + 1
+                )
+                    }
+                    Some(v) if v == 0 || v > ex.actions.len() => format!(
+                        "says `violation: Some({v})`, but its steps are 1 to {}",
+                        ex.actions.len()
+                    ),
+                    _ => continue,
+                };
             let at = item.map(|it| it.value_start("examples"));
             self.error(
                 at,
@@ -753,6 +760,18 @@ mod rule_example_tests {
         assert!(
             msg.contains("s.ron:2:")
                 && msg.contains("example 1 says `violation: Some(3)`, but its steps are 1 to 1"),
+            "{msg}"
+        );
+        let blank = r#"(name: "x", propositions: [(name: "a")], properties: [
+  (id: "R1", formula: "G !a", examples: [(actions: ["look", " "], violation: Some(2))]),
+])"#;
+        let msg = Spec::from_str(blank, "s.ron")
+            .unwrap()
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("s.ron:2:") && msg.contains("example 1 has an empty action (step 2)"),
             "{msg}"
         );
     }
