@@ -826,11 +826,18 @@ pub const BODY_SNIPPET_CHARS: usize = 200;
 /// `an HTML page: "Error response": Error code: 501 Message: ...` ([`html_text`]).
 pub fn body_snippet(body: &str) -> String {
     let trimmed = body.trim_start();
-    let head: String = trimmed.chars().take(15).collect::<String>().to_ascii_lowercase();
+    let head: String = trimmed
+        .chars()
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
     let line = if head.starts_with("<!doctype html") || head.starts_with("<html") {
         let (title, text) = html_text(trimmed);
         // The page's heading often repeats its title.
-        let text = text.strip_prefix(title.as_str()).unwrap_or(&text).trim_start();
+        let text = text
+            .strip_prefix(title.as_str())
+            .unwrap_or(&text)
+            .trim_start();
         match (title.is_empty(), text.is_empty()) {
             (true, true) => "an HTML page without text".to_string(),
             (true, false) => format!("an HTML page: {text}"),
@@ -847,7 +854,7 @@ pub fn body_snippet(body: &str) -> String {
 }
 
 /// The title and the text of the HTML page `html`, each on one line (runs of whitespace are
-/// one space): the text of `<title>`, and the page's text without tags, comments, `<head>`,
+/// one space): the text of `<title>`, and the page's text without tags, comments, `<title>`,
 /// `<script>` and `<style>` (each tag reads as a space), with the character references
 /// `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&nbsp;` and `&#N;`/`&#xH;` decoded. A small
 /// tag stripper for quoting error pages, not an HTML parser: a `>` inside a quoted attribute
@@ -881,7 +888,7 @@ pub fn html_text(html: &str) -> (String, String) {
             .take_while(|c| c.is_ascii_alphanumeric())
             .collect();
         i = gt;
-        if matches!(name.as_str(), "head" | "script" | "style" | "title") {
+        if matches!(name.as_str(), "script" | "style" | "title") {
             let close = format!("</{name}");
             i = lower[gt..].find(&close).map_or(html.len(), |k| {
                 let end = gt + k;
@@ -957,7 +964,10 @@ mod tests {
         );
         assert_eq!(title, "A & B");
         assert_eq!(text, "a<b &bogus; A c");
-        assert_eq!(body_snippet("<html><body> </body></html>"), "an HTML page without text");
+        assert_eq!(
+            body_snippet("<html><body> </body></html>"),
+            "an HTML page without text"
+        );
         // An unclosed tag ends the text; not HTML: quoted as it is.
         assert_eq!(body_snippet("<html><p>x<p"), "an HTML page: x");
         assert_eq!(body_snippet("  <p>not a page</p>\n"), "<p>not a page</p>");

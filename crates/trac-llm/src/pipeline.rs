@@ -172,7 +172,10 @@ where
             }
         }
         // A step before every unlabeled one failed: the first failure in trace order.
-        if let Some(f) = pending.into_values().find_map(|(_, r)| r.and_then(Result::err)) {
+        if let Some(f) = pending
+            .into_values()
+            .find_map(|(_, r)| r.and_then(Result::err))
+        {
             let _ = out_tx.send(Err(PipelineError::Label(f)));
             return;
         }
