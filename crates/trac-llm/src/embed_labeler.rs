@@ -155,7 +155,8 @@ pub struct EmbedLabeler {
     others: Vec<Vec<String>>,
     case_sensitive: bool,
     config: EmbedLabelerConfig,
-    calibrated: Mutex<Option<Arc<Vec<PropModel>>>>,
+    /// The calibration, or why it failed (it is not retried: every step fails with it).
+    calibrated: Mutex<Option<Result<Arc<Vec<PropModel>>, String>>>,
     /// The dimension of the first vector the model returned: every later one must have it.
     dim: std::sync::OnceLock<usize>,
 }
@@ -534,12 +535,21 @@ impl EmbedLabeler {
         Ok(v.into_iter().map(normalize).collect())
     }
 
-    /// The calibrated propositions, computed at the first call (one embedding request).
+    /// The calibrated propositions, computed at the first call (one embedding request, with the
+    /// model's retries). A failed calibration is kept: later calls (other steps, other threads)
+    /// fail with its message and send no request.
     fn models(&self) -> Result<Arc<Vec<PropModel>>, String> {
         let mut slot = self.calibrated.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(m) = slot.as_ref() {
-            return Ok(Arc::clone(m));
+            return m.clone();
         }
+        let result = self.calibrate_all();
+        *slot = Some(result.clone());
+        result
+    }
+
+    /// Calibrates every proposition on its examples ([`EmbedLabeler::models`]).
+    fn calibrate_all(&self) -> Result<Arc<Vec<PropModel>>, String> {
         // Every text once: per proposition, description, positives, negatives.
         let mut texts: Vec<String> = Vec::new();
         let index = |t: &str, texts: &mut Vec<String>| match texts.iter().position(|x| x == t) {
@@ -576,9 +586,7 @@ impl EmbedLabeler {
             .zip(plan)
             .map(|(p, (desc, pos, neg))| self.calibrate_one(p, &vs, desc, &pos, &neg))
             .collect();
-        let models = Arc::new(models);
-        *slot = Some(Arc::clone(&models));
-        Ok(models)
+        Ok(Arc::new(models))
     }
 
     /// Calibrates one proposition from the vectors `vs` of its description, positive and

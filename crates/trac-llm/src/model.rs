@@ -821,19 +821,162 @@ pub const BODY_SNIPPET_CHARS: usize = 200;
 
 /// A server's answer body as quoted in an error: one line (every run of whitespace, newlines
 /// included, is one space), at most [`BODY_SNIPPET_CHARS`] characters with `…` where it was
-/// cut, and `(empty body)` for an empty or blank one. An HTML error page of a web server that
-/// is not an API server reads as its first line or two, not as the whole page.
+/// cut, and `(empty body)` for an empty or blank one. An HTML page (the error page of a web
+/// server that is not an API server) is shown by its title and its text without markup:
+/// `an HTML page: "Error response": Error code: 501 Message: ...` ([`html_text`]).
 pub fn body_snippet(body: &str) -> String {
-    let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let trimmed = body.trim_start();
+    let head: String = trimmed
+        .chars()
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let line = if head.starts_with("<!doctype html") || head.starts_with("<html") {
+        let (title, text) = html_text(trimmed);
+        // The page's heading often repeats its title.
+        let text = text
+            .strip_prefix(title.as_str())
+            .unwrap_or(&text)
+            .trim_start();
+        match (title.is_empty(), text.is_empty()) {
+            (true, true) => "an HTML page without text".to_string(),
+            (true, false) => format!("an HTML page: {text}"),
+            (false, true) => format!("an HTML page: \"{title}\""),
+            (false, false) => format!("an HTML page: \"{title}\": {text}"),
+        }
+    } else {
+        body.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
     if line.is_empty() {
         return "(empty body)".to_string();
     }
     excerpt(&line, BODY_SNIPPET_CHARS)
 }
 
+/// The title and the text of the HTML page `html`, each on one line (runs of whitespace are
+/// one space): the text of `<title>`, and the page's text without tags, comments, `<title>`,
+/// `<script>` and `<style>` (each tag reads as a space), with the character references
+/// `&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`, `&nbsp;` and `&#N;`/`&#xH;` decoded. A small
+/// tag stripper for quoting error pages, not an HTML parser: a `>` inside a quoted attribute
+/// value ends the tag early, and an unclosed tag or element ends the text.
+pub fn html_text(html: &str) -> (String, String) {
+    let lower = html.to_ascii_lowercase();
+    let title = lower
+        .find("<title")
+        .and_then(|i| Some(i + lower[i..].find('>')? + 1))
+        .and_then(|a| Some((a, a + lower[a..].find("</title")?)))
+        .map(|(a, b)| one_line(&decode_entities(&html[a..b])))
+        .unwrap_or_default();
+    let mut text = String::new();
+    let mut i = 0;
+    while i < html.len() {
+        let Some(lt) = html[i..].find('<').map(|k| i + k) else {
+            text.push_str(&html[i..]);
+            break;
+        };
+        text.push_str(&html[i..lt]);
+        text.push(' ');
+        if lower[lt..].starts_with("<!--") {
+            i = lower[lt..].find("-->").map_or(html.len(), |k| lt + k + 3);
+            continue;
+        }
+        let Some(gt) = lower[lt..].find('>').map(|k| lt + k + 1) else {
+            break;
+        };
+        let name: String = lower[lt + 1..gt]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        i = gt;
+        if matches!(name.as_str(), "script" | "style" | "title") {
+            let close = format!("</{name}");
+            i = lower[gt..].find(&close).map_or(html.len(), |k| {
+                let end = gt + k;
+                lower[end..].find('>').map_or(html.len(), |g| end + g + 1)
+            });
+        }
+    }
+    (title, one_line(&decode_entities(&text)))
+}
+
+/// `s` with every run of whitespace as one space, trimmed.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `s` with the HTML character references named in [`html_text`] decoded; others are kept.
+fn decode_entities(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let end = rest[..rest.len().min(12)].find(';');
+        let decoded = end.and_then(|e| {
+            let name = &rest[1..e];
+            let c = match name {
+                "amp" => '&',
+                "lt" => '<',
+                "gt" => '>',
+                "quot" => '"',
+                "apos" => '\'',
+                "nbsp" => ' ',
+                _ => {
+                    let n = name.strip_prefix('#')?;
+                    let code = match n.strip_prefix(['x', 'X']) {
+                        Some(h) => u32::from_str_radix(h, 16).ok()?,
+                        None => n.parse().ok()?,
+                    };
+                    char::from_u32(code)?
+                }
+            };
+            Some((c, e + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_html_page_reads_as_its_title_and_text() {
+        // The error page of `python3 -m http.server` for a POST.
+        let page = "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: 501</p>\n        <p>Message: Unsupported method (&#x27;POST&#x27;).</p>\n        <p>Error code explanation: 501 - Server does not support this operation.</p>\n    </body>\n</html>\n";
+        assert_eq!(
+            body_snippet(page),
+            "an HTML page: \"Error response\": Error code: 501 Message: Unsupported method ('POST'). Error code explanation: 501 - Server does not support this operation."
+        );
+        let (title, text) = html_text(
+            "<html><HEAD><Title>A &amp; B</Title><style>p{x:1}</style></HEAD><!-- <p>no</p> --><body><script>var a='<p>';</script>a&lt;b &bogus; &#65;<br/>c</body></html>",
+        );
+        assert_eq!(title, "A & B");
+        assert_eq!(text, "a<b &bogus; A c");
+        assert_eq!(
+            body_snippet("<html><body> </body></html>"),
+            "an HTML page without text"
+        );
+        // An unclosed tag ends the text; not HTML: quoted as it is.
+        assert_eq!(body_snippet("<html><p>x<p"), "an HTML page: x");
+        assert_eq!(body_snippet("  <p>not a page</p>\n"), "<p>not a page</p>");
+        assert_eq!(body_snippet(" \n"), "(empty body)");
+        let long = format!("<html><body>{}</body></html>", "word ".repeat(100));
+        let s = body_snippet(&long);
+        assert_eq!(s.chars().count(), BODY_SNIPPET_CHARS + 1);
+        assert!(s.starts_with("an HTML page: word word") && s.ends_with('…'));
+    }
 
     #[test]
     fn openai_round_trip() {

@@ -9,9 +9,13 @@
 //!
 //! A trace error (a malformed line) is yielded after every step before it; a labeling failure is
 //! yielded in its step's place and ends the stream (later steps are not reported: their verdicts
-//! would depend on the failed step).
+//! would depend on the failed step). The first failure stops the labeling: no later step is read
+//! or started (steps are started in trace order, so every step before a failed one is started
+//! already), the steps in flight finish, and the failure is yielded once they have (so a model's
+//! request count is final when the stream ends).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 use trac_runtime::label::labeler::LabelFailure;
@@ -62,6 +66,9 @@ impl<T, E> Iterator for LabeledSteps<T, E> {
 
 type Job = (usize, Event, Vec<Event>);
 
+/// A step's result from a worker: `None` when it was not labeled (a step failed before).
+type Outcome<T> = (usize, Event, Option<Result<T, LabelFailure>>);
+
 /// Labels `events` with `label` on `workers` threads (at least one), keeping for each step the
 /// last `window` events of its session (events with the same [`Event::session`]) as its history.
 /// See the [module docs](self). Dropping the iterator stops reading (steps in flight finish).
@@ -81,18 +88,32 @@ where
     std::thread::spawn(move || {
         let (job_tx, job_rx) = mpsc::sync_channel::<Job>(workers);
         let job_rx = Arc::new(Mutex::new(job_rx));
-        let (res_tx, res_rx) = mpsc::channel::<(usize, Event, Result<T, LabelFailure>)>();
+        let (res_tx, res_rx) = mpsc::channel::<Outcome<T>>();
+        // Set by the first failure: the steps queued after it are not labeled.
+        let failed = Arc::new(AtomicBool::new(false));
         for _ in 0..workers {
             let job_rx = Arc::clone(&job_rx);
             let res_tx = res_tx.clone();
             let label = Arc::clone(&label);
+            let failed = Arc::clone(&failed);
             std::thread::spawn(move || loop {
-                let job = {
+                // The flag is read under the queue's lock: a step taken before a later one
+                // failed is labeled.
+                let (job, skip) = {
                     let rx = job_rx.lock().unwrap_or_else(|e| e.into_inner());
-                    rx.recv()
+                    let job = rx.recv();
+                    (job, failed.load(Ordering::SeqCst))
                 };
                 let Ok((i, ev, history)) = job else { return };
-                let r = label(&ev, &history);
+                let r = if skip {
+                    None
+                } else {
+                    let r = label(&ev, &history);
+                    if r.is_err() {
+                        failed.store(true, Ordering::SeqCst);
+                    }
+                    Some(r)
+                };
                 if res_tx.send((i, ev, r)).is_err() {
                     return;
                 }
@@ -101,12 +122,13 @@ where
         drop(res_tx);
         let mut events = events;
         let mut windows: HashMap<Option<String>, VecDeque<Event>> = HashMap::new();
-        let mut pending: BTreeMap<usize, (Event, Result<T, LabelFailure>)> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, (Event, Option<Result<T, LabelFailure>>)> =
+            BTreeMap::new();
         let (mut next_in, mut next_out, mut in_flight) = (0usize, 0usize, 0usize);
         let mut exhausted = false;
         let mut trace_error: Option<E> = None;
         loop {
-            while !exhausted && in_flight < 2 * workers {
+            while !exhausted && in_flight < 2 * workers && !failed.load(Ordering::SeqCst) {
                 match events.next() {
                     None => exhausted = true,
                     Some(Err(e)) => {
@@ -138,14 +160,24 @@ where
             };
             in_flight -= 1;
             pending.insert(i, (ev, r));
-            while let Some((ev, r)) = pending.remove(&next_out) {
+            // The successes in order; a failure waits for the steps in flight.
+            while let Some((_, Some(Ok(_)))) = pending.get(&next_out) {
+                let Some((ev, Some(Ok(t)))) = pending.remove(&next_out) else {
+                    unreachable!("checked just above");
+                };
                 next_out += 1;
-                let item = r.map(|t| (ev, t)).map_err(PipelineError::Label);
-                let failed = item.is_err();
-                if out_tx.send(item).is_err() || failed {
+                if out_tx.send(Ok((ev, t))).is_err() {
                     return;
                 }
             }
+        }
+        // A step before every unlabeled one failed: the first failure in trace order.
+        if let Some(f) = pending
+            .into_values()
+            .find_map(|(_, r)| r.and_then(Result::err))
+        {
+            let _ = out_tx.send(Err(PipelineError::Label(f)));
+            return;
         }
         if let Some(e) = trace_error {
             let _ = out_tx.send(Err(PipelineError::Trace(e)));
@@ -192,6 +224,34 @@ mod tests {
             let want = same[same.len().saturating_sub(2)..].to_vec();
             assert_eq!(hist, &want, "step {}", e.step);
         }
+    }
+
+    #[test]
+    fn the_first_failure_stops_the_labeling_after_the_steps_in_flight() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::Barrier;
+        // Every step fails, as with a server that answers HTTP 501. The first 3 steps wait for
+        // each other, so all 3 workers are busy when the first failure comes; the other 17
+        // steps must not be labeled: 3 calls, and one item, step 1's failure.
+        let events: Vec<Result<Event, String>> = (1..=20).map(|i| Ok(ev(i, None))).collect();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let barrier = Arc::new(Barrier::new(3));
+        let (c, b) = (Arc::clone(&calls), Arc::clone(&barrier));
+        let label: Arc<LabelFn<()>> = Arc::new(move |e: &Event, _h: &[Event]| {
+            c.fetch_add(1, Ordering::SeqCst);
+            if e.step <= 3 {
+                b.wait();
+            }
+            Err(LabelFailure {
+                step: e.step,
+                line: e.line,
+                message: "HTTP 501".into(),
+            })
+        });
+        let out: Vec<_> = label_in_order(events.into_iter(), label, 3, 0).collect();
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+        assert_eq!(out.len(), 1);
+        assert!(matches!(&out[0], Err(PipelineError::Label(f)) if f.step == 1));
     }
 
     #[test]

@@ -68,6 +68,50 @@ impl Reply {
     }
 }
 
+/// The error page `python3 -m http.server` answers a POST with: HTTP 501, an HTML body (a web
+/// server that is not a model server, the base URL a user may give by mistake).
+pub fn python_http_server_501() -> Reply {
+    Reply::Status {
+        code: 501,
+        headers: vec![("Content-Type".into(), "text/html;charset=utf-8".into())],
+        body: "<!DOCTYPE HTML>\n<html lang=\"en\">\n    <head>\n        <meta charset=\"utf-8\">\n        <title>Error response</title>\n    </head>\n    <body>\n        <h1>Error response</h1>\n        <p>Error code: 501</p>\n        <p>Message: Unsupported method ('POST').</p>\n        <p>Error code explanation: 501 - Server does not support this operation.</p>\n    </body>\n</html>\n".into(),
+    }
+}
+
+/// A gate for handlers: [`Gate::wait`] blocks until `n` callers are waiting, then lets them all
+/// through, so that `n` requests are in flight at once before any is answered (later callers
+/// pass at once). A safety limit of 30 s lets the callers through anyway when fewer than `n`
+/// come (a test then fails on its counts instead of hanging); it is never what a test measures.
+pub struct Gate {
+    n: usize,
+    arrived: Mutex<usize>,
+    all_in: std::sync::Condvar,
+}
+
+impl Gate {
+    /// A gate for `n` callers.
+    pub fn new(n: usize) -> Gate {
+        Gate {
+            n,
+            arrived: Mutex::new(0),
+            all_in: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits until `n` callers have called (see [`Gate`]).
+    pub fn wait(&self) {
+        let mut arrived = self.arrived.lock().unwrap_or_else(|e| e.into_inner());
+        *arrived += 1;
+        if *arrived >= self.n {
+            self.all_in.notify_all();
+            return;
+        }
+        let _ = self
+            .all_in
+            .wait_timeout_while(arrived, Duration::from_secs(30), |a| *a < self.n);
+    }
+}
+
 /// A chat-completion object with these choices and a token usage.
 pub fn completion(contents: &[&str]) -> Value {
     let choices: Vec<Value> = contents

@@ -9,8 +9,9 @@ use trac_llm::embed_labeler::{EmbedLabeler, EmbedLabelerConfig, Method};
 use trac_llm::embeddings::{CachedEmbeddings, EmbedRequest, EmbeddingsConfig, EmbeddingsModel};
 use trac_llm::labeler::{HybridLabeler, LabelSource, LabelerMode, LlmLabelerConfig};
 use trac_llm::model::{ChatModel, ChatRequest, Message, ModelError};
+use trac_llm::pipeline::{label_in_order, LabelFn, PipelineError};
 use trac_llm::retry::RetryPolicy;
-use trac_llm::testserver::{Reply, TestServer};
+use trac_llm::testserver::{self, Reply, TestServer};
 use trac_runtime::trace::Event;
 use trac_spec::spec::{LabelExample, PropositionDecl, Spec};
 
@@ -232,8 +233,9 @@ fn http_500_and_429_are_retried() {
 
 #[test]
 fn http_501_and_404_are_not_retried_and_quote_one_short_line() {
-    // Python's `http.server` answers a POST with HTTP 501 and an HTML page of 5 lines; as one
-    // line its first 200 characters are the 63 of the tags below, then 137 `x`s.
+    // Python's `http.server` answers a POST with HTTP 501 and an HTML page; it is quoted by its
+    // title and text: `an HTML page: "Error response": ` (32 characters), then 168 `x`s of the
+    // 200, then `…`.
     let page = format!(
         "<!DOCTYPE HTML>\n<html>\n    <head>\n        <title>Error response</title>\n<p>{}</p>",
         "x".repeat(500)
@@ -260,13 +262,39 @@ fn http_501_and_404_are_not_retried_and_quote_one_short_line() {
         assert_eq!(
             body,
             &format!(
-                "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}… (POST {}: is the base URL the server's OpenAI-compatible /v1 root?)",
-                "x".repeat(137),
+                "an HTML page: \"Error response\": {}… (POST {}: is the base URL the server's OpenAI-compatible /v1 root?)",
+                "x".repeat(168),
                 m.url()
             )
         );
         assert_eq!(server.request_count(), 1, "HTTP {code}");
     }
+}
+
+#[test]
+fn a_failed_calibration_is_sent_once_and_stops_the_labeling() {
+    // The calibration request is refused (HTTP 501, an HTML page) with 4 steps labeled at
+    // once: it is sent once, not once per step or per worker, and every step fails with it;
+    // the stream is the first step's failure.
+    let server = TestServer::start(|_, _| testserver::python_http_server_501());
+    let m: Arc<dyn ChatModel> = Arc::new(model(&server, 3));
+    let l = Arc::new(labeler(Arc::clone(&m), Method::Prototype));
+    let events: Vec<Result<Event, String>> =
+        (1..=12).map(|i| Ok(step(i, "take the knife"))).collect();
+    let f: Arc<LabelFn<Vec<String>>> =
+        Arc::new(move |e: &Event, h: &[Event]| l.label_step_scored(e, h).map(|(labels, _)| labels));
+    let out: Vec<_> = label_in_order(events.into_iter(), f, 4, 0).collect();
+    assert_eq!(server.request_count(), 1);
+    assert_eq!(m.usage().requests, 1);
+    assert_eq!(out.len(), 1);
+    let Err(PipelineError::Label(f)) = &out[0] else {
+        panic!("expected a labeling failure, got {:?}", out[0]);
+    };
+    assert_eq!(f.step, 1);
+    assert!(
+        f.message.contains("calibration request (the spec's examples): HTTP 501 after 1 attempt(s): an HTML page: \"Error response\": Error code: 501"),
+        "{f}"
+    );
 }
 
 #[test]

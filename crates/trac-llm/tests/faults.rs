@@ -269,9 +269,8 @@ fn client_errors_are_not_retried() {
     assert_eq!(server.request_count(), 1);
 }
 
-/// An HTML error page as Python's `http.server` answers a POST (HTTP 501): 5 lines;
-/// as one line, `<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>`
-/// (63 characters) then the `x`s.
+/// An HTML error page as Python's `http.server` answers a POST (HTTP 501), its message 500
+/// `x`s.
 fn html_page() -> String {
     format!(
         "<!DOCTYPE HTML>\n<html>\n    <head>\n        <title>Error response</title>\n<p>{}</p>",
@@ -279,12 +278,10 @@ fn html_page() -> String {
     )
 }
 
-/// The error body quoted for [`html_page`]: its first 200 characters as one line, then `…`.
+/// The error body quoted for [`html_page`]: its title and text, 200 characters in all
+/// (`an HTML page: "Error response": ` is 32), then `…`.
 fn html_snippet() -> String {
-    format!(
-        "<!DOCTYPE HTML> <html> <head> <title>Error response</title> <p>{}…",
-        "x".repeat(137)
-    )
+    format!("an HTML page: \"Error response\": {}…", "x".repeat(168))
 }
 
 #[test]
@@ -686,6 +683,52 @@ fn a_labeling_failure_ends_the_stream_at_its_step() {
         }
         other => panic!("expected a labeling failure at step 3, got {other:?}"),
     }
+}
+
+#[test]
+fn a_refused_request_stops_the_labeling_after_the_requests_in_flight() {
+    // A web server that is not a model server (HTTP 501, an HTML page) and 4 steps labeled at
+    // once: the first 4 requests are held until all 4 have come, then refused. Nothing is
+    // retried and no later step is asked: 4 requests for the 20 steps, and the stream is the
+    // first step's failure, quoting the page by its title and text.
+    let gate = Arc::new(testserver::Gate::new(4));
+    let g = Arc::clone(&gate);
+    let server = TestServer::start(move |_, _| {
+        g.wait();
+        testserver::python_http_server_501()
+    });
+    let mut c = OpenAiConfig::new(server.base_url(), "test-model");
+    c.retry = fast_retries(3);
+    c.max_in_flight = 4;
+    let m: Arc<dyn ChatModel> = Arc::new(OpenAiModel::new(c).unwrap());
+    let labeler = Arc::new(
+        HybridLabeler::new(
+            &[&spec()],
+            LabelerMode::Llm,
+            Some(Arc::clone(&m)),
+            &LlmLabelerConfig::default(),
+            false,
+        )
+        .unwrap(),
+    );
+    let events: Vec<Result<Event, String>> = (1..=20).map(|i| Ok(event(i, "look"))).collect();
+    let f: Arc<LabelFn<Vec<String>>> =
+        Arc::new(move |e: &Event, h: &[Event]| labeler.label_step(e, h).map(|l| l.names()));
+    let out: Vec<_> = label_in_order(events.into_iter(), f, 4, 1).collect();
+    assert_eq!(server.request_count(), 4);
+    assert_eq!(m.usage().requests, 4);
+    assert_eq!(out.len(), 1);
+    let Err(PipelineError::Label(f)) = &out[0] else {
+        panic!("expected a labeling failure, got {:?}", out[0]);
+    };
+    assert_eq!(f.step, 1);
+    assert!(
+        f.message.ends_with(&format!(
+            "HTTP 501 after 1 attempt(s): an HTML page: \"Error response\": Error code: 501 Message: Unsupported method ('POST'). Error code explanation: 501 - Server does not support this operation. (POST {}/chat/completions: is the base URL the server's OpenAI-compatible /v1 root?)",
+            server.base_url()
+        )),
+        "{f}"
+    );
 }
 
 #[test]

@@ -119,17 +119,11 @@ fn print_past(out: &mut dyn Write, indent: &str, r: &VerdictRecord) {
 /// not repeated.
 fn print_trace(out: &mut dyn Write, props: &[PropertyInfo], reset: bool, o: &TraceOutcome) {
     let width = props.iter().map(|p| p.id.len()).max().unwrap_or(0).max(10);
-    if o.steps == 0 {
-        if let Some(e) = &o.error {
-            // Nothing was read: the error is the whole story.
-            if o.not_audited {
-                // `NAME: not audited: why`
-                let _ = writeln!(out, "== {e}");
-            } else {
-                let _ = writeln!(out, "== {}: not audited: {e}", o.name);
-            }
-            return;
-        }
+    if o.steps == 0 && o.error.is_some() {
+        // Nothing was read: the error is the whole story, and it is on stderr already
+        // (`error: ...`, the audit's notice): the report names it without repeating it.
+        let _ = writeln!(out, "== {}: not audited (the error is on stderr)", o.name);
+        return;
     }
     let _ = writeln!(out, "== {} ({} steps)", o.name, o.steps);
     for p in props {
