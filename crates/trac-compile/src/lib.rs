@@ -679,7 +679,13 @@ impl VerdictSession for SatChecker {
     }
 
     fn fresh(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
-        let c = SatChecker::new(arena, property);
+        let mut c = SatChecker::new(arena, property);
+        // The give-up count is the property's, kept over restarts (see `with_check_budget`).
+        c.over_budget = self.over_budget.clone();
+        // The verdicts too, for the same property (a reset); an instance gets its own.
+        if c.shared.borrow().property == self.shared.borrow().property {
+            c.shared = self.shared.clone();
+        }
         Box::new(match self.check_budget {
             Some(b) => c.with_check_budget(b),
             None => c,
