@@ -487,3 +487,46 @@ fn many_sessions_over_the_state_budget_get_progression_verdicts() {
         String::from_utf8_lossy(&jsonl("progression"))
     );
 }
+
+/// `trac check` of a formula over the state budget: the initial verdict (as the audit's
+/// fallback gives it before any step) and the class when the syntax tells it, exit 0.
+#[test]
+fn check_over_the_state_budget_prints_the_initial_verdict_and_the_syntactic_class() {
+    let lines = |f: &str| {
+        let o = trac(&["check", f]);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let get = |key: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("no {key} in {out}"))
+                .trim()
+                .to_string()
+        };
+        (get("initial:"), get("monitor:"), get("class:"))
+    };
+    // `a` at step 1 violates it (Y[40] b is false then); nothing satisfies it finitely.
+    let (initial, monitor, class) = lines("G(a -> Y[40] b)");
+    assert!(initial.starts_with("pending"), "{initial}");
+    assert!(
+        monitor.starts_with("cannot compile: the monitor automaton has more than 4096 states"),
+        "{monitor}"
+    );
+    assert!(
+        class.starts_with("safety (syntactic safety fragment; whether also co-safety: unknown"),
+        "{class}"
+    );
+    // At step 1, 40 steps back is before the trace: `Y[40] a` is false, whatever comes.
+    let (initial, _, class) = lines("X Y[40] a");
+    assert_eq!(initial, "violated");
+    assert_eq!(class, "safety and co-safety (syntactic fragments)");
+    let (_, _, class) = lines("F(a & Y[40] b)");
+    assert!(
+        class.starts_with("co-safety (syntactic co-safety fragment"),
+        "{class}"
+    );
+    // `G` and `F` together: neither fragment.
+    let (initial, _, class) = lines("G(a -> Y[40] b) & F c");
+    assert!(initial.starts_with("pending"), "{initial}");
+    assert_eq!(class, "unknown (the monitor is over the state budget)");
+}

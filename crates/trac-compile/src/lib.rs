@@ -406,6 +406,18 @@ pub fn monitorability_within(
     })
 }
 
+/// Whether `formula` is in the syntactic safety fragment and whether it is in the syntactic
+/// co-safety fragment (of its negation normal form; see [`monitorability_within`]), read from its
+/// syntax alone, with no table: for formulas whose table is over the state budget. In the safety
+/// fragment: safety or both (every violation has a finite bad prefix); in the co-safety one:
+/// co-safety or both; in both fragments: both (only `X` and past-time operators over literals);
+/// in neither: unknown (the class needs the table or a search). Linear in the formula.
+pub fn syntactic_fragments(arena: &mut Arena, formula: Formula) -> (bool, bool) {
+    let mut sat = SatChecker::new(arena, formula);
+    let nnf = sat.nnf(arena, formula, false);
+    (syntactic(arena, nnf, true), syntactic(arena, nnf, false))
+}
+
 /// Whether the NNF formula `f` is in the syntactic safety fragment (`safety`) or co-safety
 /// fragment (not `safety`): literals and past subformulas (decided at each step), `&`, `|`, `X`
 /// and, for safety, `G`, `R`, `W`; for co-safety, `X[!]`, `F`, `U`, `M`.
