@@ -424,7 +424,7 @@ fn many_sessions_over_the_state_budget_get_progression_verdicts() {
     let mut lines = String::new();
     for step in 0..3 {
         for k in 0..SESSIONS {
-            let labels = steps[k % 3][step];
+            let labels = steps.get(k % 3).map(|s| s[step]).unwrap();
             lines.push_str(&format!(
                 "{{\"session\": \"s{k}\", \"labels\": {labels}}}\n"
             ));
