@@ -131,6 +131,12 @@ pub struct SatChecker {
     pub(crate) shared: Rc<RefCell<SharedVerdicts>>,
 }
 
+/// At most this many verdicts are shared per property ([`SharedVerdicts`]): past it, each
+/// session keeps its own memo only (as before sharing), so memory stays bounded over a long
+/// audit whose sessions visit ever new states (an entry: the printed residual and its bits,
+/// about a hundred bytes).
+pub const SHARED_VERDICTS: usize = 200_000;
+
 /// The LTL3 verdicts of one property's states, shared by the checkers of that property
 /// ([`SatChecker`]'s clones). Keyed by the residual printed in Spot syntax (formula handles are
 /// local to each session's arena) and its masked past bits (whose meaning the property fixes).
@@ -313,7 +319,10 @@ impl SatChecker {
                 None
             }
         };
-        self.shared.borrow_mut().verdicts.insert(text, v);
+        let mut shared = self.shared.borrow_mut();
+        if shared.verdicts.len() < SHARED_VERDICTS {
+            shared.verdicts.insert(text, v);
+        }
         v
     }
 
