@@ -121,3 +121,37 @@ fn clones_share_the_give_up_count() {
     let mut other = SatChecker::new(&arena, big).with_check_budget(1_000);
     assert_eq!(other.verdict(&mut arena, unsat, &none), Some(false));
 }
+
+#[test]
+fn clones_and_fresh_checkers_of_the_same_property_share_their_verdicts() {
+    use trac_ltl::compiler::VerdictSession;
+    let mut arena = Arena::new();
+    let p = parse(&mut arena, "G(a -> Y b)");
+    // Unsatisfiable (`c` must hold and never hold): only a search shows it.
+    let unsat = parse(&mut arena, "F c & G !c");
+    let template = SatChecker::new(&arena, p);
+    let mut first = template.clone();
+    let none = first.initial_bits();
+    assert_eq!(first.verdict(&mut arena, unsat, &none), Some(false));
+    assert!(first.explored() > 0);
+    // Another clone, in an arena of its own where the same residual has another handle.
+    let mut arena2 = Arena::new();
+    let _shift = parse(&mut arena2, "x & y & z");
+    let p2 = parse(&mut arena2, "G(a -> Y b)");
+    let unsat2 = parse(&mut arena2, "F c & G !c");
+    assert_ne!(unsat, unsat2);
+    let mut second = template.clone();
+    assert_eq!(second.verdict(&mut arena2, unsat2, &none), Some(false));
+    assert_eq!(
+        second.explored(),
+        0,
+        "found in the shared verdicts, not searched"
+    );
+    // A restart of the same property (`fresh`) answers the same; a checker of its own searches.
+    let mut again = VerdictSession::fresh(&template, &arena2, p2);
+    assert_eq!(again.ltl3(&mut arena2, unsat2, &none), Some(false));
+    let q = parse(&mut arena2, "G(a -> Y d)");
+    let mut other = SatChecker::new(&arena2, q);
+    assert_eq!(other.verdict(&mut arena2, unsat2, &none), Some(false));
+    assert!(other.explored() > 0);
+}
