@@ -633,7 +633,8 @@ impl trac_ltl::compiler::TableCompiler for Compiler {
 }
 
 /// The [`VerdictOracle`] of complete progression: one [`SatChecker`] per property (GPVW
-/// tableau, SCC emptiness; see [`sat`]). Stateless: the memo lives in each session.
+/// tableau, SCC emptiness; see [`sat`]). Stateless: the memo lives in each session, and a
+/// session's clones (`clone_session`, as every audit session of a plan is) share its LTL3 verdicts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SatOracle;
 
