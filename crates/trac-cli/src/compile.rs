@@ -199,6 +199,9 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
     let opts = CompileOptions::default();
     let c = match compile_within(arena, formula, &opts, trac_compile::DEFAULT_MAX_STATES) {
         Ok(c) => c,
+        Err(e @ trac_compile::CompileError::TooLarge { .. }) => {
+            return over_budget_lines(arena, formula, &e)
+        }
         Err(e) => return vec![format!("monitor:      cannot compile: {e}")],
     };
     let t = &c.table;
@@ -221,6 +224,44 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
             t.state_count() - 2,
             t.node_count()
         ),
+        format!("class:        {class}"),
+    ]
+}
+
+/// [`check_lines`] of a formula whose monitor is over the state budget (`e`): the initial
+/// verdict as the audit's fallback gives it (complete progression with one bounded check:
+/// `trac_compile::BoundedSatOracle`), the compile error, and the class when the syntax tells it
+/// ([`trac_compile::syntactic_fragments`]), else unknown.
+fn over_budget_lines(
+    arena: &mut Arena,
+    formula: Formula,
+    e: &trac_compile::CompileError,
+) -> Vec<String> {
+    let mut sat = trac_compile::sat::SatChecker::new(arena, formula)
+        .with_check_budget(trac_compile::DEFAULT_CHECK_BUDGET);
+    let bits = sat.initial_bits();
+    let initial = match sat.verdict(arena, formula, &bits) {
+        Some(true) => "satisfied".to_string(),
+        Some(false) => "violated".to_string(),
+        None if sat.gave_up() => {
+            "pending (a bounded satisfiability check could not decide it)".to_string()
+        }
+        None => "pending".to_string(),
+    };
+    let budget = "the monitor is over the state budget";
+    let class = match trac_compile::syntactic_fragments(arena, formula) {
+        (true, true) => "safety and co-safety (syntactic fragments)".to_string(),
+        (true, false) => {
+            format!("safety (syntactic safety fragment; whether also co-safety: unknown, {budget})")
+        }
+        (false, true) => format!(
+            "co-safety (syntactic co-safety fragment; whether also safety: unknown, {budget})"
+        ),
+        (false, false) => format!("unknown ({budget})"),
+    };
+    vec![
+        format!("initial:      {initial}"),
+        format!("monitor:      cannot compile: {e}"),
         format!("class:        {class}"),
     ]
 }

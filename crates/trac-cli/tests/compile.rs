@@ -411,3 +411,130 @@ fn max_states_takes_a_number_of_states_and_one_state_is_singular() {
         "{err}"
     );
 }
+
+/// `G(look -> Y[40] send)` is over the default state budget: the compiled engine runs it by
+/// complete progression with bounded checks, every session a clone of the plan's monitor
+/// (which share the checks: before, each session redid them, about 0.1 s per session in a debug
+/// build). The records are plain progression's, session by session.
+#[test]
+fn many_sessions_over_the_state_budget_get_progression_verdicts() {
+    // Session k: steps by k % 3, interleaved (step 1 of every session, then step 2, ...).
+    // `Y[40] send` is false in the first 40 steps, so `look` violates at once:
+    //   0: look | send | -          violated at step 1, once
+    //   1: send | -    | send       pending
+    //   2: -    | send | look,send  violated at step 3, once
+    const SESSIONS: usize = 60;
+    let steps = [
+        [r#"["look"]"#, r#"["send"]"#, r#"[]"#],
+        [r#"["send"]"#, r#"[]"#, r#"["send"]"#],
+        [r#"[]"#, r#"["send"]"#, r#"["look", "send"]"#],
+    ];
+    let mut lines = String::new();
+    for step in 0..3 {
+        for k in 0..SESSIONS {
+            let labels = steps.get(k % 3).map(|s| s[step]).unwrap();
+            lines.push_str(&format!(
+                "{{\"session\": \"s{k}\", \"labels\": {labels}}}\n"
+            ));
+        }
+    }
+    let dir = temp_dir("budget-sessions");
+    let trace = dir.join("m.jsonl");
+    std::fs::write(&trace, lines).unwrap();
+    let t = trace.to_str().unwrap();
+    let f = "G(look -> Y[40] send)";
+    let compiled = trac(&["audit", "--formula", f, "--summary", t]);
+    let progression = trac(&[
+        "audit",
+        "--formula",
+        f,
+        "--summary",
+        "--engine",
+        "progression",
+        t,
+    ]);
+    assert_eq!(compiled.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&compiled.stderr)
+            .contains("note: property f1: the monitor automaton has more than 4096 states"),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let out = String::from_utf8_lossy(&compiled.stdout);
+    assert_eq!(out, String::from_utf8_lossy(&progression.stdout));
+    let mut seen = 0;
+    for line in out.lines().skip(1).filter(|l| l.contains("#s")) {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let k: usize = cols[0].rsplit_once("#s").unwrap().1.parse().unwrap();
+        let expected: &[&str] = match k % 3 {
+            0 => &["f1", "violated", "1", "step", "1"],
+            1 => &["f1", "pending", "0", "-"],
+            _ => &["f1", "violated", "1", "step", "3"],
+        };
+        assert_eq!(&cols[1..], expected, "{line}");
+        seen += 1;
+    }
+    assert_eq!(seen, SESSIONS, "{out}");
+    assert_eq!(out.lines().last(), Some("40 violation(s) in 60 trace(s)"));
+    // The records too (JSON lines), event by event.
+    let jsonl = |engine: &str| {
+        trac(&[
+            "audit",
+            "--formula",
+            f,
+            "--format",
+            "jsonl",
+            "--engine",
+            engine,
+            t,
+        ])
+        .stdout
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&jsonl("compiled")),
+        String::from_utf8_lossy(&jsonl("progression"))
+    );
+}
+
+/// `trac check` of a formula over the state budget: the initial verdict (as the audit's
+/// fallback gives it before any step) and the class when the syntax tells it, exit 0.
+#[test]
+fn check_over_the_state_budget_prints_the_initial_verdict_and_the_syntactic_class() {
+    let lines = |f: &str| {
+        let o = trac(&["check", f]);
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        let out = String::from_utf8_lossy(&o.stdout).to_string();
+        let get = |key: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("no {key} in {out}"))
+                .trim()
+                .to_string()
+        };
+        (get("initial:"), get("monitor:"), get("class:"))
+    };
+    // `a` at step 1 violates it (Y[40] b is false then); nothing satisfies it finitely.
+    let (initial, monitor, class) = lines("G(a -> Y[40] b)");
+    assert!(initial.starts_with("pending"), "{initial}");
+    assert!(
+        monitor.starts_with("cannot compile: the monitor automaton has more than 4096 states"),
+        "{monitor}"
+    );
+    assert!(
+        class.starts_with("safety (syntactic safety fragment; whether also co-safety: unknown"),
+        "{class}"
+    );
+    // At step 1, 40 steps back is before the trace: `Y[40] a` is false, whatever comes.
+    let (initial, _, class) = lines("X Y[40] a");
+    assert_eq!(initial, "violated");
+    assert_eq!(class, "safety and co-safety (syntactic fragments)");
+    let (_, _, class) = lines("F(a & Y[40] b)");
+    assert!(
+        class.starts_with("co-safety (syntactic co-safety fragment"),
+        "{class}"
+    );
+    // `G` and `F` together: neither fragment.
+    let (initial, _, class) = lines("G(a -> Y[40] b) & F c");
+    assert!(initial.starts_with("pending"), "{initial}");
+    assert_eq!(class, "unknown (the monitor is over the state budget)");
+}

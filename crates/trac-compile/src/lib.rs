@@ -406,6 +406,18 @@ pub fn monitorability_within(
     })
 }
 
+/// Whether `formula` is in the syntactic safety fragment and whether it is in the syntactic
+/// co-safety fragment (of its negation normal form; see [`monitorability_within`]), read from its
+/// syntax alone, with no table: for formulas whose table is over the state budget. In the safety
+/// fragment: safety or both (every violation has a finite bad prefix); in the co-safety one:
+/// co-safety or both; in both fragments: both (only `X` and past-time operators over literals);
+/// in neither: unknown (the class needs the table or a search). Linear in the formula.
+pub fn syntactic_fragments(arena: &mut Arena, formula: Formula) -> (bool, bool) {
+    let mut sat = SatChecker::new(arena, formula);
+    let nnf = sat.nnf(arena, formula, false);
+    (syntactic(arena, nnf, true), syntactic(arena, nnf, false))
+}
+
 /// Whether the NNF formula `f` is in the syntactic safety fragment (`safety`) or co-safety
 /// fragment (not `safety`): literals and past subformulas (decided at each step), `&`, `|`, `X`
 /// and, for safety, `G`, `R`, `W`; for co-safety, `X[!]`, `F`, `U`, `M`.
@@ -621,7 +633,8 @@ impl trac_ltl::compiler::TableCompiler for Compiler {
 }
 
 /// The [`VerdictOracle`] of complete progression: one [`SatChecker`] per property (GPVW
-/// tableau, SCC emptiness; see [`sat`]). Stateless: the memo lives in each session.
+/// tableau, SCC emptiness; see [`sat`]). Stateless: the memo lives in each session, and a
+/// session's clones (`clone_session`, as every audit session of a plan is) share its LTL3 verdicts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SatOracle;
 
@@ -679,7 +692,13 @@ impl VerdictSession for SatChecker {
     }
 
     fn fresh(&self, arena: &Arena, property: Formula) -> Box<dyn VerdictSession> {
-        let c = SatChecker::new(arena, property);
+        let mut c = SatChecker::new(arena, property);
+        // The give-up count is the property's, kept over restarts (see `with_check_budget`).
+        c.over_budget = self.over_budget.clone();
+        // The verdicts too, for the same property (a reset); an instance gets its own.
+        if c.shared.borrow().property == self.shared.borrow().property {
+            c.shared = self.shared.clone();
+        }
         Box::new(match self.check_budget {
             Some(b) => c.with_check_budget(b),
             None => c,

@@ -50,6 +50,7 @@
 
 use petgraph::graph::{DiGraph, NodeIndex};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use trac_core::Semantics;
 use trac_ltl::formula::{Arena, Formula, Node, Sym};
@@ -120,7 +121,31 @@ pub struct SatChecker {
     /// With [`SatChecker::with_check_budget`]: the work each verdict may do.
     pub(crate) check_budget: Option<usize>,
     /// Checks that ran out of budget so far; after [`GIVE_UP_AFTER`] of them, none is tried.
-    over_budget: u32,
+    /// Shared by this checker's clones and the checkers its `VerdictSession::fresh` makes (the
+    /// sessions of one audit plan clone its template's checker): once the property's tableau
+    /// proved too large to search, no later session of the plan searches it again.
+    pub(crate) over_budget: Rc<Cell<u32>>,
+    /// LTL3 verdicts shared by this checker's clones (and `VerdictSession::fresh` checkers of
+    /// the same property): the sessions of one audit plan clone its template's checker, and
+    /// each would otherwise search the same states again.
+    pub(crate) shared: Rc<RefCell<SharedVerdicts>>,
+}
+
+/// At most this many verdicts are shared per property ([`SharedVerdicts`]): past it, each
+/// session keeps its own memo only (as before sharing), so memory stays bounded over a long
+/// audit whose sessions visit ever new states (an entry: the printed residual and its bits,
+/// about a hundred bytes).
+pub const SHARED_VERDICTS: usize = 200_000;
+
+/// The LTL3 verdicts of one property's states, shared by the checkers of that property
+/// ([`SatChecker`]'s clones). Keyed by the residual printed in Spot syntax (formula handles are
+/// local to each session's arena) and its masked past bits (whose meaning the property fixes).
+#[derive(Debug, Default)]
+pub(crate) struct SharedVerdicts {
+    /// The property, printed: checkers of another property get their own map.
+    pub(crate) property: String,
+    /// Verdict per (printed residual, masked bits); `None` also for a check over its budget.
+    verdicts: HashMap<(String, Bits), Option<bool>>,
 }
 
 /// A checker with a check budget stops searching after this many checks ran out of it: every
@@ -162,7 +187,11 @@ impl SatChecker {
             limit: None,
             exceeded: false,
             check_budget: None,
-            over_budget: 0,
+            over_budget: Rc::default(),
+            shared: Rc::new(RefCell::new(SharedVerdicts {
+                property: trac_ltl::print(arena, property),
+                verdicts: HashMap::default(),
+            })),
         }
     }
 
@@ -171,17 +200,19 @@ impl SatChecker {
     /// tableau product state explored (the cost of a state grows with the past-time
     /// subformulas it steps): past it, the verdict is `None` (pending), which is sound but not
     /// complete (the state is decided later, by progression folding its residual, or never);
-    /// after [`GIVE_UP_AFTER`] such checks, no more are tried. For properties whose tableau is
-    /// too large to search, such as `G(a -> Y[40] b)` (2^40 past histories).
+    /// after [`GIVE_UP_AFTER`] such checks, counted over this checker and its clones together
+    /// (`Clone` shares the count), no more are tried. For properties whose tableau is too large
+    /// to search, such as `G(a -> Y[40] b)` (2^40 past histories).
     pub fn with_check_budget(mut self, budget: usize) -> SatChecker {
         self.check_budget = Some(budget);
         self
     }
 
-    /// Whether some check ran out of its budget ([`SatChecker::with_check_budget`]): a verdict
-    /// may then have been left pending that an unbounded check would have given.
+    /// Whether some check of this checker or of a clone ran out of its budget
+    /// ([`SatChecker::with_check_budget`]): a verdict may then have been left pending that an
+    /// unbounded check would have given.
     pub fn gave_up(&self) -> bool {
-        self.over_budget > 0
+        self.over_budget.get() > 0
     }
 
     /// `f(self)` under the check budget, if any: `None` when it was exceeded or the checker has
@@ -191,7 +222,7 @@ impl SatChecker {
         let Some(budget) = self.check_budget else {
             return Some(f(self));
         };
-        if self.over_budget >= GIVE_UP_AFTER {
+        if self.over_budget.get() >= GIVE_UP_AFTER {
             return None;
         }
         let states = budget / (1 + self.past_len());
@@ -202,7 +233,7 @@ impl SatChecker {
         let over = self.exceeded;
         (self.limit, self.exceeded) = saved;
         if over {
-            self.over_budget += 1;
+            self.over_budget.set(self.over_budget.get() + 1);
         }
         (!over).then_some(r)
     }
@@ -274,14 +305,25 @@ impl SatChecker {
         if let Some(&v) = self.verdicts.get(&key) {
             return v;
         }
-        match self.within_budget(|s| s.verdict_searched(arena, key.0, &key.1)) {
+        let text = (trac_ltl::print(arena, f), key.1.clone());
+        let known = self.shared.borrow().verdicts.get(&text).copied();
+        if let Some(v) = known {
+            self.verdicts.insert(key, v);
+            return v;
+        }
+        let v = match self.within_budget(|s| s.verdict_searched(arena, key.0, &key.1)) {
             Some(v) => v,
             None => {
                 // Over the budget: pending, for good (sound; see `with_check_budget`).
                 self.verdicts.insert(key, None);
                 None
             }
+        };
+        let mut shared = self.shared.borrow_mut();
+        if shared.verdicts.len() < SHARED_VERDICTS {
+            shared.verdicts.insert(text, v);
         }
+        v
     }
 
     /// [`SatChecker::verdict`] of a state not memoized yet, by tableau search.

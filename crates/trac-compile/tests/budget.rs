@@ -89,3 +89,69 @@ fn a_check_over_its_budget_is_pending_and_the_checker_gives_up_after_three() {
     assert_eq!(c.verdict(&mut arena2, unsat2, &none), None);
     assert_eq!(c.explored(), before);
 }
+
+#[test]
+fn clones_share_the_give_up_count() {
+    let mut arena = Arena::new();
+    let big = parse(&mut arena, "G(a -> Y[40] b)");
+    let unsat = parse(&mut arena, "F c & G !c");
+    let template = SatChecker::new(&arena, big).with_check_budget(1_000);
+    // Cloned before any check, as each session of an audit plan clones its template.
+    let mut first = template.clone();
+    let mut second = template.clone();
+    assert!(!second.gave_up());
+    let mut bits = first.initial_bits().to_vec();
+    let mut n = 0;
+    for i in 0..bits.len() {
+        if n == GIVE_UP_AFTER {
+            break;
+        }
+        bits[i] = !bits[i];
+        if first.verdict(&mut arena, big, &bits).is_none() {
+            n += 1;
+        }
+    }
+    assert_eq!(n, GIVE_UP_AFTER);
+    // The other clone has given up too: pending at once, with no search.
+    assert!(second.gave_up());
+    let none = second.initial_bits();
+    assert_eq!(second.verdict(&mut arena, unsat, &none), None);
+    assert_eq!(second.explored(), 0);
+    // An unrelated checker has not.
+    let mut other = SatChecker::new(&arena, big).with_check_budget(1_000);
+    assert_eq!(other.verdict(&mut arena, unsat, &none), Some(false));
+}
+
+#[test]
+fn clones_and_fresh_checkers_of_the_same_property_share_their_verdicts() {
+    use trac_ltl::compiler::VerdictSession;
+    let mut arena = Arena::new();
+    let p = parse(&mut arena, "G(a -> Y b)");
+    // Unsatisfiable (`c` must hold and never hold): only a search shows it.
+    let unsat = parse(&mut arena, "F c & G !c");
+    let template = SatChecker::new(&arena, p);
+    let mut first = template.clone();
+    let none = first.initial_bits();
+    assert_eq!(first.verdict(&mut arena, unsat, &none), Some(false));
+    assert!(first.explored() > 0);
+    // Another clone, in an arena of its own where the same residual has another handle.
+    let mut arena2 = Arena::new();
+    let _shift = parse(&mut arena2, "x & y & z");
+    let p2 = parse(&mut arena2, "G(a -> Y b)");
+    let unsat2 = parse(&mut arena2, "F c & G !c");
+    assert_ne!(unsat, unsat2);
+    let mut second = template.clone();
+    assert_eq!(second.verdict(&mut arena2, unsat2, &none), Some(false));
+    assert_eq!(
+        second.explored(),
+        0,
+        "found in the shared verdicts, not searched"
+    );
+    // A restart of the same property (`fresh`) answers the same; a checker of its own searches.
+    let mut again = VerdictSession::fresh(&template, &arena2, p2);
+    assert_eq!(again.ltl3(&mut arena2, unsat2, &none), Some(false));
+    let q = parse(&mut arena2, "G(a -> Y d)");
+    let mut other = SatChecker::new(&arena2, q);
+    assert_eq!(other.verdict(&mut arena2, unsat2, &none), Some(false));
+    assert!(other.explored() > 0);
+}
