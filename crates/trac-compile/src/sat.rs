@@ -226,15 +226,27 @@ impl SatChecker {
             return None;
         }
         let states = budget / (1 + self.past_len());
+        let r = self.explore_at_most(states, f);
+        if r.is_none() {
+            self.over_budget.set(self.over_budget.get() + 1);
+        }
+        r
+    }
+
+    /// `f(self)` exploring at most `states` more tableau product states: `None` when that was
+    /// exceeded (nothing learned during the call is memoized then). The caller's own limit is
+    /// restored after.
+    fn explore_at_most<T>(
+        &mut self,
+        states: usize,
+        f: impl FnOnce(&mut SatChecker) -> T,
+    ) -> Option<T> {
         let saved = (self.limit, self.exceeded);
         self.limit = Some(self.explored.saturating_add(states));
         self.exceeded = false;
         let r = f(self);
         let over = self.exceeded;
         (self.limit, self.exceeded) = saved;
-        if over {
-            self.over_budget.set(self.over_budget.get() + 1);
-        }
         (!over).then_some(r)
     }
 
@@ -400,17 +412,7 @@ impl SatChecker {
         bits: &[bool],
         budget: usize,
     ) -> Option<bool> {
-        let saved = (self.limit, self.exceeded);
-        self.limit = Some(self.explored.saturating_add(budget));
-        self.exceeded = false;
-        let r = self.inf_satisfiable(arena, f, bits);
-        let over = self.exceeded;
-        (self.limit, self.exceeded) = saved;
-        if over {
-            None
-        } else {
-            Some(r)
-        }
+        self.explore_at_most(budget, |c| c.inf_satisfiable(arena, f, bits))
     }
 
     /// The LTLf verdict of a state: `accepting` tells whether the trace read so far satisfies the
@@ -495,13 +497,7 @@ impl SatChecker {
         bits: &[bool],
         budget: usize,
     ) -> Option<bool> {
-        let saved = (self.limit, self.exceeded);
-        self.limit = Some(self.explored.saturating_add(budget));
-        self.exceeded = false;
-        let r = self.is_safety(arena, f, bits);
-        let over = self.exceeded;
-        (self.limit, self.exceeded) = saved;
-        (!over).then_some(r)
+        self.explore_at_most(budget, |c| c.is_safety(arena, f, bits))
     }
 
     /// Negation normal form of `f` (of `!f` when `negate`), over `X`, `X[!]`, `F`, `G`, `U`,
