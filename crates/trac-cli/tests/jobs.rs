@@ -75,28 +75,8 @@ const FORMULAS: [&str; 6] = [
 /// Runs `args` + `files` with `-j 1` and with `-j N` for N in 2, 3, 8: identical stdout, stderr
 /// and exit code. Returns the `-j 1` run.
 fn same_with_jobs(args: &[&str], files: &[String]) -> Output {
-    let run = |j: &str| {
-        let mut a: Vec<&str> = vec!["audit", "-j", j];
-        a.extend_from_slice(args);
-        a.extend(files.iter().map(String::as_str));
-        trac(&a)
-    };
-    let seq = run("1");
-    for j in ["2", "3", "8"] {
-        let par = run(j);
-        assert_eq!(
-            String::from_utf8_lossy(&seq.stdout),
-            String::from_utf8_lossy(&par.stdout),
-            "stdout of -j {j} {args:?}"
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&seq.stderr),
-            String::from_utf8_lossy(&par.stderr),
-            "stderr of -j {j} {args:?}"
-        );
-        assert_eq!(seq.status.code(), par.status.code(), "exit code of -j {j}");
-    }
-    seq
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    support::same_with_jobs(args, &files, &["2", "3", "8"])
 }
 
 #[test]

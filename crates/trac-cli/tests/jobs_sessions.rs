@@ -6,7 +6,7 @@
 
 mod support;
 use std::process::Output;
-use support::{temp_file, trac};
+use support::temp_file;
 
 fn file(name: &str, content: &str) -> String {
     temp_file(name, content).to_str().unwrap().to_string()
@@ -62,27 +62,7 @@ const FORMULAS: [&str; 6] = [
 /// Runs `audit -j J args path` for J = 1, 2, 3: identical stdout, stderr and exit code.
 /// Returns the `-j 1` run.
 fn same_with_jobs(args: &[&str], path: &str) -> Output {
-    let run = |j: &str| {
-        let mut a: Vec<&str> = vec!["audit", "-j", j];
-        a.extend_from_slice(args);
-        a.push(path);
-        trac(&a)
-    };
-    let seq = run("1");
-    for j in ["2", "3"] {
-        let par = run(j);
-        assert!(
-            seq.stdout == par.stdout,
-            "stdout of -j {j} {args:?} differs from -j 1's"
-        );
-        assert_eq!(
-            String::from_utf8_lossy(&seq.stderr),
-            String::from_utf8_lossy(&par.stderr),
-            "stderr of -j {j} {args:?}"
-        );
-        assert_eq!(seq.status.code(), par.status.code(), "exit code of -j {j}");
-    }
-    seq
+    support::same_with_jobs(args, &[path], &["2", "3"])
 }
 
 const FORMATS: [&[&str]; 6] = [

@@ -52,3 +52,29 @@ pub fn temp_file(name: &str, content: &str) -> PathBuf {
         .unwrap();
     p
 }
+
+/// Runs `trac audit -j J ARGS FILES` for J = 1 and each of `jobs`: identical stdout (bytes),
+/// stderr and exit code. Returns the `-j 1` run.
+pub fn same_with_jobs(args: &[&str], files: &[&str], jobs: &[&str]) -> Output {
+    let run = |j: &str| {
+        let mut a: Vec<&str> = vec!["audit", "-j", j];
+        a.extend_from_slice(args);
+        a.extend_from_slice(files);
+        trac(&a)
+    };
+    let seq = run("1");
+    for j in jobs {
+        let par = run(j);
+        assert!(
+            seq.stdout == par.stdout,
+            "stdout of -j {j} {args:?} differs from -j 1's"
+        );
+        assert_eq!(
+            text(&seq.stderr),
+            text(&par.stderr),
+            "stderr of -j {j} {args:?}"
+        );
+        assert_eq!(seq.status.code(), par.status.code(), "exit code of -j {j}");
+    }
+    seq
+}
