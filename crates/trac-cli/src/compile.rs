@@ -5,9 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use trac_compile::{
-    compile_within, monitorability_within, CompileOptions, Compiled, Minimize, Semantics,
-};
+use trac_compile::{compile_within, CompileOptions, Compiled, Minimize, Semantics};
 use trac_core::table::Table;
 use trac_ltl::compiler::TableCompiler;
 use trac_ltl::{Arena, Formula};
@@ -207,12 +205,7 @@ pub fn check_lines(arena: &mut Arena, formula: Formula) -> Vec<String> {
     let t = &c.table;
     // Bounded like the compilation: a large tableau gives up rather than search for minutes.
     let budget = trac_compile::DEFAULT_MAX_STATES;
-    let class = match monitorability_within(arena, formula, t, budget) {
-        Some(class) => class.as_str().to_string(),
-        None => format!(
-            "monitorable (whether safety or co-safety: unknown within {budget} tableau states per check)"
-        ),
-    };
+    let class = trac_compile::monitorability_text(arena, formula, t, budget);
     vec![
         format!(
             "initial:      {}",

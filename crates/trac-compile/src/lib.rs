@@ -360,6 +360,23 @@ pub fn monitorability(arena: &mut Arena, formula: Formula, table: &Table) -> Mon
         .expect("an unbounded search always decides")
 }
 
+/// The class of [`monitorability_within`] in words, as `trac check` and the Python `check()`
+/// print it: [`Monitorability::as_str`], or, when the search ran out of `budget`,
+/// `monitorable (whether safety or co-safety: unknown within BUDGET tableau states per check)`.
+pub fn monitorability_text(
+    arena: &mut Arena,
+    formula: Formula,
+    table: &Table,
+    budget: usize,
+) -> String {
+    match monitorability_within(arena, formula, table, budget) {
+        Some(class) => class.as_str().to_string(),
+        None => format!(
+            "monitorable (whether safety or co-safety: unknown within {budget} tableau states per check)"
+        ),
+    }
+}
+
 /// The monitorability class of `formula`, given its LTL3 table (from [`compile`]), exploring at
 /// most `budget` tableau product states per satisfiability check; `None` when that was not
 /// enough to tell safety or co-safety (the property is then monitorable: the table showed it).

@@ -734,12 +734,7 @@ fn check<'py>(py: Python<'py>, formula: &str) -> PyResult<Bound<'py, PyDict>> {
         let budget = trac_compile::DEFAULT_MAX_STATES;
         let opts = trac_compile::CompileOptions::default();
         trac_compile::compile_within(&mut arena, body, &opts, budget).map(|c| {
-            let class = match trac_compile::monitorability_within(&mut arena, body, &c.table, budget) {
-                Some(class) => class.as_str().to_string(),
-                None => format!(
-                    "monitorable (whether safety or co-safety: unknown within {budget} tableau states per check)"
-                ),
-            };
+            let class = trac_compile::monitorability_text(&mut arena, body, &c.table, budget);
             (c, class)
         })
     });
